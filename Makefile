@@ -1,0 +1,39 @@
+# The single entry point: everything a fresh machine needs is installed from here.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.PHONY: venv test lint format demo bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,bench]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: venv
+	$(BIN)/ruff check setpoint tests bench
+	$(BIN)/ruff format --check setpoint tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+format: venv
+	$(BIN)/ruff check --fix setpoint tests bench
+	$(BIN)/ruff format setpoint tests bench
+
+test: lint
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+demo: venv
+	@echo "make demo: the seed operators on the local cluster are not built yet (see the open issues)." >&2
+	@exit 1
+
+bench: venv
+	$(BIN)/python -m bench.apiserver
+	$(BIN)/python -m bench.runtime
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,3 @@
+from setpoint.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""Reflectors, stores, indexers and shared informers: the read side of the runtime."""

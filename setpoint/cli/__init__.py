@@ -1,0 +1,1 @@
+"""The ``setpoint`` command line."""

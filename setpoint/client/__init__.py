@@ -1,0 +1,1 @@
+"""The async Kubernetes API client: config, discovery, CRUD, watch, rate limiting, retries."""

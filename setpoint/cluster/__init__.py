@@ -1,0 +1,1 @@
+"""The local Kubernetes control plane (server side). Never imports the runtime."""

@@ -1,0 +1,1 @@
+"""A Kubernetes-compatible API server: HTTP API, storage, registry, watch, CRDs, validation."""

@@ -1,0 +1,1 @@
+"""Revisioned key-value storage for the local API server (in-memory and SQLite backends)."""

@@ -1,0 +1,1 @@
+"""Work queue, controllers, builder, predicates, event recorder and finalizer helpers."""

@@ -1,0 +1,1 @@
+"""Runs caches and controllers together: leader election, probes, metrics, shutdown."""

@@ -1,0 +1,1 @@
+"""pytest plugin and fixtures for testing operators against the local cluster."""

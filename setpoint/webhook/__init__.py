@@ -1,0 +1,1 @@
+"""Admission and conversion webhook server (not built yet)."""
