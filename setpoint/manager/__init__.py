@@ -1,1 +1,56 @@
-"""Runs caches and controllers together: leader election, probes, metrics, shutdown."""
+"""Runs caches and controllers together: leader election, probes, metrics, logging, shutdown.
+
+- :class:`Operator` — the short way: a named manager with ``@op.reconciler(for_=..., owns=...)``;
+  reconcile functions get a :class:`Context` (client, cache, shortcuts, logger) and the request.
+- :class:`Manager` — one client, one shared cache and any number of controllers (built with the
+  controller ``Builder``) or other runnables (``add``), with Lease leader election
+  (15 s / 10 s / 2 s), ``/healthz`` + ``/readyz``, ``/metrics``, and graceful shutdown on
+  SIGTERM. ``await manager.run()`` raises :class:`LeaderElectionLost` when leadership is lost
+  (exit non-zero, like a Go operator).
+- :func:`configure_logging` — JSON or human log lines carrying controller, namespace, name and
+  reconcile id.
+- :class:`LeaderElector` — the election on its own, for programs that want only that.
+"""
+
+from setpoint.manager.context import Context
+from setpoint.manager.health import HealthCheck, HealthChecks
+from setpoint.manager.leader_election import (
+    LEASE_DURATION,
+    RENEW_DEADLINE,
+    RETRY_PERIOD,
+    LeaderElectionConfig,
+    LeaderElectionLost,
+    LeaderElector,
+)
+from setpoint.manager.lease_lock import ClientLeaseLock, LeaseLock
+from setpoint.manager.manager import (
+    GRACEFUL_SHUTDOWN_TIMEOUT,
+    Manager,
+    ManagerError,
+    RunnableFailed,
+)
+from setpoint.manager.operator import KindRef, Operator
+from setpoint.manager.runnable import Runnable
+from setpoint.manager.structured_logging import configure_logging
+
+__all__ = [
+    "GRACEFUL_SHUTDOWN_TIMEOUT",
+    "LEASE_DURATION",
+    "RENEW_DEADLINE",
+    "RETRY_PERIOD",
+    "ClientLeaseLock",
+    "Context",
+    "HealthCheck",
+    "HealthChecks",
+    "KindRef",
+    "LeaderElectionConfig",
+    "LeaderElectionLost",
+    "LeaderElector",
+    "LeaseLock",
+    "Manager",
+    "ManagerError",
+    "Operator",
+    "Runnable",
+    "RunnableFailed",
+    "configure_logging",
+]

@@ -28,6 +28,22 @@ class StorageError(Exception):
     """Base class of storage failures."""
 
 
+class InvalidValueError(StorageError, ValueError):
+    """A key or value given to the storage is malformed (the message names which and why)."""
+
+
+class StorageClosedError(StorageError):
+    """The storage was closed; no further calls are accepted."""
+
+
+class StorageOpenError(StorageError):
+    """A storage file cannot be opened: corrupt, unknown schema, or in use (names the file)."""
+
+
+class CommitError(StorageError):
+    """A write could not be made durable; it was rolled back and never became visible to watches."""
+
+
 class KeyExistsError(StorageError):
     """A create found the key already present."""
 
@@ -78,7 +94,7 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class WatchEvent:
-    """A committed change. For DELETED, ``value`` is the last state stamped with the new revision."""
+    """A committed change. For DELETED, ``value`` is the last state stamped with its revision."""
 
     type: EventType
     key: str
@@ -117,7 +133,9 @@ class Storage(abc.ABC):
         """The current value under ``key``, or None."""
 
     @abc.abstractmethod
-    def list(self, prefix: str, *, start_after: str | None = None, limit: int | None = None) -> list[Record]:
+    def list(
+        self, prefix: str, *, start_after: str | None = None, limit: int | None = None
+    ) -> list[Record]:
         """Current values whose key starts with ``prefix``, sorted by key, after ``start_after``."""
 
     @abc.abstractmethod
@@ -129,7 +147,9 @@ class Storage(abc.ABC):
         """Store a new object; sets ``metadata.resourceVersion``. Raises KeyExistsError."""
 
     @abc.abstractmethod
-    def update(self, key: str, obj: dict[str, Any], *, expected_revision: int | None = None) -> Record:
+    def update(
+        self, key: str, obj: dict[str, Any], *, expected_revision: int | None = None
+    ) -> Record:
         """Replace an object; sets ``metadata.resourceVersion``.
 
         Raises KeyNotFoundError, or RevisionConflictError when ``expected_revision`` is given

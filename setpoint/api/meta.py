@@ -1,0 +1,178 @@
+"""Accessors for ``metadata`` of objects held as plain dicts (the JSON as the API sends it).
+
+Readers never fail on a missing ``metadata`` or field: they return ``None`` or an empty value,
+because objects in flight (a new object before create, a watch bookmark) often lack fields.
+Readers of mappings and lists return the stored object, not a copy; writers (``add_finalizer``,
+``remove_finalizer``, ``set_label``...) change the dict in place and create ``metadata`` and the
+field as needed.
+"""
+
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+__all__ = [
+    "add_finalizer",
+    "annotations",
+    "creation_timestamp",
+    "deletion_timestamp",
+    "finalizers",
+    "generation",
+    "has_finalizer",
+    "is_being_deleted",
+    "labels",
+    "metadata",
+    "name",
+    "namespace",
+    "owner_references",
+    "remove_finalizer",
+    "resource_version",
+    "set_annotation",
+    "set_label",
+    "uid",
+]
+
+
+def metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj["metadata"]``, or an empty mapping when absent or not an object."""
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _mutable_metadata(obj: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = obj["metadata"] = {}
+    if not isinstance(meta, MutableMapping):
+        raise ValueError(f"metadata must be an object, not {type(meta).__name__}")
+    return meta
+
+
+def _string(obj: Mapping[str, Any], field: str) -> str | None:
+    value = metadata(obj).get(field)
+    return value if isinstance(value, str) and value else None
+
+
+def name(obj: Mapping[str, Any]) -> str | None:
+    """``metadata.name``, or None when unset or empty."""
+    return _string(obj, "name")
+
+
+def namespace(obj: Mapping[str, Any]) -> str | None:
+    """``metadata.namespace``, or None when unset or empty (cluster-scoped objects)."""
+    return _string(obj, "namespace")
+
+
+def uid(obj: Mapping[str, Any]) -> str | None:
+    """``metadata.uid``, or None when unset."""
+    return _string(obj, "uid")
+
+
+def resource_version(obj: Mapping[str, Any]) -> str | None:
+    """``metadata.resourceVersion`` (an opaque string), or None when unset."""
+    return _string(obj, "resourceVersion")
+
+
+def generation(obj: Mapping[str, Any]) -> int | None:
+    """``metadata.generation``, or None when unset."""
+    value = metadata(obj).get("generation")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def creation_timestamp(obj: Mapping[str, Any]) -> str | None:
+    """``metadata.creationTimestamp`` as sent (RFC 3339), or None."""
+    return _string(obj, "creationTimestamp")
+
+
+def deletion_timestamp(obj: Mapping[str, Any]) -> str | None:
+    """``metadata.deletionTimestamp`` as sent (RFC 3339), or None when not being deleted."""
+    return _string(obj, "deletionTimestamp")
+
+
+def is_being_deleted(obj: Mapping[str, Any]) -> bool:
+    """True once deletion was requested (``deletionTimestamp`` set) and finalizers hold it."""
+    return deletion_timestamp(obj) is not None
+
+
+def labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    """``metadata.labels``, or an empty mapping."""
+    value = metadata(obj).get("labels")
+    return value if isinstance(value, Mapping) else {}
+
+
+def annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    """``metadata.annotations``, or an empty mapping."""
+    value = metadata(obj).get("annotations")
+    return value if isinstance(value, Mapping) else {}
+
+
+def finalizers(obj: Mapping[str, Any]) -> list[str]:
+    """``metadata.finalizers`` (a new list), or an empty list."""
+    value = metadata(obj).get("finalizers")
+    return [f for f in value if isinstance(f, str)] if isinstance(value, list) else []
+
+
+def owner_references(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``metadata.ownerReferences`` (a new list of the stored dicts), or an empty list."""
+    value = metadata(obj).get("ownerReferences")
+    return [ref for ref in value if isinstance(ref, dict)] if isinstance(value, list) else []
+
+
+def has_finalizer(obj: Mapping[str, Any], finalizer: str) -> bool:
+    """Whether ``finalizer`` is in ``metadata.finalizers``."""
+    return finalizer in finalizers(obj)
+
+
+def add_finalizer(obj: MutableMapping[str, Any], finalizer: str) -> bool:
+    """Append ``finalizer`` unless present; returns True when the object changed."""
+    if not finalizer:
+        raise ValueError("finalizer must be a non-empty string")
+    meta = _mutable_metadata(obj)
+    current = meta.get("finalizers")
+    if current is None:
+        current = meta["finalizers"] = []
+    if not isinstance(current, list):
+        raise ValueError("metadata.finalizers must be a list")
+    if finalizer in current:
+        return False
+    current.append(finalizer)
+    return True
+
+
+def remove_finalizer(obj: MutableMapping[str, Any], finalizer: str) -> bool:
+    """Remove every occurrence of ``finalizer``; returns True when the object changed."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, MutableMapping):
+        return False
+    current = meta.get("finalizers")
+    if not isinstance(current, list) or finalizer not in current:
+        return False
+    current[:] = [f for f in current if f != finalizer]
+    return True
+
+
+def _set_in(obj: MutableMapping[str, Any], field: str, key: str, value: str | None) -> bool:
+    meta = _mutable_metadata(obj)
+    current = meta.get(field)
+    if value is None:
+        if isinstance(current, MutableMapping) and key in current:
+            del current[key]
+            return True
+        return False
+    if current is None:
+        current = meta[field] = {}
+    if not isinstance(current, MutableMapping):
+        raise ValueError(f"metadata.{field} must be an object")
+    if current.get(key) == value:
+        return False
+    current[key] = value
+    return True
+
+
+def set_label(obj: MutableMapping[str, Any], key: str, value: str | None) -> bool:
+    """Set (or with ``None`` remove) one label; returns True when the object changed."""
+    return _set_in(obj, "labels", key, value)
+
+
+def set_annotation(obj: MutableMapping[str, Any], key: str, value: str | None) -> bool:
+    """Set (or with ``None`` remove) one annotation; returns True when the object changed."""
+    return _set_in(obj, "annotations", key, value)

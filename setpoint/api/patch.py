@@ -1,0 +1,223 @@
+"""JSON merge patch (RFC 7386) and JSON patch (RFC 6902) on plain JSON values.
+
+Both the client (to build the smallest write) and the local API server (to apply a PATCH) use
+these. Every function returns a new value and never mutates its inputs, so a cached object can
+be patched safely. Values are compared as JSON: ``true`` is not ``1`` and ``1`` is not ``1.0``,
+so a change of type is never lost.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import jsonpatch
+import jsonpointer
+
+__all__ = [
+    "APPLY_PATCH",
+    "JSON_PATCH",
+    "MERGE_PATCH",
+    "STRATEGIC_MERGE_PATCH",
+    "PatchError",
+    "PatchTestFailed",
+    "apply_json_patch",
+    "apply_merge_patch",
+    "create_json_patch",
+    "create_merge_patch",
+    "json_equal",
+]
+
+# Content types of PATCH requests, as the API server names them.
+JSON_PATCH: Final = "application/json-patch+json"
+MERGE_PATCH: Final = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
+APPLY_PATCH: Final = "application/apply-patch+yaml"
+
+_OPERATIONS: Final = ("add", "remove", "replace", "move", "copy", "test")
+_NEEDS_VALUE: Final = frozenset({"add", "replace", "test"})
+_NEEDS_FROM: Final = frozenset({"move", "copy"})
+
+
+class PatchError(ValueError):
+    """A patch that is malformed or cannot be applied; the message names the operation."""
+
+
+class PatchTestFailed(PatchError):
+    """A JSON patch ``test`` operation found a different value."""
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values that keeps types apart (``True != 1``, ``1 != 1.0``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+# --- merge patch ---------------------------------------------------------------------------
+
+
+def apply_merge_patch(target: Any, patch: Any) -> Any:
+    """Apply an RFC 7386 merge patch and return the result (inputs are not modified).
+
+    An object patch merges key by key: ``null`` removes a key, an object merges recursively,
+    anything else replaces. A non-object patch replaces the target entirely.
+    """
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result: dict[str, Any] = (
+        {k: copy.deepcopy(v) for k, v in target.items() if k not in patch}
+        if isinstance(target, Mapping)
+        else {}
+    )
+    for key, value in patch.items():
+        if value is None:
+            continue
+        current = target.get(key) if isinstance(target, Mapping) else None
+        result[key] = apply_merge_patch(current, value)
+    if isinstance(target, Mapping):
+        # Keep the target's key order: replaced keys stay where they were.
+        ordered = {k: result[k] for k in target if k in result}
+        ordered.update((k, v) for k, v in result.items() if k not in ordered)
+        return ordered
+    return result
+
+
+def create_merge_patch(original: Any, modified: Any) -> Any:
+    """The merge patch that turns ``original`` into ``modified``.
+
+    Keys missing from ``modified`` become ``null``; equal values are left out, so equal inputs
+    give ``{}``. ``null`` values inside ``modified`` cannot be expressed by a merge patch (they
+    mean "delete"); such keys end up absent after applying.
+    """
+    if not isinstance(original, Mapping) or not isinstance(modified, Mapping):
+        if isinstance(modified, Mapping):
+            return {k: copy.deepcopy(v) for k, v in modified.items()}
+        return copy.deepcopy(modified)
+    patch: dict[str, Any] = {}
+    for key in original:
+        if key not in modified:
+            patch[key] = None
+    for key, value in modified.items():
+        if key not in original:
+            patch[key] = copy.deepcopy(value)
+            continue
+        old = original[key]
+        if json_equal(old, value):
+            continue
+        if isinstance(old, Mapping) and isinstance(value, Mapping):
+            patch[key] = create_merge_patch(old, value)
+        else:
+            patch[key] = copy.deepcopy(value)
+    return patch
+
+
+# --- JSON patch ----------------------------------------------------------------------------
+
+
+def _describe(index: int, operation: Mapping[str, Any]) -> str:
+    return f"json patch operation {index} ({operation.get('op')} {operation.get('path')})"
+
+
+def _check_operation(index: int, operation: Any) -> None:
+    if not isinstance(operation, Mapping):
+        raise PatchError(f"json patch operation {index}: must be an object, got {operation!r}")
+    op = operation.get("op")
+    if op not in _OPERATIONS:
+        raise PatchError(
+            f"json patch operation {index}: unsupported op {op!r}: "
+            f"supported values: {', '.join(_OPERATIONS)}"
+        )
+    if not isinstance(operation.get("path"), str):
+        raise PatchError(f"json patch operation {index} ({op}): missing 'path' (a JSON pointer)")
+    if op in _NEEDS_VALUE and "value" not in operation:
+        raise PatchError(f"{_describe(index, operation)}: missing 'value'")
+    if op in _NEEDS_FROM and not isinstance(operation.get("from"), str):
+        raise PatchError(f"{_describe(index, operation)}: missing 'from' (a JSON pointer)")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _test(document: Any, index: int, operation: Mapping[str, Any]) -> None:
+    try:
+        actual = jsonpointer.JsonPointer(operation["path"]).resolve(document)
+    except jsonpointer.JsonPointerException as error:
+        raise PatchTestFailed(f"{_describe(index, operation)}: test failed: {error}") from None
+    if not json_equal(actual, operation["value"]):
+        raise PatchTestFailed(
+            f"{_describe(index, operation)}: test failed: value is {_json(actual)}, "
+            f"expected {_json(operation['value'])}"
+        )
+
+
+def apply_json_patch(document: Any, operations: Sequence[Any]) -> Any:
+    """Apply an RFC 6902 JSON patch and return the result (inputs are not modified).
+
+    Operations apply in order and all-or-nothing. Raises :class:`PatchTestFailed` when a
+    ``test`` fails and :class:`PatchError` for malformed operations or missing paths; the
+    message names the operation's index, op and path.
+    """
+    if isinstance(operations, (str, bytes)) or not isinstance(operations, Sequence):
+        raise PatchError("json patch must be a list of operations")
+    # Copy both: jsonpatch inserts "value" objects as they are, which would alias the caller's.
+    result = copy.deepcopy(document)
+    for index, operation in enumerate(operations):
+        _check_operation(index, operation)
+        if operation["op"] == "test":
+            _test(result, index, operation)
+            continue
+        try:
+            result = jsonpatch.JsonPatch([copy.deepcopy(dict(operation))]).apply(
+                result, in_place=True
+            )
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as error:
+            raise PatchError(f"{_describe(index, operation)}: {error}") from None
+        except (KeyError, IndexError) as error:
+            raise PatchError(f"{_describe(index, operation)}: path not found: {error}") from None
+        except (TypeError, ValueError) as error:
+            raise PatchError(f"{_describe(index, operation)}: cannot apply: {error}") from None
+    return result
+
+
+def _escape_pointer(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _diff(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
+    if json_equal(old, new):
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old:
+            if key not in new:
+                out.append({"op": "remove", "path": f"{path}/{_escape_pointer(key)}"})
+        for key, value in new.items():
+            child = f"{path}/{_escape_pointer(key)}"
+            if key in old:
+                _diff(old[key], value, child, out)
+            else:
+                out.append({"op": "add", "path": child, "value": copy.deepcopy(value)})
+        return
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old, new, strict=True)):
+            _diff(a, b, f"{path}/{index}", out)
+        return
+    out.append({"op": "replace", "path": path, "value": copy.deepcopy(new)})
+
+
+def create_json_patch(original: Any, modified: Any) -> list[dict[str, Any]]:
+    """A JSON patch that turns ``original`` into ``modified`` (``[]`` when equal).
+
+    Objects are diffed key by key and lists of equal length element by element; a list whose
+    length changed is replaced as a whole, which is always correct if not always minimal.
+    """
+    operations: list[dict[str, Any]] = []
+    _diff(original, modified, "", operations)
+    return operations

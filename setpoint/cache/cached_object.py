@@ -1,0 +1,418 @@
+"""Compact, immutable objects as the cache keeps them.
+
+A watch-fed cache holds every object of a kind, so its per-object footprint is what decides an
+operator's memory. A plain ``json.loads`` tree costs 4-5x the JSON size and makes the garbage
+collector rescan it forever. A :class:`CachedObject` instead keeps:
+
+- ``apiVersion``, ``kind`` and the metadata fields controllers read (name, namespace, uid,
+  resourceVersion, generation, labels, annotations, ownerReferences, finalizers, timestamps)
+  decoded into frozen ``msgspec`` structs that the garbage collector does not track;
+- every other top-level field (``spec``, ``status``, ``data``, ...) as one compact JSON blob, and
+  any unusual metadata field as another, decoded only when somebody reads them.
+
+Nothing a reader gets can change the cache: structs are frozen, mappings are read-only views,
+lists are tuples, and :meth:`CachedObject.to_dict` / :meth:`CachedObject.get` decode a fresh copy
+on every call.
+
+Build one from bytes with :meth:`CachedObject.from_json` (or an :class:`ObjectDecoder` when you
+need options such as keeping ``managedFields`` or a metadata-only view).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+import msgspec
+
+from setpoint.api.gvk import ObjectKey
+
+__all__ = [
+    "CachedObject",
+    "ObjectDecodeError",
+    "ObjectDecoder",
+    "OwnerReference",
+    "Transform",
+]
+
+#: A user function applied to each object (as a fresh dict) before it is stored; it returns the
+#: dict to keep (e.g. with ``status`` or big annotations dropped).
+Transform = Callable[[dict[str, Any]], dict[str, Any]]
+
+_EMPTY_MAPPING: Final[Mapping[str, str]] = MappingProxyType({})
+# Top-level keys that are decoded eagerly; everything else goes into the raw "rest" blob.
+_HEAD_KEYS: Final = frozenset({"apiVersion", "kind", "metadata"})
+_MANAGED_FIELDS: Final = "managedFields"
+# Strings shorter than this are interned: namespaces, kinds and label values repeat across
+# thousands of objects, and sharing one copy saves ~50 bytes per repeat.
+_INTERN_MAX_LEN: Final = 64
+
+
+class ObjectDecodeError(ValueError):
+    """An object's JSON could not be decoded into a :class:`CachedObject`."""
+
+
+class OwnerReference(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
+    """One ``metadata.ownerReferences`` entry (immutable).
+
+    Attributes use Python names (``api_version``); ``ref["apiVersion"]`` and ``ref.get(...)`` read
+    the wire names too, so code written for dicts keeps working.
+    """
+
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A fresh dict with the wire (camelCase) names."""
+        result: dict[str, Any] = msgspec.to_builtins(self)
+        return result
+
+    def __getitem__(self, key: str) -> Any:
+        value = self.to_dict().get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of wire field ``key`` (e.g. ``"uid"``), or ``default``."""
+        return self.to_dict().get(key, default)
+
+
+_MISSING: Final = object()
+
+
+class _Metadata(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
+    """The eagerly decoded part of ``metadata`` (standard ObjectMeta fields)."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: tuple[OwnerReference, ...] | None = None
+    finalizers: tuple[str, ...] | None = None
+
+
+# Wire names of the _Metadata fields: anything else in metadata is kept raw.
+_TYPED_METADATA_KEYS: Final = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+    }
+)
+
+_RAW_DICT_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_METADATA_DECODER: Final = msgspec.json.Decoder(_Metadata)
+_STR_DECODER: Final = msgspec.json.Decoder(str)
+_ANY_DECODER: Final = msgspec.json.Decoder()
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+class CachedObject(msgspec.Struct, frozen=True, gc=False):
+    """An immutable, compact Kubernetes object as held by the cache.
+
+    Read metadata through the properties (zero-copy); read anything else with :meth:`get` or
+    :meth:`to_dict`, which decode a fresh copy each call (callers may mutate what they get).
+    Two objects are equal when all their content is equal.
+    """
+
+    api_version: str
+    kind: str
+    meta: _Metadata
+    # JSON object of the metadata fields _Metadata does not cover (None when there are none).
+    meta_rest: bytes | None = None
+    # JSON object of the top-level fields other than apiVersion/kind/metadata (None if none).
+    rest: bytes | None = None
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_json(cls, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        """Decode one object's JSON with the default options (``managedFields`` stripped)."""
+        return DEFAULT_DECODER.decode(raw)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> CachedObject:
+        """Build from a dict (copied; the dict is not kept). ``managedFields`` is stripped."""
+        return DEFAULT_DECODER.decode(_ENCODER.encode(obj))
+
+    # -- metadata (zero-copy) -----------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """``metadata.name`` ("" when absent)."""
+        return self.meta.name or ""
+
+    @property
+    def namespace(self) -> str | None:
+        """``metadata.namespace``; None for cluster-scoped objects."""
+        return self.meta.namespace or None
+
+    @property
+    def uid(self) -> str:
+        """``metadata.uid`` ("" when absent)."""
+        return self.meta.uid or ""
+
+    @property
+    def resource_version(self) -> str:
+        """``metadata.resourceVersion`` ("" when absent)."""
+        return self.meta.resource_version or ""
+
+    @property
+    def generation(self) -> int | None:
+        """``metadata.generation`` (None when the kind has none)."""
+        return self.meta.generation
+
+    @property
+    def generate_name(self) -> str | None:
+        """``metadata.generateName``."""
+        return self.meta.generate_name
+
+    @property
+    def creation_timestamp(self) -> str | None:
+        """``metadata.creationTimestamp`` as the RFC 3339 string the server sent."""
+        return self.meta.creation_timestamp
+
+    @property
+    def deletion_timestamp(self) -> str | None:
+        """``metadata.deletionTimestamp`` (set once deletion has started)."""
+        return self.meta.deletion_timestamp
+
+    @property
+    def deletion_grace_period_seconds(self) -> int | None:
+        """``metadata.deletionGracePeriodSeconds``."""
+        return self.meta.deletion_grace_period_seconds
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """``metadata.labels`` as a read-only mapping."""
+        labels = self.meta.labels
+        return MappingProxyType(labels) if labels else _EMPTY_MAPPING
+
+    @property
+    def annotations(self) -> Mapping[str, str]:
+        """``metadata.annotations`` as a read-only mapping."""
+        annotations = self.meta.annotations
+        return MappingProxyType(annotations) if annotations else _EMPTY_MAPPING
+
+    @property
+    def finalizers(self) -> tuple[str, ...]:
+        """``metadata.finalizers``."""
+        return self.meta.finalizers or ()
+
+    @property
+    def owner_references(self) -> tuple[OwnerReference, ...]:
+        """``metadata.ownerReferences`` as immutable structs."""
+        return self.meta.owner_references or ()
+
+    @property
+    def controller_reference(self) -> OwnerReference | None:
+        """The owner reference with ``controller: true``, if any."""
+        for ref in self.meta.owner_references or ():
+            if ref.controller:
+                return ref
+        return None
+
+    @property
+    def key(self) -> ObjectKey:
+        """The object's namespace/name key."""
+        return ObjectKey(self.meta.namespace or None, self.meta.name or "")
+
+    @property
+    def is_metadata_only(self) -> bool:
+        """True when nothing beyond apiVersion/kind/metadata is kept."""
+        return self.rest is None
+
+    # -- decoded copies -----------------------------------------------------------------------
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A fresh dict of the whole ``metadata``."""
+        # An encode/decode round trip (not to_builtins) guarantees fresh containers and lists.
+        result: dict[str, Any] = _ANY_DECODER.decode(_ENCODER.encode(self.meta))
+        if self.meta_rest is not None:
+            result.update(_ANY_DECODER.decode(self.meta_rest))
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        """A fresh, fully decoded dict of the object; the caller owns it and may mutate it."""
+        result: dict[str, Any] = {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "metadata": self.metadata,
+        }
+        if self.rest is not None:
+            result.update(_ANY_DECODER.decode(self.rest))
+        return result
+
+    def to_json(self) -> bytes:
+        """The object encoded as compact JSON."""
+        return _ENCODER.encode(self.to_dict())
+
+    def fields(self) -> tuple[str, ...]:
+        """Names of the top-level fields present (``apiVersion``, ``kind``, ``metadata``, ...)."""
+        names = ("apiVersion", "kind", "metadata")
+        if self.rest is None:
+            return names
+        return names + tuple(_RAW_DICT_DECODER.decode(self.rest))
+
+    def get(self, field: str, default: Any = None) -> Any:
+        """A fresh decoded copy of top-level ``field`` (``"spec"``, ``"status"``, ``"data"``...).
+
+        Returns ``default`` when the field is absent.
+        """
+        if field == "apiVersion":
+            return self.api_version
+        if field == "kind":
+            return self.kind
+        if field == "metadata":
+            return self.metadata
+        if self.rest is None:
+            return default
+        raw = _RAW_DICT_DECODER.decode(self.rest).get(field)
+        return default if raw is None else _ANY_DECODER.decode(raw)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.fields())
+
+    def __repr__(self) -> str:
+        ns = self.meta.namespace
+        where = f"{ns}/{self.meta.name}" if ns else str(self.meta.name)
+        return (
+            f"<CachedObject {self.api_version} {self.kind} {where} rv={self.meta.resource_version}>"
+        )
+
+
+def _intern(value: str | None) -> str | None:
+    if value is not None and len(value) < _INTERN_MAX_LEN:
+        return sys.intern(value)
+    return value
+
+
+# Label sets repeat across objects (every pod of a ReplicaSet has the same labels), and a small
+# dict costs ~200 bytes, so identical sets share one dict. Sharing is safe because the dicts are
+# never mutated: readers get read-only views, and to_dict() builds fresh copies.
+_SHARED_LABEL_SETS: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+# Bound on remembered distinct label sets: enough for the label sets of a big cluster's
+# workloads; beyond it the table starts over (objects keep their dicts either way).
+_MAX_SHARED_LABEL_SETS: Final = 4096
+
+
+def _shared_labels(labels: dict[str, str] | None) -> dict[str, str] | None:
+    if not labels:
+        return labels
+    items = tuple(labels.items())
+    shared = _SHARED_LABEL_SETS.get(items)
+    if shared is not None:
+        return shared
+    shared = {sys.intern(k): _intern(v) or "" for k, v in items}
+    if len(_SHARED_LABEL_SETS) >= _MAX_SHARED_LABEL_SETS:
+        _SHARED_LABEL_SETS.clear()
+    _SHARED_LABEL_SETS[items] = shared
+    return shared
+
+
+class ObjectDecoder:
+    """Decodes object JSON into :class:`CachedObject` with the cache's options.
+
+    ``strip_managed_fields`` (default True) drops ``metadata.managedFields``, which is often the
+    largest part of an object and which controllers never read. ``metadata_only`` keeps only
+    apiVersion/kind/metadata. ``transform`` is applied to a fresh dict of each object before it
+    is stored; it costs a full decode and re-encode per object, so keep it for kinds that need it.
+    """
+
+    __slots__ = ("metadata_only", "strip_managed_fields", "transform")
+
+    def __init__(
+        self,
+        *,
+        strip_managed_fields: bool = True,
+        metadata_only: bool = False,
+        transform: Transform | None = None,
+    ) -> None:
+        self.strip_managed_fields = strip_managed_fields
+        self.metadata_only = metadata_only
+        self.transform = transform
+
+    def decode(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        """Decode one object; raises :class:`ObjectDecodeError` naming the problem."""
+        try:
+            if self.transform is not None:
+                raw = self._transformed(raw)
+            return self._decode(raw)
+        except msgspec.DecodeError as exc:
+            raise ObjectDecodeError(f"cannot decode object: {exc}") from exc
+
+    def _transformed(self, raw: bytes | msgspec.Raw | memoryview) -> bytes:
+        assert self.transform is not None
+        obj = _ANY_DECODER.decode(raw)
+        result = self.transform(obj)
+        if not isinstance(result, dict):
+            raise ObjectDecodeError(
+                f"transform {self.transform!r} returned {type(result).__name__}, expected a dict"
+            )
+        return _ENCODER.encode(result)
+
+    def _decode(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        top = _RAW_DICT_DECODER.decode(raw)
+        api_version_raw = top.pop("apiVersion", None)
+        kind_raw = top.pop("kind", None)
+        meta_raw = top.pop("metadata", None)
+        api_version = _STR_DECODER.decode(api_version_raw) if api_version_raw is not None else ""
+        kind = _STR_DECODER.decode(kind_raw) if kind_raw is not None else ""
+        meta, meta_rest = self._decode_metadata(meta_raw)
+        rest = None if self.metadata_only or not top else _ENCODER.encode(top)
+        return CachedObject(
+            api_version=sys.intern(api_version),
+            kind=sys.intern(kind),
+            meta=meta,
+            meta_rest=meta_rest,
+            rest=rest,
+        )
+
+    def _decode_metadata(self, raw: msgspec.Raw | None) -> tuple[_Metadata, bytes | None]:
+        if raw is None:
+            return _Metadata(), None
+        try:
+            meta = _METADATA_DECODER.decode(raw)
+        except msgspec.ValidationError as exc:
+            raise ObjectDecodeError(f"invalid metadata: {exc}") from exc
+        if meta.namespace is not None or meta.labels:
+            meta = msgspec.structs.replace(
+                meta, namespace=_intern(meta.namespace), labels=_shared_labels(meta.labels)
+            )
+        fields = _RAW_DICT_DECODER.decode(raw)
+        extra = {
+            key: value
+            for key, value in fields.items()
+            if key not in _TYPED_METADATA_KEYS
+            and not (key == _MANAGED_FIELDS and self.strip_managed_fields)
+        }
+        return meta, (_ENCODER.encode(extra) if extra else None)
+
+
+#: The decoder behind :meth:`CachedObject.from_json` (managedFields stripped, full objects).
+DEFAULT_DECODER: Final = ObjectDecoder()

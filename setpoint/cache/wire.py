@@ -1,0 +1,133 @@
+"""Decoding of list pages and watch event lines, keeping each object raw until it is needed.
+
+The envelope (list metadata, event type) is decoded eagerly; each object stays a ``msgspec.Raw``
+view into the received bytes until :class:`~setpoint.cache.cached_object.ObjectDecoder` turns it
+into a compact :class:`~setpoint.cache.cached_object.CachedObject` (which copies what it keeps,
+so no page buffer outlives its decoding).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+__all__ = [
+    "BOOKMARK",
+    "ERROR",
+    "EVENT_TYPES",
+    "INITIAL_EVENTS_END_ANNOTATION",
+    "ListMeta",
+    "ListPage",
+    "WatchEvent",
+    "WireDecodeError",
+    "decode_list_page",
+    "decode_status",
+    "decode_watch_event",
+    "resource_version_of",
+]
+
+ADDED: Final = "ADDED"
+MODIFIED: Final = "MODIFIED"
+DELETED: Final = "DELETED"
+BOOKMARK: Final = "BOOKMARK"
+ERROR: Final = "ERROR"
+EVENT_TYPES: Final = frozenset({ADDED, MODIFIED, DELETED, BOOKMARK, ERROR})
+#: Annotation on the bookmark that ends the initial events of a ``sendInitialEvents`` watch.
+INITIAL_EVENTS_END_ANNOTATION: Final = "k8s.io/initial-events-end"
+
+
+class WireDecodeError(ValueError):
+    """A list page or watch event line is not what the API server protocol says it must be."""
+
+
+class ListMeta(msgspec.Struct, frozen=True, rename="camel"):
+    """``metadata`` of a list: the snapshot's resourceVersion and the continue token."""
+
+    resource_version: str = ""
+    # ``continue`` is a Python keyword, hence the explicit wire name.
+    continue_: str = msgspec.field(default="", name="continue")
+    remaining_item_count: int | None = None
+
+
+class ListPage(msgspec.Struct, frozen=True):
+    """One page of a list response; ``items`` are raw views into the page bytes."""
+
+    metadata: ListMeta = msgspec.field(default_factory=ListMeta)
+    items: list[msgspec.Raw] | None = None
+    kind: str = ""
+
+
+class WatchEvent(msgspec.Struct, frozen=True):
+    """One watch event line: ``type`` and the raw ``object``."""
+
+    type: str
+    object: msgspec.Raw
+
+
+class _ObjectHead(msgspec.Struct, frozen=True):
+    """Just enough of an object to read its resourceVersion and annotations (bookmarks)."""
+
+    metadata: _HeadMeta | None = None
+
+
+class _HeadMeta(msgspec.Struct, frozen=True, rename="camel"):
+    resource_version: str = ""
+    annotations: dict[str, str] | None = None
+
+
+_LIST_DECODER: Final = msgspec.json.Decoder(ListPage)
+_EVENT_DECODER: Final = msgspec.json.Decoder(WatchEvent)
+_HEAD_DECODER: Final = msgspec.json.Decoder(_ObjectHead)
+_ANY_DECODER: Final = msgspec.json.Decoder()
+
+
+def decode_list_page(raw: bytes) -> ListPage:
+    """Decode a list response body; raises :class:`WireDecodeError` if it is not a list."""
+    try:
+        page = _LIST_DECODER.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise WireDecodeError(f"invalid list response: {exc}") from exc
+    return page
+
+
+def decode_watch_event(line: bytes) -> WatchEvent:
+    """Decode one watch event line; raises :class:`WireDecodeError` naming the problem."""
+    try:
+        event = _EVENT_DECODER.decode(line)
+    except msgspec.DecodeError as exc:
+        raise WireDecodeError(f"invalid watch event: {exc}: {_quote(line)}") from exc
+    if event.type not in EVENT_TYPES:
+        raise WireDecodeError(f"invalid watch event: unknown type {event.type!r}")
+    return event
+
+
+def resource_version_of(raw: msgspec.Raw | bytes) -> str:
+    """``metadata.resourceVersion`` of a raw object ("" when absent)."""
+    head = _HEAD_DECODER.decode(raw)
+    return head.metadata.resource_version if head.metadata is not None else ""
+
+
+def is_initial_events_end(raw: msgspec.Raw | bytes) -> bool:
+    """Whether a bookmark object carries the ``k8s.io/initial-events-end`` annotation."""
+    head = _HEAD_DECODER.decode(raw)
+    annotations = head.metadata.annotations if head.metadata is not None else None
+    return annotations is not None and annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true"
+
+
+def decode_status(raw: msgspec.Raw | bytes) -> dict[str, Any]:
+    """The ``Status`` object of an ERROR event as a dict (``{}`` if it is not an object)."""
+    try:
+        decoded = _ANY_DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return {}
+    return decoded if isinstance(decoded, dict) else {}
+
+
+# Longest piece of a bad line quoted in an error: enough to recognise it, short enough for logs.
+_MAX_QUOTED_BYTES: Final = 200
+
+
+def _quote(line: bytes) -> str:
+    text = line[:_MAX_QUOTED_BYTES].decode("utf-8", errors="replace")
+    return repr(text + ("..." if len(line) > _MAX_QUOTED_BYTES else ""))

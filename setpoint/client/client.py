@@ -1,0 +1,884 @@
+"""The API client: :class:`Client`.
+
+One ``Client`` talks to one API server through one aiohttp session. Create it with
+``await Client.from_kubeconfig()``, ``await Client.in_cluster()``,
+``await Client.from_environment()`` or ``await Client.from_config(config)``, and close it
+with ``await client.close()`` (or use ``async with``).
+
+Addressing objects: every call names the type by ``apiVersion`` and ``kind`` (discovery finds
+the URL), or takes an object (dict or pydantic model) that carries them::
+
+    cm = await client.get("v1", "ConfigMap", "settings", namespace="prod")
+    cm["data"]["mode"] = "fast"
+    cm = await client.update(cm)
+    await client.patch("apps/v1", "Deployment", "web", {"spec": {"replicas": 3}}, namespace="prod")
+    await client.apply(desired, field_manager="my-operator", force=True)
+    async for event in client.watch("v1", "ConfigMap", namespace="prod"):
+        print(event.type, event.object["metadata"]["name"])
+
+Namespaces: for namespaced kinds, single-object calls use the ``namespace`` argument, else the
+object's ``metadata.namespace``, else ``client.default_namespace`` (the kubeconfig context's or
+the pod's namespace). ``list``, ``watch`` and ``delete_collection`` without ``namespace`` cover
+all namespaces, as in controller-runtime. Cluster-scoped kinds ignore namespaces.
+
+Objects go in and come out as dicts; pass a pydantic model instance (or, for ``get``, ``list``
+and ``watch``, a model class) to get model instances back (see
+:mod:`setpoint.client.typed_objects`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Generic, TypeVar, overload
+
+import aiohttp
+from pydantic import BaseModel
+
+from setpoint.api.gvk import ResourceInfo
+from setpoint.api.selectors import FieldSelector, LabelSelector, escape_field_value
+from setpoint.client import json_codec
+from setpoint.client.config import ClientConfig
+from setpoint.client.errors import ConnectionFailed, Gone, NotFound, error_from_status
+from setpoint.client.request_options import (
+    FieldValidation,
+    PatchType,
+    Preconditions,
+    PropagationPolicy,
+    delete_options_body,
+    write_params,
+)
+from setpoint.client.rest_mapper import RESTMapper
+from setpoint.client.retry_policy import RetryPolicy
+from setpoint.client.transport import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_READ_TIMEOUT,
+    WATCH_READ_GRACE,
+    Transport,
+    TransportOptions,
+    iter_lines,
+)
+from setpoint.client.typed_objects import (
+    ObjectLike,
+    as_dict,
+    model_type_of,
+    static_type_fields,
+    to_model,
+)
+from setpoint.client.watch_event import WatchEvent, WatchEventType
+
+__all__ = ["DEFAULT_PAGE_SIZE", "Client", "ObjectList"]
+
+# Page size for transparent pagination: what kubectl and client-go's pager use.
+DEFAULT_PAGE_SIZE = 500
+# Field manager for server-side apply when neither the call nor the client names one
+# (the server requires one for apply).
+DEFAULT_APPLY_FIELD_MANAGER = "setpoint"
+# client-go's DefaultBurst; only used when a qps is given.
+DEFAULT_BURST = 10
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+ItemT = TypeVar("ItemT")
+# An object given to a write comes back as the same type: a dict, or the user's model.
+ObjT = TypeVar("ObjT", bound=dict[str, Any] | BaseModel)
+Selector = str | Mapping[str, str] | LabelSelector | FieldSelector
+
+
+@dataclass(slots=True)
+class ObjectList(Generic[ItemT]):
+    """The result of :meth:`Client.list`: all items (every page) and the list's resourceVersion.
+
+    Start a watch from ``resource_version`` to see every change after this list.
+    """
+
+    items: list[ItemT]
+    resource_version: str
+    kind: str = ""
+    api_version: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    api_version: str
+    kind: str
+    name: str | None
+    namespace: str | None
+    model: type[BaseModel] | None
+    body: dict[str, Any] | None
+
+
+def _label_selector(value: Selector | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, LabelSelector):
+        if value.matches_nothing:
+            raise ValueError("label_selector: this selector matches nothing; there is no query")
+        return str(value)
+    if isinstance(value, Mapping):
+        return ",".join(f"{key}={val}" for key, val in value.items())
+    return str(value)
+
+
+def _field_selector(value: Selector | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return ",".join(f"{key}={escape_field_value(str(val))}" for key, val in value.items())
+    return str(value)
+
+
+def _metadata(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = body.get("metadata")
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise ValueError("metadata: must be an object")
+    return metadata
+
+
+def _decode_object(data: bytes) -> dict[str, Any]:
+    decoded = json_codec.decode(data)
+    if not isinstance(decoded, dict):
+        raise ValueError("the server answered with JSON that is not an object")
+    return decoded
+
+
+class Client:
+    """An async client for one Kubernetes API server (see the module docs for the tour)."""
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        transport: Transport,
+        *,
+        field_manager: str | None = None,
+    ) -> None:
+        """Internal; use ``await Client.from_config(...)`` and friends, which open the session."""
+        self.config = config
+        self.default_namespace = config.namespace
+        self.field_manager = field_manager
+        self.transport = transport
+        self.mapper = RESTMapper(transport)
+
+    # --- construction and lifetime ------------------------------------------------------------
+
+    @classmethod
+    async def from_config(
+        cls,
+        config: ClientConfig,
+        *,
+        namespace: str | None = None,
+        qps: float | None = None,
+        burst: int = DEFAULT_BURST,
+        retry: RetryPolicy | None = None,
+        max_retries: int | None = None,
+        field_manager: str | None = None,
+        user_agent: str | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        read_timeout: float = DEFAULT_READ_TIMEOUT,
+    ) -> Client:
+        """Open a client for ``config``.
+
+        ``qps``/``burst``: client-side token bucket (off unless ``qps`` > 0). ``retry`` or
+        ``max_retries``: retry policy for 429/5xx/connection errors (``max_retries=0`` disables).
+        ``field_manager``: default ``fieldManager`` of writes. ``namespace`` overrides the
+        config's default namespace.
+        """
+        if namespace:
+            config = config.with_namespace(namespace)
+        if user_agent:
+            config.user_agent = user_agent
+        policy = retry or RetryPolicy()
+        if max_retries is not None:
+            policy = RetryPolicy(max_retries, policy.initial_backoff, policy.max_backoff)
+        options = TransportOptions(
+            qps=qps,
+            burst=burst,
+            retry=policy,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout,
+        )
+        transport = Transport(config, options)
+        await transport.open()
+        return cls(config, transport, field_manager=field_manager)
+
+    @classmethod
+    async def from_kubeconfig(
+        cls, path: str | None = None, *, context: str | None = None, **options: Any
+    ) -> Client:
+        """Open a client from a kubeconfig: ``path``, else ``$KUBECONFIG``, else ``~/.kube/config``.
+
+        ``options`` are those of :meth:`from_config`.
+        """
+        return await cls.from_config(ClientConfig.from_kubeconfig(path, context=context), **options)
+
+    @classmethod
+    async def in_cluster(cls, **options: Any) -> Client:
+        """Open a client with the pod's service account (see :meth:`ClientConfig.in_cluster`)."""
+        return await cls.from_config(ClientConfig.in_cluster(), **options)
+
+    @classmethod
+    async def from_environment(cls, **options: Any) -> Client:
+        """In a pod, the service account; elsewhere the kubeconfig (as controller-runtime does)."""
+        if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
+            return await cls.in_cluster(**options)
+        return await cls.from_kubeconfig(**options)
+
+    async def close(self) -> None:
+        """Close the HTTP session. Open watches end."""
+        await self.transport.close()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: builtins.type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # --- raw access (the cache's hot path: no decoding) ---------------------------------------
+
+    async def list_raw(
+        self,
+        resource: ResourceInfo,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> bytes:
+        """One LIST request; returns the raw JSON body (one page when ``limit`` is set)."""
+        params: dict[str, str] = {}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        if limit is not None:
+            params["limit"] = str(int(limit))
+        if continue_token:
+            params["continue"] = continue_token
+        if resource_version is not None:
+            params["resourceVersion"] = resource_version
+        if resource_version_match:
+            params["resourceVersionMatch"] = resource_version_match
+        path = resource.path(namespace if resource.namespaced else None)
+        response = await self.transport.request("GET", path, params=params)
+        return response.body
+
+    async def watch_raw(
+        self,
+        resource: ResourceInfo,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        allow_bookmarks: bool = True,
+        timeout_seconds: int | None = None,
+        send_initial_events: bool = False,
+    ) -> AsyncIterator[bytes]:
+        """Stream raw watch event lines (bytes without the newline), one per event.
+
+        Raises :class:`~setpoint.client.errors.ApiError` (e.g. ``Gone``) if the server refuses
+        the watch, and :class:`~setpoint.client.errors.ConnectionFailed` if the connection
+        breaks mid-stream. Ends when the server closes the stream. A 410 ``ERROR`` event line is
+        yielded as is.
+        """
+        params: dict[str, str] = {"watch": "true"}
+        if resource_version is not None:
+            params["resourceVersion"] = resource_version
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        if allow_bookmarks or send_initial_events:
+            params["allowWatchBookmarks"] = "true"
+        if timeout_seconds is not None:
+            params["timeoutSeconds"] = str(int(timeout_seconds))
+        if send_initial_events:
+            params["sendInitialEvents"] = "true"
+            params["resourceVersionMatch"] = "NotOlderThan"
+        read_timeout = timeout_seconds + WATCH_READ_GRACE if timeout_seconds else None
+        path = resource.path(namespace if resource.namespaced else None)
+        response = await self.transport.open_stream(
+            "GET", path, params=params, read_timeout=read_timeout
+        )
+        finished = False
+        try:
+            async for line in _guarded_lines(response, path):
+                yield line
+            finished = True
+        finally:
+            if finished:
+                response.release()
+            else:
+                response.close()  # abandoned mid-stream: do not return the connection to the pool
+
+    async def request_json(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """Escape hatch: any request by path; encodes ``body`` and decodes the JSON answer."""
+        data = json_codec.encode(body) if body is not None else None
+        response = await self.transport.request(
+            method, path, params=params, body=data, content_type=content_type if data else None
+        )
+        return json_codec.decode(response.body) if response.body else None
+
+    async def server_version(self) -> dict[str, Any]:
+        """``GET /version``: ``{"major", "minor", "gitVersion", ...}``."""
+        result = await self.request_json("GET", "/version")
+        return result if isinstance(result, dict) else {}
+
+    # --- resolving what a call talks about ----------------------------------------------------
+
+    def _target(
+        self,
+        first: str | ObjectLike | builtins.type[BaseModel],
+        kind: str | None,
+        name: str | None,
+        namespace: str | None,
+        *,
+        need_name: bool,
+    ) -> _Target:
+        if isinstance(first, str):
+            if not kind:
+                raise ValueError(f"kind: required after apiVersion {first!r}")
+            if need_name and not name:
+                raise ValueError(f"name: required to address one {kind}")
+            return _Target(first, kind, name, namespace, None, None)
+        if isinstance(first, type) and issubclass(first, BaseModel):
+            model_api_version, model_kind = static_type_fields(first)
+            # With a model class the second positional argument is the name.
+            obj_name = kind if name is None else name
+            if need_name and not obj_name:
+                raise ValueError(f"name: required to address one {model_kind}")
+            return _Target(model_api_version, model_kind, obj_name, namespace, first, None)
+        body = as_dict(first)
+        api_version = body.get("apiVersion")
+        obj_kind = body.get("kind")
+        if not isinstance(api_version, str) or not api_version:
+            raise ValueError("apiVersion: the object must have a non-empty apiVersion")
+        if not isinstance(obj_kind, str) or not obj_kind:
+            raise ValueError("kind: the object must have a non-empty kind")
+        metadata = _metadata(body)
+        obj_name = metadata.get("name")
+        if need_name and (not isinstance(obj_name, str) or not obj_name):
+            raise ValueError(f"metadata.name: required to address one {obj_kind}")
+        obj_namespace = namespace or metadata.get("namespace") or None
+        return _Target(
+            api_version,
+            obj_kind,
+            obj_name if isinstance(obj_name, str) else None,
+            obj_namespace,
+            model_type_of(first),
+            body,
+        )
+
+    async def _path(
+        self, target: _Target, *, subresource: str | None = None, with_name: bool = True
+    ) -> tuple[ResourceInfo, str]:
+        info = await self.mapper.resource_for(target.api_version, target.kind)
+        namespace = (target.namespace or self.default_namespace) if info.namespaced else None
+        name = target.name if with_name else None
+        return info, info.path(namespace, name, subresource)
+
+    def _result(self, data: bytes, model: builtins.type[BaseModel] | None) -> Any:
+        decoded = _decode_object(data)
+        if model is not None and decoded.get("kind") != "Status":
+            return to_model(decoded, model)
+        return decoded
+
+    def _write_params(
+        self,
+        *,
+        dry_run: bool,
+        field_manager: str | None,
+        field_validation: FieldValidation | str | None,
+        force: bool | None = None,
+    ) -> dict[str, str]:
+        return write_params(
+            dry_run=dry_run,
+            field_manager=field_manager or self.field_manager,
+            field_validation=field_validation,
+            force=force,
+        )
+
+    # --- reads --------------------------------------------------------------------------------
+
+    @overload
+    async def get(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    @overload
+    async def get(
+        self,
+        api_version: builtins.type[ModelT],
+        kind: str,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> ModelT: ...
+
+    @overload
+    async def get(
+        self, api_version: ModelT, *, namespace: str | None = None, subresource: str | None = None
+    ) -> ModelT: ...
+
+    @overload
+    async def get(
+        self,
+        api_version: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def get(
+        self,
+        api_version: str | ObjectLike | builtins.type[BaseModel],
+        kind: str | None = None,
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> Any:
+        """Read one object: ``get("v1", "ConfigMap", "x", namespace="ns")``.
+
+        Also ``get(obj)`` (re-read the object ``obj`` names) and ``get(Model, "x")`` (a CRD model
+        class with apiVersion/kind defaults; returns a model). ``subresource`` e.g. ``"scale"``.
+        Raises :class:`~setpoint.client.errors.NotFound` when absent.
+        """
+        target = self._target(api_version, kind, name, namespace, need_name=True)
+        _, path = await self._path(target, subresource=subresource)
+        response = await self.transport.request("GET", path)
+        return self._result(response.body, target.model)
+
+    async def list(
+        self,
+        api_version: str | builtins.type[BaseModel],
+        kind: str | None = None,
+        *,
+        namespace: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        page_size: int | None = DEFAULT_PAGE_SIZE,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> ObjectList[Any]:
+        """List objects, all pages: ``list("v1", "Pod", namespace="n", label_selector={"a": "b"})``.
+
+        Without ``namespace`` a namespaced kind is listed across all namespaces. Pages of
+        ``page_size`` are fetched transparently (``None``: one request); if a continue token
+        expires mid-way, the list restarts as one unpaginated request (as client-go's pager).
+        Selectors are strings, ``{"key": "value"}`` mappings, or ``setpoint.api`` selectors.
+        """
+        target = self._target(api_version, kind, None, namespace, need_name=False)
+        info = await self.mapper.resource_for(target.api_version, target.kind)
+        labels = _label_selector(label_selector)
+        fields = _field_selector(field_selector)
+        items: list[Any] = []
+        token: str | None = None
+        document: dict[str, Any] = {}
+        limit = page_size
+        while True:
+            try:
+                body = await self.list_raw(
+                    info,
+                    namespace,
+                    label_selector=labels,
+                    field_selector=fields,
+                    limit=limit,
+                    continue_token=token,
+                    resource_version=None if token else resource_version,
+                    resource_version_match=None if token else resource_version_match,
+                )
+            except Gone:
+                if token is None:
+                    raise
+                items, token, limit = [], None, None  # the snapshot expired: one full list
+                continue
+            document = _decode_object(body)
+            page = document.get("items") or []
+            if target.model is not None:
+                page = [to_model(item, target.model) for item in page]
+            items.extend(page)
+            metadata = document.get("metadata") or {}
+            token = metadata.get("continue") or None
+            if not token:
+                break
+        metadata = dict(document.get("metadata") or {})
+        metadata.pop("continue", None)
+        return ObjectList(
+            items=items,
+            resource_version=str(metadata.get("resourceVersion") or ""),
+            kind=str(document.get("kind") or info.list_kind),
+            api_version=str(document.get("apiVersion") or info.api_version),
+            metadata=metadata,
+        )
+
+    async def watch(
+        self,
+        api_version: str | builtins.type[BaseModel],
+        kind: str | None = None,
+        *,
+        namespace: str | None = None,
+        name: str | None = None,
+        resource_version: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        timeout_seconds: int | None = None,
+        bookmarks: bool = False,
+        send_initial_events: bool = False,
+    ) -> AsyncIterator[WatchEvent[Any]]:
+        """Watch changes: ``async for event in client.watch("v1", "ConfigMap", namespace="ns")``.
+
+        Without ``resource_version`` the server first sends the current objects as ``ADDED``;
+        pass a list's ``resource_version`` to see only later changes. ``name`` watches one
+        object. Bookmarks are requested from the server always, and yielded only when
+        ``bookmarks=True``. An ``ERROR`` event raises its error (``Gone`` for 410: list again).
+        The iteration ends when the server closes the stream (e.g. after ``timeout_seconds``).
+        """
+        target = self._target(api_version, kind, None, namespace, need_name=False)
+        info = await self.mapper.resource_for(target.api_version, target.kind)
+        fields = _field_selector(field_selector)
+        if name:
+            by_name = f"metadata.name={escape_field_value(name)}"
+            fields = f"{fields},{by_name}" if fields else by_name
+        lines = self.watch_raw(
+            info,
+            namespace,
+            resource_version=resource_version,
+            label_selector=_label_selector(label_selector),
+            field_selector=fields,
+            allow_bookmarks=True,
+            timeout_seconds=timeout_seconds,
+            send_initial_events=send_initial_events,
+        )
+        try:
+            async for line in lines:
+                event = json_codec.decode(line)
+                if not isinstance(event, dict):
+                    continue
+                event_type = WatchEventType(str(event.get("type")))
+                obj = event.get("object")
+                if not isinstance(obj, dict):
+                    obj = {}
+                if event_type is WatchEventType.ERROR:
+                    raise error_from_status(obj)
+                if event_type is WatchEventType.BOOKMARK and not bookmarks:
+                    continue
+                metadata = obj.get("metadata") or {}
+                rv = str(metadata.get("resourceVersion") or "")
+                payload: Any = obj
+                if target.model is not None and event_type is not WatchEventType.BOOKMARK:
+                    payload = to_model(obj, target.model)
+                yield WatchEvent(event_type, payload, rv)
+        finally:
+            await lines.aclose()  # type: ignore[attr-defined]
+
+    # --- writes -------------------------------------------------------------------------------
+
+    async def create(
+        self,
+        obj: ObjT,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation | str | None = None,
+    ) -> ObjT:
+        """Create ``obj`` (POST); returns the stored object. ``generateName`` works.
+
+        Raises :class:`~setpoint.client.errors.AlreadyExists` when the name is taken,
+        :class:`~setpoint.client.errors.Invalid` (with ``causes``) when validation fails.
+        ``subresource`` posts to a subresource of ``metadata.name`` (e.g. ``"eviction"``).
+        """
+        target = self._target(obj, None, None, namespace, need_name=subresource is not None)
+        _, path = await self._path(
+            target, subresource=subresource, with_name=subresource is not None
+        )
+        assert target.body is not None
+        response = await self.transport.request(
+            "POST",
+            path,
+            params=self._write_params(
+                dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+            ),
+            body=json_codec.encode(target.body),
+            content_type="application/json",
+            idempotent=False,
+        )
+        created: ObjT = self._result(response.body, target.model)
+        return created
+
+    async def update(
+        self,
+        obj: ObjT,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation | str | None = None,
+    ) -> ObjT:
+        """Replace ``obj`` (PUT). Its ``metadata.resourceVersion`` makes this optimistic:
+        :class:`~setpoint.client.errors.Conflict` if the object changed since it was read.
+        """
+        target = self._target(obj, None, None, namespace, need_name=True)
+        _, path = await self._path(target, subresource=subresource)
+        assert target.body is not None
+        response = await self.transport.request(
+            "PUT",
+            path,
+            params=self._write_params(
+                dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+            ),
+            body=json_codec.encode(target.body),
+            content_type="application/json",
+        )
+        updated: ObjT = self._result(response.body, target.model)
+        return updated
+
+    async def update_status(self, obj: ObjT, **kwargs: Any) -> ObjT:
+        """Replace the ``status`` subresource of ``obj`` (PUT ``.../status``); same options."""
+        return await self.update(obj, subresource="status", **kwargs)
+
+    async def patch(
+        self,
+        target: str | ObjectLike,
+        *args: Any,
+        namespace: str | None = None,
+        patch_type: PatchType | str = PatchType.MERGE,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: FieldValidation | str | None = None,
+        force: bool | None = None,
+    ) -> Any:
+        """Patch one object: ``patch(obj, body)`` or ``patch("apps/v1", "Deployment", "w", body)``.
+
+        ``patch_type``: ``"merge"`` (default), ``"json"`` (a list of RFC 6902 operations),
+        ``"strategic"`` (built-in kinds only) or ``"apply"`` (prefer :meth:`apply`).
+        A ``metadata.resourceVersion`` inside a merge patch makes it optimistic.
+        """
+        if isinstance(target, str):
+            if len(args) != 3:
+                raise TypeError("patch(api_version, kind, name, patch): expected 4 positional args")
+            kind, name, body = args
+            resolved = self._target(target, kind, name, namespace, need_name=True)
+        else:
+            if len(args) != 1:
+                raise TypeError("patch(obj, patch): expected 2 positional arguments")
+            (body,) = args
+            resolved = self._target(target, None, None, namespace, need_name=True)
+        kind_of_patch = PatchType.parse(patch_type)
+        if kind_of_patch is PatchType.JSON and not isinstance(body, list):
+            raise ValueError("patch: a JSON patch must be a list of operations")
+        if kind_of_patch is not PatchType.JSON and isinstance(body, BaseModel):
+            body = as_dict(body)
+        if force is not None and kind_of_patch is not PatchType.APPLY:
+            raise ValueError("force: only allowed for apply patches")
+        _, path = await self._path(resolved, subresource=subresource)
+        manager = field_manager
+        if kind_of_patch is PatchType.APPLY:
+            manager = field_manager or self.field_manager or DEFAULT_APPLY_FIELD_MANAGER
+        response = await self.transport.request(
+            "PATCH",
+            path,
+            params=self._write_params(
+                dry_run=dry_run,
+                field_manager=manager,
+                field_validation=field_validation,
+                force=force,
+            ),
+            body=json_codec.encode(body),
+            content_type=str(kind_of_patch),
+            # JSON patches can append to lists: repeating one after an unknown outcome is unsafe.
+            idempotent=kind_of_patch is not PatchType.JSON,
+        )
+        return self._result(response.body, resolved.model)
+
+    async def apply(
+        self,
+        obj: ObjT,
+        *,
+        field_manager: str | None = None,
+        force: bool = False,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_validation: FieldValidation | str | None = None,
+    ) -> ObjT:
+        """Server-side apply ``obj``: send only the fields you own; creates it if absent.
+
+        ``field_manager`` names the owner (default: the client's, else ``"setpoint"``);
+        ``force=True`` takes over fields owned by other managers instead of failing with
+        :class:`~setpoint.client.errors.Conflict`. Do not set ``resourceVersion`` unless you
+        want the apply to be optimistic.
+        """
+        target = self._target(obj, None, None, namespace, need_name=True)
+        assert target.body is not None
+        applied: ObjT = await self.patch(
+            target.body if target.model is None else obj,
+            target.body,
+            namespace=namespace,
+            patch_type=PatchType.APPLY,
+            subresource=subresource,
+            dry_run=dry_run,
+            field_manager=field_manager,
+            field_validation=field_validation,
+            force=force,
+        )
+        return applied
+
+    async def apply_status(self, obj: ObjT, **kwargs: Any) -> ObjT:
+        """Server-side apply to the ``status`` subresource; same options as :meth:`apply`."""
+        return await self.apply(obj, subresource="status", **kwargs)
+
+    async def scale(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        replicas: int,
+        *,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Set ``spec.replicas`` through the ``scale`` subresource; returns the ``Scale``."""
+        result: dict[str, Any] = await self.patch(
+            api_version,
+            kind,
+            name,
+            {"spec": {"replicas": int(replicas)}},
+            namespace=namespace,
+            subresource="scale",
+        )
+        return result
+
+    # --- deletes ------------------------------------------------------------------------------
+
+    async def delete(
+        self,
+        api_version: str | ObjectLike | builtins.type[BaseModel],
+        kind: str | None = None,
+        name: str | None = None,
+        *,
+        namespace: str | None = None,
+        propagation_policy: PropagationPolicy | str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Preconditions | None = None,
+        dry_run: bool = False,
+        missing_ok: bool = False,
+    ) -> dict[str, Any] | None:
+        """Delete one object: ``delete("v1", "ConfigMap", "x", namespace="ns")`` or ``delete(obj)``.
+
+        Returns what the server answers: the object (still present with a
+        ``deletionTimestamp`` while finalizers run, or as deleted) or a ``Status``. With
+        ``missing_ok=True`` an absent object returns None instead of raising ``NotFound``.
+        ``preconditions`` make the delete fail with ``Conflict`` if uid/resourceVersion differ.
+        """
+        target = self._target(api_version, kind, name, namespace, need_name=True)
+        _, path = await self._path(target)
+        body = delete_options_body(
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            preconditions=preconditions,
+            dry_run=dry_run,
+        )
+        params = {"dryRun": "All"} if dry_run else None
+        try:
+            response = await self.transport.request(
+                "DELETE",
+                path,
+                params=params,
+                body=json_codec.encode(body),
+                content_type="application/json",
+            )
+        except NotFound:
+            if missing_ok:
+                return None
+            raise
+        return _decode_object(response.body) if response.body else None
+
+    async def delete_collection(
+        self,
+        api_version: str | builtins.type[BaseModel],
+        kind: str | None = None,
+        *,
+        namespace: str | None = None,
+        label_selector: Selector | None = None,
+        field_selector: Selector | None = None,
+        propagation_policy: PropagationPolicy | str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Delete every matching object (``deletecollection``); returns the server's answer.
+
+        Without ``namespace`` a namespaced kind is deleted in the client's default namespace
+        (the API has no all-namespaces deletecollection).
+        """
+        target = self._target(api_version, kind, None, namespace, need_name=False)
+        _, path = await self._path(target, with_name=False)
+        params: dict[str, str] = {}
+        labels = _label_selector(label_selector)
+        fields = _field_selector(field_selector)
+        if labels:
+            params["labelSelector"] = labels
+        if fields:
+            params["fieldSelector"] = fields
+        if dry_run:
+            params["dryRun"] = "All"
+        body = delete_options_body(
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            dry_run=dry_run,
+        )
+        response = await self.transport.request(
+            "DELETE",
+            path,
+            params=params,
+            body=json_codec.encode(body),
+            content_type="application/json",
+        )
+        return _decode_object(response.body) if response.body else {}
+
+
+async def _guarded_lines(response: aiohttp.ClientResponse, path: str) -> AsyncIterator[bytes]:
+    """Lines of a watch stream; transport failures mid-stream become ``ConnectionFailed``."""
+    try:
+        async for line in iter_lines(response):
+            yield line
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise ConnectionFailed(
+            f"watch {path}: stream broken: {type(exc).__name__}: {exc}", method="GET", url=path
+        ) from exc

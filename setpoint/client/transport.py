@@ -1,0 +1,346 @@
+"""The HTTP layer: one aiohttp session per client, auth, rate limiting, retries, metrics, warnings.
+
+Everything above this module deals in paths, query parameters and bytes; everything below is
+aiohttp. A request goes: rate limiter -> credentials -> send -> metrics and warnings -> maybe
+retry (see :mod:`setpoint.client.retry_policy`) -> bytes, or a typed
+:class:`~setpoint.client.errors.ApiError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from multidict import CIMultiDictProxy
+
+from setpoint.client.config import ClientConfig
+from setpoint.client.credentials import AuthInfo
+from setpoint.client.errors import ConnectionFailed, error_from_response
+from setpoint.client.metrics import (
+    RATE_LIMITER_DURATION,
+    REQUEST_DURATION,
+    REQUEST_RETRIES,
+    REQUESTS_TOTAL,
+)
+from setpoint.client.rate_limit import TokenBucket
+from setpoint.client.retry_policy import RetryPolicy, is_idempotent_method, parse_retry_after
+from setpoint.client.server_warnings import WarningHandler
+
+__all__ = ["JSON", "RawResponse", "Transport", "TransportOptions"]
+
+LOGGER = logging.getLogger("setpoint.client")
+
+JSON = "application/json"
+# Large enough for the largest object etcd can store (1.5 MiB) plus the watch envelope; aiohttp's
+# default (64 KiB buffer, ~512 KiB lines) breaks on big ConfigMaps and CRDs.
+READ_BUFSIZE = 2 * 1024 * 1024
+# Fail connects fast: a server that does not accept within this time is down or unreachable.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+# A non-watch response that sends no byte for this long is treated as a dead connection; large
+# lists keep streaming, so this does not cap their total time.
+DEFAULT_READ_TIMEOUT = 60.0
+# Extra read slack for a watch beyond its timeoutSeconds before declaring the stream dead.
+WATCH_READ_GRACE = 30.0
+# Label client-go uses for requests that got no HTTP status.
+ERROR_CODE_LABEL = "<error>"
+
+
+@dataclass(frozen=True, slots=True)
+class TransportOptions:
+    """Tuning of the transport; every field has a safe default."""
+
+    qps: float | None = None  # None or <= 0: no client-side rate limit (controller-runtime >= 0.21)
+    burst: int = 10  # client-go's DefaultBurst; only used when qps is set
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
+    # 0 = unlimited: every watch holds a connection, and HTTP/1.1 cannot multiplex them.
+    max_connections: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponse:
+    """A successful (2xx) answer: status, headers and the whole body."""
+
+    status: int
+    headers: CIMultiDictProxy[str]
+    body: bytes
+
+
+class _ConnectionProblem(Exception):
+    """Internal: a transport failure with whether the request may have reached the server."""
+
+    def __init__(self, cause: BaseException, *, sent: bool, retryable: bool = True) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.sent = sent
+        self.retryable = retryable
+
+
+def _classify(exc: BaseException) -> _ConnectionProblem:
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
+        return _ConnectionProblem(exc, sent=False, retryable=False)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return _ConnectionProblem(exc, sent=False)
+    if isinstance(exc, ssl.SSLError):
+        return _ConnectionProblem(exc, sent=False, retryable=False)
+    return _ConnectionProblem(exc, sent=True)
+
+
+_TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
+
+
+class Transport:
+    """Sends requests to one API server. Create with :meth:`open` inside a running loop."""
+
+    def __init__(self, config: ClientConfig, options: TransportOptions | None = None) -> None:
+        self.config = config
+        self.options = options or TransportOptions()
+        qps = self.options.qps
+        self.rate_limiter = TokenBucket(qps, self.options.burst) if qps and qps > 0 else None
+        self.warnings = WarningHandler()
+        self.host = config.host
+        self._session: aiohttp.ClientSession | None = None
+        self._timeout = aiohttp.ClientTimeout(
+            total=None,
+            sock_connect=self.options.connect_timeout,
+            sock_read=self.options.read_timeout,
+        )
+
+    async def open(self) -> None:
+        """Create the HTTP session (must run inside the event loop that will use it)."""
+        if self._session is not None:
+            return
+        connector = aiohttp.TCPConnector(limit=self.options.max_connections)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            read_bufsize=READ_BUFSIZE,
+            headers={"User-Agent": self.config.user_agent},
+            timeout=self._timeout,
+            trust_env=False,  # proxies come from the kubeconfig only, never from the environment
+        )
+
+    async def close(self) -> None:
+        """Close the session and all pooled connections."""
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (or :meth:`open` never was)."""
+        return self._session is None
+
+    def _require_session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("the client is closed (or was not opened with Client.from_...)")
+        return self._session
+
+    def _ssl_for(self, auth: AuthInfo | None) -> ssl.SSLContext | bool:
+        if not self.config.uses_tls:
+            return True  # aiohttp's default for plain http (ignored)
+        dynamic = None
+        if auth is not None and auth.client_cert_pem and auth.client_key_pem:
+            dynamic = (auth.client_cert_pem, auth.client_key_pem)
+        return self.config.ssl_context(dynamic)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = JSON,
+        idempotent: bool | None = None,
+    ) -> RawResponse:
+        """Send one request (with retries) and return the 2xx answer; raises typed errors."""
+        response, data = await self._perform(
+            method, path, params, body, content_type, accept, idempotent, None, stream=False
+        )
+        return RawResponse(response.status, response.headers, data)
+
+    async def open_stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        read_timeout: float | None = None,
+        accept: str = JSON,
+    ) -> aiohttp.ClientResponse:
+        """Start a streaming request; returns the 2xx response, whose body the caller reads.
+
+        Retries apply only until the response headers arrive. The caller must ``release()`` or
+        ``close()`` the response.
+        """
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.options.connect_timeout, sock_read=read_timeout
+        )
+        response, _ = await self._perform(
+            method, path, params, None, None, accept, True, timeout, stream=True
+        )
+        return response
+
+    async def _perform(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        content_type: str | None,
+        accept: str,
+        idempotent: bool | None,
+        client_timeout: aiohttp.ClientTimeout | None,
+        *,
+        stream: bool,
+    ) -> tuple[aiohttp.ClientResponse, bytes]:
+        session = self._require_session()
+        method = method.upper()
+        url = self.config.server + path
+        safe = is_idempotent_method(method) if idempotent is None else idempotent
+        policy = self.options.retry
+        retries = 0
+        reauthenticated = False
+        while True:
+            if self.rate_limiter is not None:
+                waited = await self.rate_limiter.acquire()
+                RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
+            auth = await self.config.credentials.get() if self.config.credentials else None
+            headers = {"Accept": accept}
+            if content_type:
+                headers["Content-Type"] = content_type
+            if auth is not None and auth.authorization:
+                headers["Authorization"] = auth.authorization
+            started = time.monotonic()
+            try:
+                response = await self._send(
+                    session, method, url, params, body, headers, auth, client_timeout
+                )
+                code = response.status
+                REQUESTS_TOTAL.labels(str(code), method, self.host).inc()
+                REQUEST_DURATION.labels(method, self.host).observe(time.monotonic() - started)
+                if "Warning" in response.headers:
+                    self.warnings.handle(response.headers.getall("Warning"))
+                if stream and 200 <= code < 300:
+                    return response, b""
+                try:
+                    data = await response.read()
+                finally:
+                    response.release()
+            except _TRANSPORT_ERRORS as exc:
+                if isinstance(exc, aiohttp.InvalidURL):
+                    raise ConnectionFailed(
+                        f"invalid URL {url}: {exc}", method=method, url=url
+                    ) from exc
+                problem = _classify(exc)
+                REQUESTS_TOTAL.labels(ERROR_CODE_LABEL, method, self.host).inc()
+                may_retry = problem.retryable and policy.should_retry_connection_error(
+                    sent=problem.sent, idempotent=safe
+                )
+                if may_retry and retries < policy.max_retries:
+                    retries += 1
+                    REQUEST_RETRIES.labels(ERROR_CODE_LABEL, method, self.host).inc()
+                    wait = policy.backoff(retries)
+                    LOGGER.debug(
+                        "%s %s failed (%s); retry %d in %.2fs", method, url, exc, retries, wait
+                    )
+                    await asyncio.sleep(wait)
+                    continue
+                raise ConnectionFailed(
+                    f"{method} {url}: {type(exc).__name__}: {exc or 'connection failed'}",
+                    method=method,
+                    url=url,
+                ) from exc
+            if 200 <= code < 300:
+                return response, data
+            if (
+                code == 401
+                and not reauthenticated
+                and self.config.credentials is not None
+                and self.config.credentials.invalidate()
+            ):
+                reauthenticated = True  # fresh credentials once; a second 401 is final
+                REQUEST_RETRIES.labels(str(code), method, self.host).inc()
+                continue
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if retries < policy.max_retries and policy.should_retry_status(
+                code, has_retry_after=retry_after is not None, idempotent=safe
+            ):
+                retries += 1
+                REQUEST_RETRIES.labels(str(code), method, self.host).inc()
+                wait = policy.backoff(retries, retry_after)
+                LOGGER.debug("%s %s got %d; retry %d in %.2fs", method, url, code, retries, wait)
+                await asyncio.sleep(wait)
+                continue
+            raise error_from_response(code, data, method=method, url=url)
+
+    async def _send(
+        self,
+        session: aiohttp.ClientSession,
+        method: str,
+        url: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        headers: dict[str, str],
+        auth: AuthInfo | None,
+        client_timeout: aiohttp.ClientTimeout | None,
+    ) -> aiohttp.ClientResponse:
+        kwargs: dict[str, Any] = {
+            "params": params,
+            "data": body,
+            "headers": headers,
+            "allow_redirects": False,
+        }
+        if client_timeout is not None:
+            kwargs["timeout"] = client_timeout
+        if self.config.uses_tls:
+            kwargs["ssl"] = self._ssl_for(auth)
+            if self.config.tls_server_name:
+                kwargs["server_hostname"] = self.config.tls_server_name
+        if self.config.proxy_url:
+            kwargs["proxy"] = self.config.proxy_url
+        return await session.request(method, url, **kwargs)
+
+
+async def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    """Split a streamed body into lines (without the newline), whatever their length.
+
+    Splitting our own chunks instead of ``readline()`` has no line-length limit and hands out all
+    complete lines of a chunk at once.
+    """
+    partial: list[bytes] = []  # pieces of a line that spans chunks, joined once it ends
+    async for chunk in response.content.iter_any():
+        start = 0
+        end = chunk.find(b"\n")
+        if end < 0:
+            partial.append(chunk)
+            continue
+        if partial:
+            partial.append(chunk[:end])
+            line = b"".join(partial).rstrip(b"\r")
+            partial.clear()
+            if line:
+                yield line
+            start = end + 1
+        while True:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                break
+            if end > start:
+                line = chunk[start:end].rstrip(b"\r")
+                if line:
+                    yield line
+            start = end + 1
+        if start < len(chunk):
+            partial.append(chunk[start:])
+    tail = b"".join(partial).strip()
+    if tail:
+        yield tail

@@ -1,0 +1,603 @@
+"""The HTTP front of the API server: authentication, routing, content negotiation, responses.
+
+One handler serves every path. It splits the path itself (``/x/`` is ``/x``, as upstream), checks
+the bearer token, answers discovery and health endpoints, and maps resource requests to the
+verbs of :class:`ObjectOperations`. Every failure is a ``Status`` body with the upstream code,
+reason and message; one debug log line is written per request.
+"""
+
+from __future__ import annotations
+
+import copy
+import hmac
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+from aiohttp import web
+
+from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
+from setpoint.api.selectors import LabelSelector, SelectorError
+from setpoint.cluster.apiserver import field_errors as fe
+from setpoint.cluster.apiserver import request_body, status_errors
+from setpoint.cluster.apiserver.list_options import (
+    parse_bool,
+    parse_list_options,
+    parse_resource_version,
+    query_dict,
+)
+from setpoint.cluster.apiserver.namespace_lifecycle import (
+    NAMESPACE_FINALIZER,
+    delete_namespace,
+    finalize_namespace,
+)
+from setpoint.cluster.apiserver.object_operations import (
+    DeleteOptions,
+    ObjectOperations,
+    Result,
+    WriteOptions,
+    decode,
+)
+from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.status_errors import APIError
+from setpoint.cluster.apiserver.version_info import version_document
+from setpoint.cluster.apiserver.watch_stream import serve_watch
+
+log = logging.getLogger("setpoint.cluster.apiserver.requests")
+
+JSON_CONTENT_TYPE: Final = "application/json"
+#: Paths anyone may read (upstream grants them to system:public-info-viewer, anonymous too).
+PUBLIC_PATHS: Final = frozenset({"healthz", "livez", "readyz", "version"})
+HEALTH_PATHS: Final = frozenset({"healthz", "livez", "readyz"})
+#: Media types this server can answer with (Table and protobuf are not served yet).
+SERVABLE_MEDIA_TYPES: Final = ("application/json", "application/yaml")
+#: Upstream's 406 lists these.
+ACCEPTED_MEDIA_TYPES_MESSAGE: Final = (
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+)
+NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
+DRY_RUN_ALL: Final = "All"
+FIELD_VALIDATION_DIRECTIVES: Final = ("Ignore", "Warn", "Strict")
+#: Upstream's reply when a JSON patch cannot be applied (422, message without the detail).
+PATCH_REJECTED_MESSAGE: Final = "the server rejected our request due to an error in our request"
+
+_ENCODER = msgspec.json.Encoder()
+_ROOT_PATHS: Final = (
+    "/api",
+    "/api/v1",
+    "/apis",
+    "/healthz",
+    "/livez",
+    "/readyz",
+    "/version",
+)
+
+
+def json_response(code: int, body: bytes, warnings: list[str] | None = None) -> web.Response:
+    """A JSON response; ``warnings`` become ``Warning: 299 - "..."`` headers."""
+    response = web.Response(status=code, body=body, content_type=JSON_CONTENT_TYPE)
+    if warnings:
+        for text in warnings:
+            escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+            response.headers.add("Warning", f'299 - "{escaped}"')
+    return response
+
+
+def status_response(error: APIError) -> web.Response:
+    """The ``Status`` response of a failure."""
+    return json_response(error.code, _ENCODER.encode(error.to_status()))
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceTarget:
+    """A parsed resource URL: what is addressed and how."""
+
+    resource: ServedResource
+    namespace: str | None
+    name: str | None
+    subresource: str
+    watch_path: bool
+
+
+class _AcceptCache:
+    """Remembers which Accept headers this server can satisfy (clients repeat theirs)."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, bool] = {}
+
+    def acceptable(self, header: str) -> bool:
+        known = self._known.get(header)
+        if known is None:
+            known = _acceptable(header)
+            if len(self._known) < 256:
+                self._known[header] = known
+        return known
+
+
+def _acceptable(header: str) -> bool:
+    for item in header.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        media = media.lower()
+        if any(p.replace(" ", "").startswith("as=") for p in params):
+            continue  # Table / PartialObjectMetadata: not served yet
+        if media in ("*/*", "application/*", "application/json", "application/yaml", ""):
+            return True
+    return False
+
+
+class APIHandler:
+    """Serves the Kubernetes API over one aiohttp low-level handler."""
+
+    def __init__(
+        self,
+        registry: ResourceRegistry,
+        operations: ObjectOperations,
+        token: str,
+        *,
+        on_namespace_terminating: Callable[[str], None],
+        server_address: Callable[[], str],
+    ) -> None:
+        self._registry = registry
+        self._operations = operations
+        self._expected_authorization = f"Bearer {token}"
+        self._on_namespace_terminating = on_namespace_terminating
+        self._server_address = server_address
+        self._accept = _AcceptCache()
+        self._version_body = _ENCODER.encode(version_document())
+        self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
+
+    async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
+        started = time.perf_counter()
+        try:
+            response = await self._dispatch(request)
+        except APIError as error:
+            response = status_response(error)
+        except Exception as exc:
+            log.exception("internal error serving %s %s", request.method, request.path_qs)
+            response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "%s %s %d %.1fms",
+                request.method,
+                request.path_qs,
+                response.status,
+                (time.perf_counter() - started) * 1000,
+            )
+        return response
+
+    def _authorized(self, request: web.BaseRequest) -> bool:
+        header = request.headers.get("Authorization", "")
+        return hmac.compare_digest(header, self._expected_authorization)
+
+    async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
+        parts = [part for part in request.path.split("/") if part]
+        head = parts[0] if parts else ""
+        if head in PUBLIC_PATHS:
+            return self._public(request, parts)
+        if not self._authorized(request):
+            raise status_errors.unauthorized()
+        accept = request.headers.get("Accept")
+        if accept and not self._accept.acceptable(accept):
+            raise status_errors.not_acceptable(ACCEPTED_MEDIA_TYPES_MESSAGE)
+        if head == "api":
+            if len(parts) == 1:
+                return self._discovery(request, self._registry.api_versions(self._server_address()))
+            return await self._group_version(request, "", parts[1], parts[2:])
+        if head == "apis":
+            if len(parts) == 1:
+                return self._discovery(request, self._registry.api_group_list())
+            if len(parts) == 2:
+                body = self._registry.api_group(parts[1])
+                if body is None:
+                    raise status_errors.path_not_found()
+                return self._discovery(request, body)
+            return await self._group_version(request, parts[1], parts[2], parts[3:])
+        if not parts:
+            return json_response(200, self._root_body)
+        raise status_errors.path_not_found()
+
+    def _public(self, request: web.BaseRequest, parts: list[str]) -> web.Response:
+        if request.method not in ("GET", "HEAD"):
+            raise _method_not_allowed()
+        if parts[0] == "version":
+            if len(parts) > 1:
+                raise status_errors.path_not_found()
+            return json_response(200, self._version_body)
+        return web.Response(status=200, text="ok", content_type="text/plain")
+
+    def _discovery(self, request: web.BaseRequest, body: bytes) -> web.Response:
+        if request.method not in ("GET", "HEAD"):
+            raise _method_not_allowed()
+        return json_response(200, body)
+
+    async def _group_version(
+        self, request: web.BaseRequest, group: str, version: str, rest: list[str]
+    ) -> web.StreamResponse:
+        if not self._registry.has_group_version(group, version):
+            raise status_errors.path_not_found()
+        if not rest:
+            body = self._registry.resource_list(group, version)
+            if body is None:
+                raise status_errors.path_not_found()
+            return self._discovery(request, body)
+        target = self._target(group, version, rest)
+        return await self._serve(request, target)
+
+    def _target(self, group: str, version: str, rest: list[str]) -> ResourceTarget:
+        watch_path = False
+        if rest[0] == "watch":
+            watch_path = True
+            rest = rest[1:]
+        namespace: str | None = None
+        if (
+            len(rest) >= 3
+            and rest[0] == "namespaces"
+            and not (group == "" and len(rest) == 3 and rest[2] in NAMESPACE_SUBRESOURCES)
+        ):
+            namespace = rest[1]
+            rest = rest[2:]
+        if not rest or len(rest) > 3:
+            raise status_errors.path_not_found()
+        resource = self._registry.get(group, version, rest[0])
+        if resource is None:
+            raise status_errors.path_not_found()
+        name = rest[1] if len(rest) > 1 else None
+        subresource = rest[2] if len(rest) > 2 else ""
+        if namespace is not None and not resource.namespaced:
+            raise status_errors.path_not_found()
+        if resource.namespaced and namespace is None and name is not None:
+            raise status_errors.path_not_found()
+        if subresource and subresource not in resource.subresources:
+            raise status_errors.path_not_found()
+        return ResourceTarget(resource, namespace, name, subresource, watch_path)
+
+    async def _serve(self, request: web.BaseRequest, target: ResourceTarget) -> web.StreamResponse:
+        method = request.method
+        resource = target.resource
+        ops = self._operations
+        if target.name is None:
+            if method == "GET":
+                query = query_dict(request.query)
+                options = parse_list_options(query, watch=target.watch_path)
+                if options.watch:
+                    _require_verb(resource, "watch")
+                    return await serve_watch(request, ops, resource, target.namespace, options, {})
+                _require_verb(resource, "list")
+                return json_response(
+                    200, await ops.list_collection(resource, target.namespace, options)
+                )
+            if method == "POST":
+                _require_verb(resource, "create")
+                body = await request_body.read_body(request)
+                obj = request_body.decode_object_body(request, body)
+                result = await ops.create(resource, target.namespace, obj, _write_options(request))
+                return _result(result)
+            if method == "DELETE":
+                _require_verb(resource, "deletecollection")
+                delete_options = await _delete_options(request)
+                list_options = parse_list_options(query_dict(request.query))
+                result = await ops.delete_collection(
+                    resource, target.namespace, list_options, delete_options
+                )
+                return _result(result)
+            raise _method_not_allowed()
+        name = target.name
+        if target.subresource == "scale":
+            return await self._scale(request, resource, target.namespace, name)
+        if target.subresource == "finalize":
+            if method != "PUT":
+                raise _method_not_allowed()
+            return await self._finalize(request, resource, name)
+        if method == "GET":
+            _require_verb(resource, "get")
+            return json_response(200, ops.get(resource, target.namespace, name))
+        if method == "PUT":
+            _require_verb(resource, "update")
+            body = await request_body.read_body(request)
+            obj = request_body.decode_object_body(request, body)
+            result = await ops.update(
+                resource, target.namespace, name, obj, _write_options(request), target.subresource
+            )
+            return _result(result)
+        if method == "PATCH":
+            _require_verb(resource, "patch")
+            return await self._patch(request, target)
+        if method == "DELETE":
+            if target.subresource:
+                raise _method_not_allowed()
+            _require_verb(resource, "delete")
+            options = await _delete_options(request)
+            if resource.plural == "namespaces" and not resource.group:
+                result = await delete_namespace(
+                    ops, resource, name, options, self._on_namespace_terminating
+                )
+            else:
+                result = await ops.delete(resource, target.namespace, name, options)
+            return _result(result)
+        raise _method_not_allowed()
+
+    async def _patch(self, request: web.BaseRequest, target: ResourceTarget) -> web.Response:
+        resource = target.resource
+        body = await request_body.read_body(request)
+        record = self._operations.get_record(resource, target.namespace, target.name or "")
+        current = self._operations.present_object(resource, decode(record.value))
+        patched = apply_patch(request, resource, current, body)
+        if not isinstance(patched, dict):
+            raise status_errors.bad_request("the patch did not result in a JSON object")
+        metadata = patched.get("metadata")
+        if isinstance(metadata, dict) and not metadata.get("resourceVersion"):
+            metadata["resourceVersion"] = current["metadata"].get("resourceVersion")
+        result = await self._operations.update(
+            resource,
+            target.namespace,
+            target.name or "",
+            patched,
+            _write_options(request),
+            target.subresource,
+        )
+        return _result(result)
+
+    async def _scale(
+        self,
+        request: web.BaseRequest,
+        resource: ServedResource,
+        namespace: str | None,
+        name: str,
+    ) -> web.Response:
+        method = request.method
+        ops = self._operations
+        record = ops.get_record(resource, namespace, name)
+        obj = ops.present_object(resource, decode(record.value))
+        scale = scale_of(resource, obj)
+        if method == "GET":
+            return json_response(200, _ENCODER.encode(scale))
+        if method not in ("PUT", "PATCH"):
+            raise _method_not_allowed()
+        body = await request_body.read_body(request)
+        if method == "PUT":
+            desired = request_body.decode_object_body(request, body)
+        else:
+            desired = apply_patch(request, resource, scale, body, scale_patch=True)
+        desired_meta = desired.get("metadata") if isinstance(desired, dict) else None
+        requested_rv = desired_meta.get("resourceVersion") if isinstance(desired_meta, dict) else None
+        if requested_rv and parse_resource_version(str(requested_rv)) != record.revision:
+            raise status_errors.stale_resource_version(resource.group, resource.plural, name)
+        replicas = (desired.get("spec") or {}).get("replicas") if isinstance(desired, dict) else None
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise status_errors.invalid(
+                "autoscaling",
+                "Scale",
+                name,
+                [fe.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
+            )
+        new = copy.deepcopy(obj)
+        _set_path(new, _spec_replicas_path(resource), replicas)
+        result = await ops.update_object(resource, record, new, _write_options(request))
+        if result.code >= 300:
+            return _result(result)
+        return json_response(200, _ENCODER.encode(scale_of(resource, decode(result.body))))
+
+    async def _finalize(
+        self, request: web.BaseRequest, resource: ServedResource, name: str
+    ) -> web.Response:
+        ops = self._operations
+        body = request_body.decode_object_body(request, await request_body.read_body(request))
+        record = ops.get_record(resource, None, name)
+        current = decode(record.value)
+        requested_rv = (body.get("metadata") or {}).get("resourceVersion")
+        if requested_rv and parse_resource_version(str(requested_rv)) != record.revision:
+            raise status_errors.stale_resource_version("", "namespaces", name)
+        finalizers = (body.get("spec") or {}).get("finalizers") or []
+        if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+            raise status_errors.invalid(
+                "",
+                "Namespace",
+                name,
+                [fe.invalid("spec.finalizers", finalizers, "must be a list of strings")],
+            )
+        spec = dict(current.get("spec") or {})
+        if finalizers:
+            spec["finalizers"] = list(finalizers)
+        else:
+            spec.pop("finalizers", None)
+        current["spec"] = spec
+        result = await finalize_namespace(ops, resource, record.key, current, record.revision)
+        if "deletionTimestamp" in current["metadata"] and NAMESPACE_FINALIZER in finalizers:
+            self._on_namespace_terminating(name)
+        return _result(result)
+
+
+def _result(result: Result) -> web.Response:
+    return json_response(result.code, result.body, result.warnings)
+
+
+def _method_not_allowed() -> APIError:
+    return APIError(
+        405,
+        status_errors.REASON_METHOD_NOT_ALLOWED,
+        "the server does not allow this method on the requested resource",
+    )
+
+
+def _require_verb(resource: ServedResource, verb: str) -> None:
+    if verb not in resource.verbs:
+        raise _method_not_allowed()
+
+
+def _write_options(request: web.BaseRequest) -> WriteOptions:
+    query = request.query
+    dry_run = query.getall("dryRun", [])
+    errors = []
+    for value in dry_run:
+        if value != DRY_RUN_ALL:
+            errors.append(fe.not_supported("dryRun", value, [DRY_RUN_ALL]))
+    validation = query.get("fieldValidation", "") or "Warn"
+    if validation not in FIELD_VALIDATION_DIRECTIVES:
+        raise status_errors.bad_request(
+            f"fieldValidation must be one of {', '.join(FIELD_VALIDATION_DIRECTIVES)}; "
+            f"got {validation!r}"
+        )
+    if errors:
+        raise status_errors.invalid("meta.k8s.io", "CreateOptions", "", errors)
+    return WriteOptions(
+        dry_run=bool(dry_run),
+        field_validation=validation,
+        field_manager=query.get("fieldManager", ""),
+    )
+
+
+async def _delete_options(request: web.BaseRequest) -> DeleteOptions:
+    query = request.query
+    body_bytes = await request_body.read_body(request)
+    body: dict[str, Any] = {}
+    if body_bytes.strip():
+        decoded = request_body.decode_json(body_bytes)
+        if not isinstance(decoded, dict):
+            raise status_errors.bad_request("DeleteOptions must be a JSON object")
+        body = decoded
+    options = DeleteOptions()
+    grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+    if grace is not None and grace != "":
+        try:
+            options.grace_period_seconds = int(grace)
+        except (TypeError, ValueError):
+            raise status_errors.bad_request(f"invalid gracePeriodSeconds: {grace!r}") from None
+    policy = body.get("propagationPolicy", query.get("propagationPolicy"))
+    if policy:
+        options.propagation_policy = str(policy)
+    orphan = body.get("orphanDependents", query.get("orphanDependents"))
+    if orphan is not None and orphan != "":
+        options.orphan_dependents = orphan if isinstance(orphan, bool) else parse_bool(str(orphan))
+    preconditions = body.get("preconditions")
+    if isinstance(preconditions, dict):
+        if preconditions.get("uid"):
+            options.precondition_uid = str(preconditions["uid"])
+        if preconditions.get("resourceVersion"):
+            options.precondition_resource_version = str(preconditions["resourceVersion"])
+    dry_run = body.get("dryRun") or query.getall("dryRun", [])
+    if dry_run:
+        values = dry_run if isinstance(dry_run, list) else [dry_run]
+        bad = [v for v in values if v != DRY_RUN_ALL]
+        if bad:
+            raise status_errors.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [fe.not_supported("dryRun", bad[0], [DRY_RUN_ALL])],
+            )
+        options.dry_run = True
+    return options
+
+
+def apply_patch(
+    request: web.BaseRequest,
+    resource: ServedResource,
+    current: dict[str, Any],
+    body: bytes,
+    *,
+    scale_patch: bool = False,
+) -> Any:
+    """The object after applying the request's patch, by its Content-Type."""
+    kind = request_body.media_type(request)
+    accepted = request_body.CUSTOM_PATCH_TYPES if resource.is_custom else (
+        request_body.BUILTIN_PATCH_TYPES
+    )
+    if kind == request_body.MERGE_PATCH:
+        patch = request_body.decode_json(body)
+        return apply_merge_patch(current, patch)
+    if kind == request_body.JSON_PATCH:
+        operations = request_body.decode_json(body)
+        if not isinstance(operations, list):
+            raise status_errors.bad_request(
+                "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+            )
+        try:
+            return apply_json_patch(current, operations)
+        except PatchTestFailed as exc:
+            raise _patch_rejected(str(exc)) from exc
+        except PatchError as exc:
+            raise _patch_rejected(str(exc)) from exc
+    raise status_errors.unsupported_media_type(kind, accepted)
+
+
+def _patch_rejected(detail: str) -> APIError:
+    return APIError(
+        422,
+        status_errors.REASON_INVALID,
+        PATCH_REJECTED_MESSAGE,
+        details={"causes": [{"reason": "FieldValueInvalid", "message": detail}]},
+    )
+
+
+# -- scale --------------------------------------------------------------------------------
+
+
+def _json_path(path: str) -> list[str]:
+    return [segment for segment in path.strip(".").split(".") if segment]
+
+
+def _get_path(obj: dict[str, Any], path: str) -> Any:
+    value: Any = obj
+    for segment in _json_path(path):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(segment)
+    return value
+
+
+def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
+    segments = _json_path(path)
+    node = obj
+    for segment in segments[:-1]:
+        child = node.get(segment)
+        if not isinstance(child, dict):
+            child = node[segment] = {}
+        node = child
+    node[segments[-1]] = value
+
+
+def _spec_replicas_path(resource: ServedResource) -> str:
+    return resource.scale_paths.spec_replicas if resource.scale_paths else ".spec.replicas"
+
+
+def scale_of(resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
+    """The ``autoscaling/v1`` Scale of an object with the ``scale`` subresource."""
+    metadata = obj.get("metadata") or {}
+    scale_meta = {
+        key: metadata[key]
+        for key in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+        if key in metadata
+    }
+    if resource.scale_paths is not None:
+        paths = resource.scale_paths
+        spec_replicas = _get_path(obj, paths.spec_replicas)
+        status_replicas = _get_path(obj, paths.status_replicas)
+        selector = _get_path(obj, paths.label_selector) if paths.label_selector else None
+    else:
+        spec_replicas = _get_path(obj, ".spec.replicas")
+        if spec_replicas is None:
+            spec_replicas = 1
+        status_replicas = _get_path(obj, ".status.replicas")
+        raw_selector = _get_path(obj, ".spec.selector")
+        selector = None
+        if isinstance(raw_selector, dict):
+            try:
+                selector = str(LabelSelector.from_dict(raw_selector))
+            except SelectorError:
+                selector = None
+    status: dict[str, Any] = {"replicas": status_replicas if isinstance(status_replicas, int) else 0}
+    if selector:
+        status["selector"] = selector
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": scale_meta,
+        "spec": {"replicas": spec_replicas if isinstance(spec_replicas, int) else 0},
+        "status": status,
+    }

@@ -1,0 +1,292 @@
+"""Namespaces: their defaults, the admission rule on their content, and their deletion.
+
+A namespace gets ``spec.finalizers: ["kubernetes"]``, ``status.phase: Active`` and the label
+``kubernetes.io/metadata.name``. Deleting one marks it ``Terminating``; from then on new content
+is refused (403, cause ``NamespaceTerminating``), as the NamespaceLifecycle admission plugin does.
+
+Upstream, the namespace controller then deletes the content and removes the ``kubernetes``
+finalizer. Until setpoint has a controller manager, :class:`NamespaceCleaner` is that
+controller's stand-in inside the server: it deletes everything in a terminating namespace,
+waits for finalizers to clear, then finalizes the namespace so that it disappears.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.object_operations import (
+    DeleteOptions,
+    ObjectOperations,
+    Result,
+    decode,
+    now_timestamp,
+)
+from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.status_errors import CAUSE_NAMESPACE_TERMINATING
+from setpoint.cluster.apiserver.storage import KeyNotFoundError, RevisionConflictError, Storage
+
+log = logging.getLogger(__name__)
+
+NAMESPACE_FINALIZER: Final = "kubernetes"
+NAME_LABEL: Final = "kubernetes.io/metadata.name"
+PHASE_ACTIVE: Final = "Active"
+PHASE_TERMINATING: Final = "Terminating"
+#: Created at start, like kube-apiserver's system namespaces.
+SYSTEM_NAMESPACES: Final = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: Upstream refuses to delete these (403 "this namespace may not be deleted").
+UNDELETABLE_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public"})
+#: Polling of a terminating namespace's content: starts fast (tests wait on it), backs off
+#: while finalizers hold objects, so an abandoned namespace costs next to nothing.
+CLEANUP_FIRST_DELAY_SECONDS: Final = 0.02
+CLEANUP_MAX_DELAY_SECONDS: Final = 2.0
+
+NAMESPACES_ROOT: Final = "/core/namespaces/"
+
+
+def new_namespace(name: str) -> dict[str, Any]:
+    """The body of a namespace as ``kubectl create namespace`` sends it."""
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def namespace_terminating(obj: dict[str, Any]) -> bool:
+    """Whether a namespace is being deleted."""
+    return "deletionTimestamp" in (obj.get("metadata") or {}) or (
+        (obj.get("status") or {}).get("phase") == PHASE_TERMINATING
+    )
+
+
+class NamespaceBehaviour(KindBehaviour):
+    """Defaults and update rules of namespaces (``pkg/registry/core/namespace/strategy.go``)."""
+
+    def __init__(self, on_terminating: Callable[[str], None]) -> None:
+        super().__init__()
+        self._on_terminating = on_terminating
+
+    def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            spec = obj["spec"] = {}
+        finalizers = spec.get("finalizers")
+        if not finalizers:
+            spec["finalizers"] = [NAMESPACE_FINALIZER]
+        elif NAMESPACE_FINALIZER not in finalizers:
+            finalizers.append(NAMESPACE_FINALIZER)
+        obj["status"] = {"phase": PHASE_ACTIVE}
+        _set_name_label(obj)
+
+    def prepare_update(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> None:
+        # spec.finalizers change only through /finalize (the caller sets it there).
+        new["spec"] = {**(new.get("spec") or {}), **_spec_finalizers(old)}
+        _set_name_label(new)
+
+    def spec_changed(self, new: dict[str, Any], old: dict[str, Any]) -> bool:
+        return False
+
+    def holds_deletion(self, obj: dict[str, Any]) -> bool:
+        return super().holds_deletion(obj) or bool((obj.get("spec") or {}).get("finalizers"))
+
+    async def after_write(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+    ) -> None:
+        if obj is not None and namespace_terminating(obj):
+            self._on_terminating(obj["metadata"]["name"])
+
+
+def _spec_finalizers(obj: dict[str, Any]) -> dict[str, Any]:
+    finalizers = (obj.get("spec") or {}).get("finalizers")
+    return {"finalizers": list(finalizers)} if finalizers else {}
+
+
+def _set_name_label(obj: dict[str, Any]) -> None:
+    metadata = obj["metadata"]
+    name = metadata.get("name")
+    if not name:
+        return  # generateName: labelled once named, on the next write
+    labels = metadata.get("labels")
+    if not isinstance(labels, dict):
+        labels = metadata["labels"] = {}
+    labels[NAME_LABEL] = name
+
+
+class NamespaceAdmission:
+    """Refuses content in missing or terminating namespaces (the NamespaceLifecycle plugin)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        # Namespace revision -> terminating, so a create decodes its namespace at most once
+        # per namespace change.
+        self._terminating: dict[str, tuple[int, bool]] = {}
+
+    def admit(self, resource: ServedResource, namespace: str, name: str) -> None:
+        """Raise 404 or 403 unless ``namespace`` exists and is not terminating."""
+        record = self._storage.get(NAMESPACES_ROOT + namespace)
+        if record is None:
+            raise status_errors.not_found("", "namespaces", namespace)
+        cached = self._terminating.get(namespace)
+        if cached is not None and cached[0] == record.revision:
+            terminating = cached[1]
+        else:
+            terminating = namespace_terminating(decode(record.value))
+            self._terminating[namespace] = (record.revision, terminating)
+        if terminating:
+            raise status_errors.forbidden(
+                resource.group,
+                resource.plural,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being "
+                "terminated",
+                [
+                    {
+                        "reason": CAUSE_NAMESPACE_TERMINATING,
+                        "message": f"namespace {namespace} is being terminated",
+                        "field": "metadata.namespace",
+                    }
+                ],
+            )
+
+
+class NamespaceCleaner:
+    """Stand-in for the namespace controller: empties and finalizes terminating namespaces."""
+
+    def __init__(
+        self,
+        operations: ObjectOperations,
+        namespaced_resources: Callable[[], list[ServedResource]],
+        namespaces: ServedResource,
+    ) -> None:
+        self._operations = operations
+        self._namespaced_resources = namespaced_resources
+        self._namespaces = namespaces
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def start_cleanup(self, namespace: str) -> None:
+        """Begin emptying ``namespace`` unless that is already under way."""
+        task = self._tasks.get(namespace)
+        if task is not None and not task.done():
+            return
+        self._tasks[namespace] = asyncio.get_running_loop().create_task(
+            self._clean(namespace), name=f"namespace-cleanup-{namespace}"
+        )
+
+    async def close(self) -> None:
+        """Stop every cleanup (the server is shutting down)."""
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+
+    async def _clean(self, namespace: str) -> None:
+        delay = CLEANUP_FIRST_DELAY_SECONDS
+        while True:
+            remaining = await self._delete_content(namespace)
+            if remaining == 0:
+                await self._finalize(namespace)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, CLEANUP_MAX_DELAY_SECONDS)
+
+    async def _delete_content(self, namespace: str) -> int:
+        storage = self._operations.storage
+        remaining = 0
+        for resource in self._namespaced_resources():
+            prefix = resource.storage_prefix(namespace)
+            for record in storage.list(prefix):
+                if b'"deletionTimestamp"' in record.value:
+                    continue  # already deleting; its finalizers decide
+                try:
+                    await self._operations.delete_record(
+                        resource, record, DeleteOptions(propagation_policy="Background")
+                    )
+                except status_errors.APIError as exc:
+                    if exc.code not in (404, 409):
+                        log.warning("namespace %s cleanup: %s", namespace, exc.message)
+            remaining += storage.count(prefix)
+        return remaining
+
+    async def _finalize(self, namespace: str) -> None:
+        storage = self._operations.storage
+        record = storage.get(NAMESPACES_ROOT + namespace)
+        if record is None:
+            return
+        obj = decode(record.value)
+        spec = obj.get("spec") or {}
+        finalizers = [f for f in spec.get("finalizers") or [] if f != NAMESPACE_FINALIZER]
+        if finalizers:
+            spec["finalizers"] = finalizers
+        else:
+            spec.pop("finalizers", None)
+        obj["spec"] = spec
+        await finalize_namespace(self._operations, self._namespaces, record.key, obj, record.revision)
+
+
+async def finalize_namespace(
+    operations: ObjectOperations,
+    namespaces: ServedResource,
+    key: str,
+    obj: dict[str, Any],
+    revision: int,
+) -> Result:
+    """Write ``spec.finalizers`` of a namespace; a terminating one with none left disappears."""
+    storage = operations.storage
+    meta = obj["metadata"]
+    spec_finalizers = (obj.get("spec") or {}).get("finalizers")
+    try:
+        if "deletionTimestamp" in meta and not spec_finalizers and not meta.get("finalizers"):
+            written = storage.delete(key, expected_revision=revision)
+        else:
+            written = storage.update(key, obj, expected_revision=revision)
+    except (KeyNotFoundError, RevisionConflictError):
+        raise status_errors.stale_resource_version("", "namespaces", meta.get("name", "")) from None
+    await storage.wait_durable(written.revision)
+    return Result(200, operations.present(namespaces, written.value))
+
+
+async def delete_namespace(
+    operations: ObjectOperations,
+    namespaces: ServedResource,
+    name: str,
+    options: DeleteOptions,
+    on_terminating: Callable[[str], None],
+) -> Result:
+    """DELETE of a namespace: mark it Terminating (200 with the object) and start cleanup."""
+    if name in UNDELETABLE_NAMESPACES:
+        raise status_errors.forbidden("", "namespaces", name, "this namespace may not be deleted")
+    record = operations.get_record(namespaces, None, name)
+    obj = decode(record.value)
+    meta = obj["metadata"]
+    if options.precondition_uid is not None and options.precondition_uid != meta.get("uid"):
+        raise status_errors.conflict(
+            "",
+            "namespaces",
+            name,
+            f"Precondition failed: UID in precondition: {options.precondition_uid}, "
+            f"UID in object meta: {meta.get('uid', '')}",
+        )
+    if "deletionTimestamp" in meta:
+        on_terminating(name)
+        return Result(200, record.value)
+    meta["deletionTimestamp"] = now_timestamp()
+    meta["deletionGracePeriodSeconds"] = 0
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        status = obj["status"] = {}
+    status["phase"] = PHASE_TERMINATING
+    if options.dry_run:
+        return Result(200, operations.present(namespaces, record.value))
+    result = await finalize_namespace(operations, namespaces, record.key, obj, record.revision)
+    on_terminating(name)
+    return result

@@ -1,0 +1,884 @@
+"""Create, get, list, update, patch and delete with kube-apiserver's semantics.
+
+This is the generic registry store of upstream (``registry/generic/registry/store.go`` with
+``rest/create.go``, ``rest/update.go`` and ``rest/delete.go``), over the revisioned storage:
+metadata the server owns (uid, timestamps, generation, resourceVersion), optimistic
+concurrency, no-op writes that change nothing, finalizers and deletion, the ``status`` and
+``scale`` subresources. Per-kind rules come from a :class:`KindBehaviour`.
+
+Every write is synchronous against the storage (no ``await`` between the read that checks and
+the write), then awaits durability before it is acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import secrets
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+from setpoint.cluster.apiserver import field_errors as fe
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.field_errors import FieldError
+from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.list_options import (
+    MATCH_EXACT,
+    ListOptions,
+    encode_continue,
+    parse_resource_version,
+)
+from setpoint.cluster.apiserver.object_meta_validation import validate_object_meta
+from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.status_errors import APIError
+from setpoint.cluster.apiserver.storage import (
+    ExpiredError,
+    KeyExistsError,
+    KeyNotFoundError,
+    Record,
+    RevisionConflictError,
+    Storage,
+    WatchEvent,
+)
+
+log = logging.getLogger(__name__)
+
+#: Upstream retries a generated name this many times before giving up (``store.go``).
+GENERATE_NAME_ATTEMPTS: Final = 8
+#: Characters of generated name suffixes (``storage/names/generate.go``): no vowels, no
+#: look-alikes, so generated names never spell words.
+GENERATE_NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
+GENERATE_NAME_SUFFIX_LENGTH: Final = 5
+GENERATE_NAME_MAX_PREFIX: Final = 58  # 63 - 5: the result stays a valid DNS label
+#: How long an exact-revision list waits for more history once the backlog is read.
+HISTORY_DRAIN_SECONDS: Final = 0.05
+#: Records fetched per storage read while filtering a selected, paginated list.
+LIST_SCAN_BATCH: Final = 1000
+
+FINALIZER_ORPHAN: Final = "orphan"
+FINALIZER_FOREGROUND: Final = "foregroundDeletion"
+PROPAGATION_POLICIES: Final = ("Foreground", "Background", "Orphan")
+#: Upstream message when a list continues from a compacted revision.
+CONTINUE_EXPIRED_MESSAGE: Final = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list."
+)
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder()
+
+
+class _MetaOnly(msgspec.Struct):
+    """The part of an object a label selector reads (decoding skips everything else)."""
+
+    labels: dict[str, str] | None = None
+
+
+class _LabelsView(msgspec.Struct):
+    metadata: _MetaOnly = msgspec.field(default_factory=_MetaOnly)
+
+
+_LABELS_DECODER = msgspec.json.Decoder(_LabelsView)
+
+
+def now_timestamp() -> str:
+    """The current time as a Kubernetes ``Time`` (RFC 3339, seconds, UTC)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def decode(value: bytes) -> dict[str, Any]:
+    """A stored object as a fresh dict."""
+    obj: dict[str, Any] = _DECODER.decode(value)
+    return obj
+
+
+def labels_of(value: bytes) -> dict[str, str]:
+    """Only the labels of a stored object (cheap: the rest is skipped)."""
+    return _LABELS_DECODER.decode(value).metadata.labels or {}
+
+
+@dataclass(slots=True)
+class WriteOptions:
+    """Options of create/update/patch requests."""
+
+    dry_run: bool = False
+    field_validation: str = "Warn"
+    field_manager: str = ""
+
+
+@dataclass(slots=True)
+class DeleteOptions:
+    """Options of a delete (from the body or the query)."""
+
+    grace_period_seconds: int | None = None
+    propagation_policy: str | None = None
+    orphan_dependents: bool | None = None
+    precondition_uid: str | None = None
+    precondition_resource_version: str | None = None
+    dry_run: bool = False
+
+
+@dataclass(slots=True)
+class Result:
+    """What a handler answers: status code, JSON body, and Warning texts."""
+
+    code: int
+    body: bytes
+    warnings: list[str] = field(default_factory=list)
+
+
+def _metadata(obj: dict[str, Any], resource: ServedResource) -> dict[str, Any]:
+    metadata = obj.get("metadata")
+    if metadata is None:
+        metadata = obj["metadata"] = {}
+    if not isinstance(metadata, dict):
+        raise status_errors.bad_request(
+            f'{resource.kind} in version "{resource.version}" cannot be handled as a '
+            f"{resource.kind}: metadata: expected an object, got {type(metadata).__name__}"
+        )
+    return metadata
+
+
+def _generate_name(prefix: str) -> str:
+    suffix = "".join(
+        secrets.choice(GENERATE_NAME_ALPHABET) for _ in range(GENERATE_NAME_SUFFIX_LENGTH)
+    )
+    return prefix[:GENERATE_NAME_MAX_PREFIX] + suffix
+
+
+def object_fields(resource: ServedResource, obj: dict[str, Any], key: str) -> dict[str, str]:
+    """The field-selector values of an object (metadata.name/namespace plus the kind's own)."""
+    metadata = obj.get("metadata") or {}
+    fields = {
+        "metadata.name": str(metadata.get("name", "")),
+        "metadata.namespace": str(metadata.get("namespace", "")) if resource.namespaced else "",
+    }
+    for name, getter in resource.field_selectors.items():
+        fields[name] = getter(obj)
+    return fields
+
+
+def check_field_selector(resource: ServedResource, options: ListOptions) -> None:
+    """400 for field-selector fields the resource does not support (as upstream)."""
+    if options.field_selector is None:
+        return
+    for name, _operator, _value in options.field_selector.requirements:
+        if name not in ("metadata.name", "metadata.namespace") and (
+            name not in resource.field_selectors
+        ):
+            raise status_errors.bad_request(
+                f'"{name}" is not a known field selector: only "metadata.name", '
+                f'"metadata.namespace"'
+                if not resource.field_selectors
+                else f"field label not supported: {name}"
+            )
+
+
+class Matcher:
+    """Decides whether a stored object is selected by a list or watch's selectors."""
+
+    def __init__(self, resource: ServedResource, options: ListOptions) -> None:
+        self._resource = resource
+        self._labels = options.label_selector
+        self._fields = options.field_selector
+        self.selects_all = self._labels is None and self._fields is None
+
+    def matches(self, key: str, value: bytes, obj: dict[str, Any] | None = None) -> bool:
+        """Whether the object (JSON ``value``; ``obj`` if already decoded) is selected."""
+        if self.selects_all:
+            return True
+        if self._labels is not None:
+            labels = (obj.get("metadata") or {}).get("labels") if obj is not None else None
+            if obj is None:
+                labels = labels_of(value)
+            if not self._labels.matches(labels or {}):
+                return False
+        if self._fields is not None:
+            if obj is None:
+                obj = decode(value)
+            if not self._fields.matches(object_fields(self._resource, obj, key)):
+                return False
+        return True
+
+
+ObjectValidationHook = Callable[[ServedResource, dict[str, Any]], None]
+
+
+class ObjectOperations:
+    """The object semantics of the API server, for every served resource."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        behaviour_for: Callable[[ServedResource], KindBehaviour],
+        admit_namespace: Callable[[ServedResource, str, str], None],
+    ) -> None:
+        self.storage = storage
+        self._behaviour_for = behaviour_for
+        self._admit_namespace = admit_namespace
+
+    # -- reading ------------------------------------------------------------------------
+
+    def present(self, resource: ServedResource, value: bytes) -> bytes:
+        """Stored JSON as served through ``resource`` (converted only when needed)."""
+        if not _converts(resource):
+            return value
+        behaviour = self._behaviour_for(resource)
+        return _ENCODER.encode(behaviour.from_storage(resource, decode(value)))
+
+    def present_object(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
+        """A stored object (decoded) as served through ``resource``."""
+        if not _converts(resource):
+            return obj
+        return self._behaviour_for(resource).from_storage(resource, obj)
+
+    def get_record(self, resource: ServedResource, namespace: str | None, name: str) -> Record:
+        """The stored record of one object, or 404."""
+        record = self.storage.get(resource.storage_key(namespace, name))
+        if record is None:
+            raise status_errors.not_found(resource.group, resource.plural, name)
+        return record
+
+    def get(self, resource: ServedResource, namespace: str | None, name: str) -> bytes:
+        """GET one object: its stored bytes (converted if served in another shape)."""
+        return self.present(resource, self.get_record(resource, namespace, name).value)
+
+    async def list_collection(
+        self, resource: ServedResource, namespace: str | None, options: ListOptions
+    ) -> bytes:
+        """LIST: the ``<Kind>List`` body, with pagination and selectors."""
+        check_field_selector(resource, options)
+        prefix = resource.storage_prefix(namespace)
+        current = self.storage.revision
+        list_revision = current
+        start_after: str | None = None
+        if options.continue_token is not None:
+            token = options.continue_token
+            if token.rv < self.storage.oldest_revision:
+                raise status_errors.expired(CONTINUE_EXPIRED_MESSAGE)
+            list_revision = token.rv
+            start_after = token.start
+        elif options.resource_version not in ("", "0"):
+            requested = parse_resource_version(options.resource_version)
+            if requested > current:
+                raise APIError(
+                    504,
+                    status_errors.REASON_TIMEOUT,
+                    f"Timeout: Too large resource version: {requested}, current: {current}",
+                    details={
+                        "causes": [
+                            {
+                                "reason": "ResourceVersionTooLarge",
+                                "message": "Too large resource version",
+                            }
+                        ],
+                        "retryAfterSeconds": 1,
+                    },
+                )
+            if options.resource_version_match == MATCH_EXACT and requested != current:
+                return await self._list_exact(resource, namespace, options, requested)
+        matcher = Matcher(resource, options)
+        limit = options.limit
+        items: list[bytes] = []
+        last_key: str | None = None
+        more = False
+        if matcher.selects_all:
+            records = self.storage.list(
+                prefix, start_after=start_after, limit=limit + 1 if limit else None
+            )
+            if limit and len(records) > limit:
+                records = records[:limit]
+                more = True
+            items = [record.value for record in records]
+            if records:
+                last_key = records[-1].key
+        else:
+            cursor = start_after
+            while True:
+                batch = self.storage.list(prefix, start_after=cursor, limit=LIST_SCAN_BATCH)
+                for record in batch:
+                    if limit and len(items) == limit:
+                        more = True
+                        break
+                    if matcher.matches(record.key, record.value):
+                        items.append(record.value)
+                        last_key = record.key
+                if more or len(batch) < LIST_SCAN_BATCH:
+                    break
+                cursor = batch[-1].key
+        if _converts(resource):
+            items = [self.present(resource, value) for value in items]
+        metadata: dict[str, Any] = {"resourceVersion": str(list_revision)}
+        if more and last_key is not None:
+            metadata["continue"] = encode_continue(list_revision, last_key)
+        return _list_body(resource, metadata, items)
+
+    async def _list_exact(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        options: ListOptions,
+        revision: int,
+    ) -> bytes:
+        """A list as of an older revision, rebuilt from the retained history."""
+        prefix = resource.storage_prefix(namespace)
+        if revision < self.storage.oldest_revision:
+            raise status_errors.too_old_resource_version(revision, self.storage.oldest_revision)
+        state = {record.key: record.value for record in self.storage.list(prefix)}
+        for event in reversed(await self._history_after(prefix, revision)):
+            if event.prev_value is None:
+                state.pop(event.key, None)
+            else:
+                state[event.key] = event.prev_value
+        matcher = Matcher(resource, options)
+        items = [
+            self.present(resource, value)
+            for key, value in sorted(state.items())
+            if matcher.matches(key, value)
+        ]
+        return _list_body(resource, {"resourceVersion": str(revision)}, items)
+
+    async def _history_after(self, prefix: str, revision: int) -> list[WatchEvent]:
+        """The retained events under ``prefix`` after ``revision`` up to now."""
+        current = self.storage.revision
+        try:
+            watch = self.storage.watch(prefix, revision)
+        except ExpiredError as exc:
+            raise status_errors.too_old_resource_version(revision, exc.oldest) from exc
+        events: list[WatchEvent] = []
+        iterator = aiter(watch)
+        try:
+            while True:
+                # The backlog is already buffered; a short wait only ends the drain.
+                event: WatchEvent = await asyncio.wait_for(anext(iterator), HISTORY_DRAIN_SECONDS)
+                if event.revision > current:
+                    break
+                events.append(event)
+        except (TimeoutError, StopAsyncIteration):
+            pass
+        finally:
+            watch.close()
+        return events
+
+    # -- creating -----------------------------------------------------------------------
+
+    def prepare_new(
+        self, resource: ServedResource, namespace: str | None, obj: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Check the body's identity and fill the server-owned metadata of a new object."""
+        check_type(resource, obj)
+        metadata = _metadata(obj, resource)
+        if resource.namespaced:
+            body_namespace = metadata.get("namespace")
+            if not body_namespace:
+                metadata["namespace"] = namespace
+            elif body_namespace != namespace:
+                raise status_errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent "
+                    "on the request"
+                )
+        else:
+            metadata.pop("namespace", None)
+        if metadata.get("resourceVersion"):
+            raise status_errors.bad_request(
+                "resourceVersion should not be set on objects to be created"
+            )
+        for server_owned in (
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+            "managedFields",
+            "resourceVersion",
+        ):
+            metadata.pop(server_owned, None)
+        metadata["uid"] = str(uuid.uuid4())
+        metadata["creationTimestamp"] = now_timestamp()
+        if resource.tracks_generation or resource.is_custom:
+            metadata["generation"] = 1
+        else:
+            metadata.pop("generation", None)
+        return metadata
+
+    async def create(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        obj: dict[str, Any],
+        options: WriteOptions,
+    ) -> Result:
+        """POST: store a new object and answer 201 with it."""
+        behaviour = self._behaviour_for(resource)
+        metadata = self.prepare_new(resource, namespace, obj)
+        behaviour.prepare_create(resource, obj)
+        name = metadata.get("name") or ""
+        if resource.namespaced:
+            self._admit_namespace(resource, namespace or "", name)
+        warnings = self._validate(resource, obj, None, options, behaviour)
+        generate = not name and bool(metadata.get("generateName"))
+        stored = behaviour.to_storage(resource, obj)
+        if options.dry_run:
+            if generate:
+                metadata["name"] = _generate_name(metadata["generateName"])
+            return Result(201, _ENCODER.encode(obj), warnings)
+        attempts = GENERATE_NAME_ATTEMPTS if generate else 1
+        record: Record | None = None
+        for _attempt in range(attempts):
+            if generate:
+                metadata["name"] = _generate_name(metadata["generateName"])
+            key = resource.storage_key(namespace, metadata["name"])
+            try:
+                record = self.storage.create(key, stored)
+                break
+            except KeyExistsError:
+                if not generate:
+                    raise status_errors.already_exists(
+                        resource.group, resource.plural, metadata["name"]
+                    ) from None
+        if record is None:
+            raise status_errors.already_exists(resource.group, resource.plural, metadata["name"])
+        await self.storage.wait_durable(record.revision)
+        await behaviour.after_write(resource, decode(record.value), None)
+        return Result(201, self.present(resource, record.value), warnings)
+
+    def _validate(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        options: WriteOptions,
+        behaviour: KindBehaviour,
+    ) -> list[str]:
+        metadata = obj["metadata"]
+        errors = validate_object_meta(
+            metadata, namespaced=resource.namespaced, name_rule=resource.name_rule
+        )
+        kind_errors, unknown = behaviour.validate(resource, obj, old)
+        errors.extend(kind_errors)
+        warnings: list[str] = []
+        if unknown and options.field_validation == "Strict":
+            raise status_errors.bad_request(
+                f'{resource.kind} in version "{resource.version}" cannot be handled as a '
+                f"{resource.kind}: strict decoding error: "
+                + ", ".join(f'unknown field "{path}"' for path in unknown)
+            )
+        if unknown and options.field_validation != "Ignore":
+            warnings.extend(f'unknown field "{path}"' for path in unknown)
+        if errors:
+            name = metadata.get("name") or metadata.get("generateName") or ""
+            raise status_errors.invalid(resource.group, resource.kind, name, errors)
+        if resource.deprecated_warning:
+            warnings.append(resource.deprecated_warning)
+        return warnings
+
+    # -- updating -----------------------------------------------------------------------
+
+    async def update(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        name: str,
+        obj: dict[str, Any],
+        options: WriteOptions,
+        subresource: str = "",
+    ) -> Result:
+        """PUT: replace an object (or only its status through ``/status``)."""
+        check_type(resource, obj)
+        metadata = _metadata(obj, resource)
+        body_name = metadata.get("name") or ""
+        if body_name != name:
+            raise status_errors.bad_request(
+                f"the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )
+        body_namespace = metadata.get("namespace") or ""
+        if resource.namespaced:
+            if body_namespace and body_namespace != namespace:
+                raise status_errors.bad_request(
+                    f"the namespace of the object ({body_namespace}) does not match the "
+                    f"namespace on the URL ({namespace})"
+                )
+            metadata["namespace"] = namespace
+        else:
+            metadata.pop("namespace", None)
+        key = resource.storage_key(namespace, name)
+        record = self.storage.get(key)
+        if record is None:
+            if _allows_create_on_update(resource) and not subresource:
+                metadata.pop("resourceVersion", None)
+                return await self.create(resource, namespace, obj, options)
+            raise status_errors.not_found(resource.group, resource.plural, name)
+        requested_rv = metadata.get("resourceVersion") or ""
+        if not requested_rv:
+            if resource.is_custom or not _allows_unconditional_update(resource):
+                raise status_errors.invalid(
+                    resource.group,
+                    resource.kind,
+                    name,
+                    [
+                        fe.invalid(
+                            "metadata.resourceVersion",
+                            fe.GoValue("0x0"),
+                            "must be specified for an update",
+                        )
+                    ],
+                )
+        elif parse_resource_version(str(requested_rv)) != record.revision:
+            raise status_errors.stale_resource_version(resource.group, resource.plural, name)
+        return await self._write_update(resource, record, obj, options, subresource)
+
+    async def _write_update(
+        self,
+        resource: ServedResource,
+        record: Record,
+        obj: dict[str, Any],
+        options: WriteOptions,
+        subresource: str,
+    ) -> Result:
+        """Apply update rules to ``obj`` (the desired object) against the stored ``record``."""
+        behaviour = self._behaviour_for(resource)
+        old = self.present_object(resource, decode(record.value))
+        old_meta = old["metadata"]
+        if subresource == "status":
+            new = copy.deepcopy(old)
+            if "status" in obj:
+                new["status"] = obj["status"]
+            else:
+                new.pop("status", None)
+        else:
+            new = obj
+            if resource.has_status:
+                if "status" in old:
+                    new["status"] = old["status"]
+                else:
+                    new.pop("status", None)
+        new_meta = _metadata(new, resource)
+        uid = new_meta.get("uid")
+        if uid and uid != old_meta.get("uid"):
+            raise status_errors.conflict(
+                resource.group,
+                resource.plural,
+                old_meta.get("name", ""),
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
+                f"{old_meta.get('uid')}",
+            )
+        for carried in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ):
+            if carried in old_meta:
+                new_meta[carried] = old_meta[carried]
+            else:
+                new_meta.pop(carried, None)
+        new_meta.pop("managedFields", None)
+        new_meta.pop("selfLink", None)
+        if "managedFields" in old_meta:
+            new_meta["managedFields"] = old_meta["managedFields"]
+        new_meta["resourceVersion"] = old_meta.get("resourceVersion")
+        behaviour.prepare_update(resource, new, old)
+        deleting = "deletionTimestamp" in old_meta
+        errors: list[FieldError] = []
+        if deleting:
+            added = [
+                f
+                for f in new_meta.get("finalizers") or []
+                if f not in (old_meta.get("finalizers") or [])
+            ]
+            if added:
+                quoted = ", ".join(fe.go_quote(f) for f in added)
+                errors.append(
+                    fe.forbidden(
+                        "metadata.finalizers",
+                        "no new finalizers can be added if the object is being deleted, "
+                        f"found new finalizers []string{{{quoted}}}",
+                    )
+                )
+        if errors:
+            raise status_errors.invalid(
+                resource.group, resource.kind, new_meta.get("name", ""), errors
+            )
+        if (resource.tracks_generation or resource.is_custom) and behaviour.spec_changed(new, old):
+            new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
+        warnings = self._validate(resource, new, old, options, behaviour)
+        if new == old:
+            # A no-op write: no new revision, no event (controllers rely on this).
+            return Result(200, self.present(resource, record.value), warnings)
+        if options.dry_run:
+            return Result(200, _ENCODER.encode(new), warnings)
+        stored = behaviour.to_storage(resource, new)
+        try:
+            if deleting and not behaviour.holds_deletion(new):
+                written = self.storage.delete(record.key, expected_revision=record.revision)
+                await self.storage.wait_durable(written.revision)
+                await behaviour.after_write(resource, None, old)
+                return Result(200, self.present(resource, written.value), warnings)
+            written = self.storage.update(record.key, stored, expected_revision=record.revision)
+        except (RevisionConflictError, KeyNotFoundError):
+            raise status_errors.stale_resource_version(
+                resource.group, resource.plural, new_meta.get("name", "")
+            ) from None
+        await self.storage.wait_durable(written.revision)
+        await behaviour.after_write(resource, decode(written.value), old)
+        return Result(200, self.present(resource, written.value), warnings)
+
+    async def update_object(
+        self,
+        resource: ServedResource,
+        record: Record,
+        new: dict[str, Any],
+        options: WriteOptions | None = None,
+        subresource: str = "",
+    ) -> Result:
+        """Write ``new`` over the stored ``record`` with update rules (for patch and scale)."""
+        return await self._write_update(
+            resource, record, new, options or WriteOptions(), subresource
+        )
+
+    # -- deleting -----------------------------------------------------------------------
+
+    async def delete(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        name: str,
+        options: DeleteOptions,
+    ) -> Result:
+        """DELETE: remove the object, or mark it deleting while finalizers remain."""
+        _check_delete_options(options)
+        record = self.get_record(resource, namespace, name)
+        return await self.delete_record(resource, record, options)
+
+    async def delete_record(
+        self, resource: ServedResource, record: Record, options: DeleteOptions
+    ) -> Result:
+        """Delete the object stored in ``record`` (see :meth:`delete`)."""
+        behaviour = self._behaviour_for(resource)
+        obj = decode(record.value)
+        meta = obj["metadata"]
+        name = meta.get("name", "")
+        if options.precondition_uid is not None and options.precondition_uid != meta.get("uid"):
+            raise status_errors.conflict(
+                resource.group,
+                resource.plural,
+                name,
+                f"Precondition failed: UID in precondition: {options.precondition_uid}, "
+                f"UID in object meta: {meta.get('uid', '')}",
+            )
+        if options.precondition_resource_version is not None and (
+            options.precondition_resource_version != meta.get("resourceVersion")
+        ):
+            raise status_errors.conflict(
+                resource.group,
+                resource.plural,
+                name,
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{options.precondition_resource_version}, ResourceVersion in object meta: "
+                f"{meta.get('resourceVersion', '')}",
+            )
+        finalizers = list(meta.get("finalizers") or [])
+        policy = options.propagation_policy
+        if options.orphan_dependents is not None and policy is None:
+            policy = "Orphan" if options.orphan_dependents else "Background"
+        if policy == "Orphan":
+            finalizers = [f for f in finalizers if f != FINALIZER_FOREGROUND]
+            if FINALIZER_ORPHAN not in finalizers:
+                finalizers.append(FINALIZER_ORPHAN)
+        elif policy == "Foreground":
+            finalizers = [f for f in finalizers if f != FINALIZER_ORPHAN]
+            if FINALIZER_FOREGROUND not in finalizers:
+                finalizers.append(FINALIZER_FOREGROUND)
+        elif policy == "Background":
+            finalizers = [
+                f for f in finalizers if f not in (FINALIZER_ORPHAN, FINALIZER_FOREGROUND)
+            ]
+        grace = behaviour.delete_grace_seconds(resource, obj, options.grace_period_seconds)
+        deleting = "deletionTimestamp" in meta
+        if not finalizers and grace == 0:
+            if options.dry_run:
+                return Result(200, self._deleted_answer(resource, obj, record.value))
+            try:
+                written = self.storage.delete(record.key, expected_revision=record.revision)
+            except (KeyNotFoundError, RevisionConflictError):
+                raise status_errors.conflict(
+                    resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
+                ) from None
+            await self.storage.wait_durable(written.revision)
+            await behaviour.after_write(resource, None, obj)
+            return Result(200, self._deleted_answer(resource, obj, written.value))
+        # Graceful: mark the object deleting; finalizers (or the kubelet) finish the job.
+        new = copy.deepcopy(obj)
+        new_meta = new["metadata"]
+        if finalizers:
+            new_meta["finalizers"] = finalizers
+        else:
+            new_meta.pop("finalizers", None)
+        if not deleting:
+            new_meta["deletionTimestamp"] = _timestamp_after(grace)
+            new_meta["deletionGracePeriodSeconds"] = grace
+            if int(meta.get("generation") or 0) > 0:
+                new_meta["generation"] = int(meta["generation"]) + 1
+        if new == obj or options.dry_run:
+            return Result(200, self.present(resource, _ENCODER.encode(new)))
+        try:
+            written = self.storage.update(record.key, new, expected_revision=record.revision)
+        except (KeyNotFoundError, RevisionConflictError):
+            raise status_errors.conflict(
+                resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
+            ) from None
+        await self.storage.wait_durable(written.revision)
+        await behaviour.after_write(resource, decode(written.value), obj)
+        code = 202 if options.orphan_dependents is False else 200
+        return Result(code, self.present(resource, written.value))
+
+    def _deleted_answer(self, resource: ServedResource, obj: dict[str, Any], value: bytes) -> bytes:
+        if resource.plural in ("pods", "services", "namespaces") and not resource.group:
+            return self.present(resource, value)
+        meta = obj.get("metadata") or {}
+        details: dict[str, Any] = {"name": meta.get("name", "")}
+        if resource.group:
+            details["group"] = resource.group
+        details["kind"] = resource.plural
+        details["uid"] = meta.get("uid", "")
+        return _ENCODER.encode(
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": details,
+            }
+        )
+
+    async def delete_collection(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        list_options: ListOptions,
+        options: DeleteOptions,
+    ) -> Result:
+        """DELETE on a collection: delete every selected object; answer the list of them."""
+        _check_delete_options(options)
+        check_field_selector(resource, list_options)
+        matcher = Matcher(resource, list_options)
+        records = [
+            record
+            for record in self.storage.list(resource.storage_prefix(namespace))
+            if matcher.matches(record.key, record.value)
+        ]
+        deleted: list[bytes] = []
+        for record in records:
+            current = self.storage.get(record.key)
+            if current is None:
+                continue
+            try:
+                result = await self.delete_record(resource, current, options)
+            except APIError as exc:
+                if exc.code in (404, 409):
+                    continue
+                raise
+            if result.body.startswith(b'{"kind":"Status"'):
+                deleted.append(self.present(resource, current.value))
+            else:
+                deleted.append(result.body)
+        metadata = {"resourceVersion": str(self.storage.revision)}
+        return Result(200, _list_body(resource, metadata, deleted))
+
+
+def check_type(resource: ServedResource, obj: dict[str, Any]) -> None:
+    """Default a missing apiVersion/kind; 400 when the body names another type."""
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if not api_version:
+        obj["apiVersion"] = resource.api_version
+    if not kind:
+        obj["kind"] = resource.kind
+    if api_version and api_version != resource.api_version:
+        raise status_errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API "
+            f"version ({resource.api_version})"
+        )
+    if kind and kind != resource.kind:
+        raise status_errors.bad_request(
+            f'{kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
+            f"the object provided is unrecognized (must be of type {resource.kind})"
+        )
+
+
+def _check_delete_options(options: DeleteOptions) -> None:
+    errors: list[FieldError] = []
+    if options.orphan_dependents is not None and options.propagation_policy is not None:
+        errors.append(
+            fe.invalid(
+                "propagationPolicy",
+                options.propagation_policy,
+                "orphanDependents and deletionPropagation cannot be both set",
+            )
+        )
+    elif (
+        options.propagation_policy is not None
+        and options.propagation_policy not in PROPAGATION_POLICIES
+    ):
+        errors.append(
+            fe.not_supported("propagationPolicy", options.propagation_policy, PROPAGATION_POLICIES)
+        )
+    if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
+        options.grace_period_seconds = 1  # upstream turns a negative grace period into 1
+    if errors:
+        raise status_errors.invalid("meta.k8s.io", "DeleteOptions", "", errors)
+
+
+def _timestamp_after(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))
+
+
+def _converts(resource: ServedResource) -> bool:
+    if resource.is_custom:
+        return resource.version != resource.storage_version
+    return resource.storage_group is not None and resource.storage_group != resource.group
+
+
+# Upstream registries that create an object on PUT when it is missing (AllowCreateOnUpdate).
+_CREATE_ON_UPDATE: Final = frozenset(
+    {
+        ("", "endpoints"),
+        ("", "events"),
+        ("events.k8s.io", "events"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("rbac.authorization.k8s.io", "rolebindings"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ("discovery.k8s.io", "endpointslices"),
+    }
+)
+
+
+def _allows_create_on_update(resource: ServedResource) -> bool:
+    return (resource.group, resource.plural) in _CREATE_ON_UPDATE
+
+
+def _allows_unconditional_update(resource: ServedResource) -> bool:
+    # Built-ins accept a PUT without resourceVersion (last write wins); CRs and CRDs do not.
+    return not resource.is_custom
+
+
+def _list_body(resource: ServedResource, metadata: dict[str, Any], items: Iterable[bytes]) -> bytes:
+    head = (
+        b'{"kind":'
+        + _ENCODER.encode(resource.list_kind)
+        + b',"apiVersion":'
+        + _ENCODER.encode(resource.api_version)
+        + b',"metadata":'
+        + _ENCODER.encode(metadata)
+        + b',"items":['
+    )
+    return head + b",".join(items) + b"]}"

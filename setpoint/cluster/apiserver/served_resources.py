@@ -1,0 +1,134 @@
+"""What the server serves: one :class:`ServedResource` per group/version/resource.
+
+A ``ServedResource`` carries everything the generic handlers need to know about a resource:
+its names for URLs and discovery, its scope and verbs, its subresources, how it is keyed in
+storage and which per-kind rules (generation tracking, name format, field selectors) apply.
+The built-in table lives in :mod:`setpoint.cluster.apiserver.builtin_resources`; custom
+resources get theirs from their CRD.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+NameRule = Literal["subdomain", "label", "path_segment"]
+
+#: The verbs of an ordinary resource, in the order kube-apiserver's discovery lists them.
+STANDARD_VERBS: tuple[str, ...] = (
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+)
+#: The verbs of a custom resource, in the order apiextensions-apiserver lists them.
+CUSTOM_RESOURCE_VERBS: tuple[str, ...] = (
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+)
+#: Verbs left on a custom resource whose CRD is being deleted.
+TERMINATING_CUSTOM_RESOURCE_VERBS: tuple[str, ...] = (
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "watch",
+)
+#: Verbs of the ``status`` and ``scale`` subresources.
+SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
+
+#: Validates a custom resource (or built-in) body; returns Status causes, may default/prune in
+#: place; the returned strings are unknown-field paths (for Strict/Warn field validation).
+ObjectValidator = Callable[[dict[str, Any]], tuple[list[dict[str, str]], list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ScalePaths:
+    """Where a custom resource keeps what its ``scale`` subresource shows (JSON paths)."""
+
+    spec_replicas: str
+    status_replicas: str
+    label_selector: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServedResource:
+    """One resource in one served version, with the rules the generic handlers apply to it."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = STANDARD_VERBS
+    subresources: tuple[str, ...] = ()
+    #: Whether ``metadata.generation`` is set on create and bumped when the spec changes.
+    tracks_generation: bool = False
+    name_rule: NameRule = "subdomain"
+    #: Field-selector fields beyond metadata.name/metadata.namespace, with their extractors.
+    field_selectors: Mapping[str, Callable[[dict[str, Any]], str]] = field(default_factory=dict)
+    #: Storage is shared between versions (and for events, between groups): the key prefix
+    #: group/resource used for storage.
+    storage_group: str | None = None
+    storage_resource: str | None = None
+    #: Custom resources only.
+    is_custom: bool = False
+    storage_version: str = ""
+    validator: ObjectValidator | None = None
+    scale_paths: ScalePaths | None = None
+    deprecated_warning: str | None = None
+    #: The CRD's own name, for custom resources.
+    crd_name: str = ""
+
+    @property
+    def api_version(self) -> str:
+        """``v1`` or ``apps/v1``: the apiVersion of the objects."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        """The kind of the list objects."""
+        return f"{self.kind}List"
+
+    @property
+    def storage_root(self) -> str:
+        """``/core/configmaps/``: the storage prefix of every object of this resource."""
+        group = self.storage_group if self.storage_group is not None else self.group
+        resource = self.storage_resource or self.plural
+        return f"/{group or 'core'}/{resource}/"
+
+    def storage_prefix(self, namespace: str | None) -> str:
+        """The key prefix of a list or watch, in one namespace or across all."""
+        if self.namespaced and namespace:
+            return f"{self.storage_root}{namespace}/"
+        return self.storage_root
+
+    def storage_key(self, namespace: str | None, name: str) -> str:
+        """The key of one object."""
+        if self.namespaced:
+            return f"{self.storage_root}{namespace}/{name}"
+        return f"{self.storage_root}{name}"
+
+    @property
+    def has_status(self) -> bool:
+        """Whether the ``status`` subresource exists (main writes then keep the old status)."""
+        return "status" in self.subresources
+
+    @property
+    def has_scale(self) -> bool:
+        """Whether the ``scale`` subresource exists."""
+        return "scale" in self.subresources

@@ -1,0 +1,141 @@
+"""The API server: storage + registry + semantics + HTTP, started and stopped as one unit.
+
+``APIServer`` binds 127.0.0.1 only (plain HTTP, bearer token). On start it creates the system
+namespaces if they are missing and serves every CRD already in storage, so a server restarted
+on the same data directory answers exactly as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Final
+
+from aiohttp import web
+
+from setpoint.cluster.apiserver.builtin_resources import builtin_resources
+from setpoint.cluster.apiserver.builtin_validation_hook import builtin_validator
+from setpoint.cluster.apiserver.crd_serving import CRD_STORAGE_ROOT, CRDBehaviour, CustomResourceBehaviour
+from setpoint.cluster.apiserver.event_rules import EventBehaviour
+from setpoint.cluster.apiserver.http_api import APIHandler
+from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.lease_rules import LeaseBehaviour
+from setpoint.cluster.apiserver.namespace_lifecycle import (
+    SYSTEM_NAMESPACES,
+    NamespaceAdmission,
+    NamespaceBehaviour,
+    NamespaceCleaner,
+    namespace_terminating,
+    new_namespace,
+)
+from setpoint.cluster.apiserver.object_operations import ObjectOperations, WriteOptions, decode
+from setpoint.cluster.apiserver.pod_rules import PodBehaviour
+from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.storage import Storage
+
+log = logging.getLogger(__name__)
+
+LOOPBACK: Final = "127.0.0.1"
+#: Bytes of randomness in a generated bearer token (256 bits).
+TOKEN_BYTES: Final = 32
+#: How long a stopping server lets in-flight requests finish (watches are cut short).
+SHUTDOWN_TIMEOUT_SECONDS: Final = 2.0
+
+
+def generate_token() -> str:
+    """A fresh random bearer token."""
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+class APIServer:
+    """A Kubernetes-compatible API server over ``storage`` on 127.0.0.1:``port``."""
+
+    def __init__(self, storage: Storage, *, port: int = 0, token: str | None = None) -> None:
+        self.storage = storage
+        self.token = token or generate_token()
+        self._requested_port = port
+        self.port = 0
+        self.registry = ResourceRegistry()
+        validator = builtin_validator()
+        self._default_behaviour = KindBehaviour(validator)
+        admission = NamespaceAdmission(storage)
+        self.operations = ObjectOperations(storage, self._behaviour_for, admission.admit)
+        for resource in builtin_resources():
+            self.registry.add(resource)
+        namespaces = self._builtin("", "namespaces")
+        self.namespace_cleaner = NamespaceCleaner(
+            self.operations, self.registry.namespaced_resources, namespaces
+        )
+        self._custom_behaviour = CustomResourceBehaviour()
+        self.crds = CRDBehaviour(self.registry, self.operations, validator)
+        self._behaviours: dict[str, KindBehaviour] = {
+            "/core/namespaces/": NamespaceBehaviour(self.namespace_cleaner.start_cleanup),
+            "/core/pods/": PodBehaviour(validator),
+            "/core/events/": EventBehaviour(validator),
+            "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
+            CRD_STORAGE_ROOT: self.crds,
+        }
+        self._runner: web.ServerRunner | None = None
+
+    def _builtin(self, group: str, plural: str) -> ServedResource:
+        resource = self.registry.get(group, "v1", plural)
+        assert resource is not None, f"built-in {plural} missing from the table"
+        return resource
+
+    def _behaviour_for(self, resource: ServedResource) -> KindBehaviour:
+        if resource.is_custom:
+            return self._custom_behaviour
+        return self._behaviours.get(resource.storage_root, self._default_behaviour)
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` once started."""
+        return f"http://{LOOPBACK}:{self.port}"
+
+    async def start(self) -> None:
+        """Bootstrap the stored state and start listening."""
+        await self._bootstrap()
+        handler = APIHandler(
+            self.registry,
+            self.operations,
+            self.token,
+            on_namespace_terminating=self.namespace_cleaner.start_cleanup,
+            server_address=lambda: f"{LOOPBACK}:{self.port}",
+        )
+        server = web.Server(handler, handler_cancellation=True)
+        runner = web.ServerRunner(server, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS)
+        await runner.setup()
+        site = web.TCPSite(runner, LOOPBACK, self._requested_port, reuse_address=True)
+        await site.start()
+        self._runner = runner
+        sockets = server_sockets(runner)
+        self.port = sockets[0] if sockets else self._requested_port
+        log.info("API server listening on %s", self.url)
+
+    async def _bootstrap(self) -> None:
+        namespaces = self._builtin("", "namespaces")
+        for name in SYSTEM_NAMESPACES:
+            if self.storage.get(namespaces.storage_key(None, name)) is None:
+                await self.operations.create(namespaces, None, new_namespace(name), WriteOptions())
+        await self.crds.serve_stored()
+        for record in self.storage.list(namespaces.storage_root):
+            obj = decode(record.value)
+            if namespace_terminating(obj):
+                self.namespace_cleaner.start_cleanup(obj["metadata"]["name"])
+
+    async def stop(self) -> None:
+        """Stop listening, end watches, and stop background work (the storage stays open)."""
+        await self.namespace_cleaner.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+def server_sockets(runner: web.BaseRunner) -> list[int]:
+    """The ports a started runner listens on."""
+    ports: list[int] = []
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            ports.append(int(address[1]))
+    return ports

@@ -1,0 +1,121 @@
+"""The in-memory backend: every write is durable (for the life of the process) when it returns.
+
+Objects are kept only as their JSON bytes in a sorted map, so a stored object costs about its
+JSON size plus a small fixed overhead, and lists are O(log n + k).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from setpoint.cluster.apiserver.storage.base import (
+    Record,
+    Storage,
+    StorageClosedError,
+    Watch,
+)
+from setpoint.cluster.apiserver.storage.history import (
+    HISTORY_MAX_AGE_SECONDS,
+    HISTORY_MAX_EVENTS,
+    Clock,
+    EventHistory,
+)
+from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace
+from setpoint.cluster.apiserver.storage.watch import DEFAULT_WATCH_BUFFER, StorageWatch, WatchHub
+
+
+class MemoryStorage(Storage):
+    """A revisioned key-value store held in memory; lost when the process ends."""
+
+    def __init__(
+        self,
+        *,
+        history_max_events: int = HISTORY_MAX_EVENTS,
+        history_max_age: float = HISTORY_MAX_AGE_SECONDS,
+        clock: Clock = time.time,
+    ) -> None:
+        self._keyspace = Keyspace()
+        self._history = EventHistory(
+            max_events=history_max_events, max_age=history_max_age, clock=clock
+        )
+        self._hub = WatchHub()
+        self._closed = False
+
+    @property
+    def revision(self) -> int:
+        """The newest committed revision (0 for an empty store)."""
+        return self._keyspace.revision
+
+    @property
+    def oldest_revision(self) -> int:
+        """The oldest revision a watch may start from."""
+        return self._history.compacted_revision
+
+    def __len__(self) -> int:
+        return len(self._keyspace)
+
+    def get(self, key: str) -> Record | None:
+        """The current value under ``key``, or None."""
+        self._check_open()
+        return self._keyspace.get(key)
+
+    def list(
+        self, prefix: str, *, start_after: str | None = None, limit: int | None = None
+    ) -> list[Record]:
+        """Current values whose key starts with ``prefix``, sorted by key, after ``start_after``."""
+        self._check_open()
+        return self._keyspace.list(prefix, start_after=start_after, limit=limit)
+
+    def count(self, prefix: str) -> int:
+        """How many keys start with ``prefix``."""
+        self._check_open()
+        return self._keyspace.count(prefix)
+
+    def create(self, key: str, obj: dict[str, Any]) -> Record:
+        """Store a new object; sets ``metadata.resourceVersion``. Raises KeyExistsError."""
+        self._check_open()
+        return self._commit(self._keyspace.create(key, obj))
+
+    def update(
+        self, key: str, obj: dict[str, Any], *, expected_revision: int | None = None
+    ) -> Record:
+        """Replace an object; sets ``metadata.resourceVersion``."""
+        self._check_open()
+        return self._commit(self._keyspace.update(key, obj, expected_revision=expected_revision))
+
+    def delete(self, key: str, *, expected_revision: int | None = None) -> Record:
+        """Remove an object; returns its last state stamped with the deletion's revision."""
+        self._check_open()
+        return self._commit(self._keyspace.delete(key, expected_revision=expected_revision))
+
+    async def wait_durable(self, revision: int) -> None:
+        """Return at once: a write in memory is durable and announced when it returns."""
+        self._check_open()
+
+    def watch(
+        self, prefix: str, from_revision: int, *, buffer: int = DEFAULT_WATCH_BUFFER
+    ) -> Watch:
+        """Events under ``prefix`` with revision > ``from_revision``."""
+        self._check_open()
+        backlog = self._history.since(from_revision, prefix)
+        watcher = StorageWatch(
+            prefix, from_revision, backlog, buffer=buffer, on_close=self._hub.remove
+        )
+        self._hub.add(watcher)
+        return watcher
+
+    async def close(self) -> None:
+        """Close every watch and refuse further calls."""
+        if not self._closed:
+            self._closed = True
+            self._hub.close_all()
+
+    def _commit(self, change: Change) -> Record:
+        self._history.extend((change.event,))
+        self._hub.announce((change.event,))
+        return change.record
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageClosedError("the storage is closed")

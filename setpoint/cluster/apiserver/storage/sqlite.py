@@ -1,0 +1,269 @@
+"""The durable backend: an in-memory view of the objects plus a SQLite file, with group commit.
+
+A write updates the in-memory view at once (so the next write on the same key sees it) and
+queues a change. One flusher task commits everything queued so far in a single transaction on
+a dedicated writer thread, then — back on the event loop — records the events in the history,
+announces them to watchers and wakes every ``wait_durable`` caller up to the batch's revision.
+While one batch commits the next one fills up, so concurrent writers share each disk flush.
+
+If a commit fails, that batch and everything queued after it (which may build on it) are
+undone in the in-memory view, newest first, and their ``wait_durable`` callers get
+:class:`CommitError`. Their revisions are not reused by this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import sqlite3
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from setpoint.cluster.apiserver.storage.base import (
+    CommitError,
+    Record,
+    Storage,
+    StorageClosedError,
+    StorageError,
+    Watch,
+)
+from setpoint.cluster.apiserver.storage.history import (
+    HISTORY_MAX_AGE_SECONDS,
+    HISTORY_MAX_EVENTS,
+    Clock,
+    EventHistory,
+)
+from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace
+from setpoint.cluster.apiserver.storage.sqlite_file import SqliteFile
+from setpoint.cluster.apiserver.storage.watch import DEFAULT_WATCH_BUFFER, StorageWatch, WatchHub
+
+# Failed revision ranges remembered so that a late ``wait_durable`` on one still fails. Commit
+# failures are rare (disk full, I/O error); this only bounds memory if they repeat for long.
+_FAILED_RANGES_KEPT = 1000
+
+# Named because the class below has a method called ``list``, which hides the builtin there.
+ChangeBatch = list[Change]
+
+
+class SqliteStorage(Storage):
+    """A revisioned key-value store in a SQLite file; every acknowledged write survives a crash.
+
+    Use it from one event loop. Reads are served from memory (loaded at open).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        history_max_events: int = HISTORY_MAX_EVENTS,
+        history_max_age: float = HISTORY_MAX_AGE_SECONDS,
+        clock: Clock = time.time,
+        connection_factory: type[sqlite3.Connection] = sqlite3.Connection,
+    ) -> None:
+        self._file = SqliteFile(path, factory=connection_factory)
+        try:
+            state = self._file.load()
+        except BaseException:
+            self._file.close()
+            raise
+        self._keyspace = Keyspace(state.records, revision=state.revision)
+        self._durable_revision = state.revision
+        self._clock = clock
+        self._history = EventHistory(
+            compacted_revision=_compacted_revision(state.events, state.revision),
+            max_events=history_max_events,
+            max_age=history_max_age,
+            clock=clock,
+        )
+        for event, at in state.events:
+            self._history.extend((event,), at=at)
+        self._hub = WatchHub()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="setpoint-sqlite")
+        self._pending: ChangeBatch = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._waiter_ids = itertools.count()
+        self._failed: deque[tuple[int, int, BaseException]] = deque(maxlen=_FAILED_RANGES_KEPT)
+        self._closed = False
+
+    @property
+    def path(self) -> Path:
+        """The storage file."""
+        return self._file.path
+
+    @property
+    def revision(self) -> int:
+        """The newest revision handed out (visible to reads; durable once awaited)."""
+        return self._keyspace.revision
+
+    @property
+    def oldest_revision(self) -> int:
+        """The oldest revision a watch may start from."""
+        return self._history.compacted_revision
+
+    def __len__(self) -> int:
+        return len(self._keyspace)
+
+    def get(self, key: str) -> Record | None:
+        """The current value under ``key``, or None."""
+        self._check_open()
+        return self._keyspace.get(key)
+
+    def list(
+        self, prefix: str, *, start_after: str | None = None, limit: int | None = None
+    ) -> list[Record]:
+        """Current values whose key starts with ``prefix``, sorted by key, after ``start_after``."""
+        self._check_open()
+        return self._keyspace.list(prefix, start_after=start_after, limit=limit)
+
+    def count(self, prefix: str) -> int:
+        """How many keys start with ``prefix``."""
+        self._check_open()
+        return self._keyspace.count(prefix)
+
+    def create(self, key: str, obj: dict[str, Any]) -> Record:
+        """Store a new object; sets ``metadata.resourceVersion``. Raises KeyExistsError."""
+        loop = self._writable()
+        return self._enqueue(loop, self._keyspace.create(key, obj))
+
+    def update(
+        self, key: str, obj: dict[str, Any], *, expected_revision: int | None = None
+    ) -> Record:
+        """Replace an object; sets ``metadata.resourceVersion``."""
+        loop = self._writable()
+        change = self._keyspace.update(key, obj, expected_revision=expected_revision)
+        return self._enqueue(loop, change)
+
+    def delete(self, key: str, *, expected_revision: int | None = None) -> Record:
+        """Remove an object; returns its last state stamped with the deletion's revision."""
+        loop = self._writable()
+        return self._enqueue(loop, self._keyspace.delete(key, expected_revision=expected_revision))
+
+    async def wait_durable(self, revision: int) -> None:
+        """Return once ``revision`` is committed to disk and announced; CommitError if it failed."""
+        self._check_open()
+        if revision > self._durable_revision:
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiters, (revision, next(self._waiter_ids), future))
+            await future
+            return
+        for low, high, error in self._failed:
+            if low <= revision <= high:
+                raise _commit_error(revision, error)
+
+    def watch(
+        self, prefix: str, from_revision: int, *, buffer: int = DEFAULT_WATCH_BUFFER
+    ) -> Watch:
+        """Events under ``prefix`` with revision > ``from_revision`` (durable events only)."""
+        self._check_open()
+        backlog = self._history.since(from_revision, prefix)
+        watcher = StorageWatch(
+            prefix, from_revision, backlog, buffer=buffer, on_close=self._hub.remove
+        )
+        self._hub.add(watcher)
+        return watcher
+
+    async def close(self) -> None:
+        """Commit everything queued, end every watch and close the file."""
+        if self._closed:
+            return
+        self._closed = True
+        while self._flusher is not None:
+            await asyncio.shield(self._flusher)
+        self._hub.close_all()
+        for _, _, future in self._waiters:
+            if not future.done():
+                future.set_exception(StorageClosedError("the storage was closed"))
+        self._waiters.clear()
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, self._file.close)
+        finally:
+            self._executor.shutdown(wait=True)
+
+    def _writable(self) -> asyncio.AbstractEventLoop:
+        self._check_open()
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            raise StorageError(
+                "SqliteStorage writes must be made from a running event loop"
+            ) from None
+
+    def _enqueue(self, loop: asyncio.AbstractEventLoop, change: Change) -> Record:
+        self._pending.append(change)
+        if self._flusher is None:
+            self._flusher = loop.create_task(self._flush(), name="setpoint-sqlite-flusher")
+        return change.record
+
+    async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending:
+                batch, self._pending = self._pending, []
+                now = self._clock()
+                try:
+                    await loop.run_in_executor(
+                        self._executor,
+                        self._file.commit,
+                        batch,
+                        self._history.compacted_revision,
+                        now,
+                    )
+                except Exception as exc:
+                    self._roll_back(batch, exc)
+                else:
+                    self._complete(batch, now)
+        finally:
+            self._flusher = None
+
+    def _complete(self, batch: ChangeBatch, now: float) -> None:
+        self._durable_revision = batch[-1].record.revision
+        events = [change.event for change in batch]
+        self._history.extend(events, at=now)
+        self._hub.announce(events)
+        self._wake_waiters_up_to(self._durable_revision, None)
+
+    def _roll_back(self, batch: ChangeBatch, error: BaseException) -> None:
+        # Writes queued after the failed batch may depend on it (an update of an object it
+        # created): they fail too, and the view goes back to the last durable state.
+        failed = batch + self._pending
+        self._pending = []
+        for change in reversed(failed):
+            self._keyspace.undo(change)
+        low, high = failed[0].record.revision, failed[-1].record.revision
+        self._failed.append((low, high, error))
+        self._wake_waiters_up_to(high, error)
+
+    def _wake_waiters_up_to(self, revision: int, error: BaseException | None) -> None:
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= revision:
+            waited, _, future = heapq.heappop(waiters)
+            if future.done():
+                continue  # the waiter was cancelled
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(_commit_error(waited, error))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageClosedError(f"the storage {self._file.path} is closed")
+
+
+def _compacted_revision(events: list[tuple[Any, float]], revision: int) -> int:
+    # Everything before the oldest persisted event is gone; with no events, only the future is.
+    if events:
+        oldest: int = events[0][0].revision
+        return oldest - 1
+    return revision
+
+
+def _commit_error(revision: int, error: BaseException) -> CommitError:
+    failure = CommitError(f"the write at revision {revision} was not committed: {error}")
+    failure.__cause__ = error
+    return failure

@@ -1,0 +1,187 @@
+"""Watch over HTTP: newline-delimited JSON events, chunked, one flush per event.
+
+Semantics follow kube-apiserver's watch cache (``cacher/watch_cache.go``, ``handlers/watch.go``):
+a resourceVersion of ""/"0" first replays the current objects as ADDED, N streams what came
+after N, a compacted N gets one ``ERROR`` event with a 410 Status. Selector transitions become
+ADDED/DELETED. Bookmarks are sent about once a minute and before the deadline when the client
+allows them; ``sendInitialEvents`` ends its replay with a bookmark annotated
+``k8s.io/initial-events-end``. A watcher too slow to keep up is dropped (the storage overflows
+its bounded buffer) and its stream ends, so it re-lists, as kube-apiserver does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from typing import Any, Final
+
+import msgspec
+from aiohttp import web
+
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.list_options import ListOptions, parse_resource_version
+from setpoint.cluster.apiserver.object_operations import (
+    Matcher,
+    ObjectOperations,
+    check_field_selector,
+    decode,
+)
+from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.storage import ExpiredError, WatchOverflowError
+
+#: How often an idle watch with bookmarks allowed gets a BOOKMARK (upstream: about a minute).
+BOOKMARK_INTERVAL_SECONDS: Final = 60.0
+#: Without ``timeoutSeconds`` upstream picks a random deadline in [min, 2*min) (``get.go``).
+DEFAULT_MIN_TIMEOUT_SECONDS: Final = 1800
+#: Live events buffered per watcher before it is dropped as too slow.
+WATCHER_BUFFER: Final = 10_000
+INITIAL_EVENTS_END_ANNOTATION: Final = "k8s.io/initial-events-end"
+
+_ENCODER = msgspec.json.Encoder()
+_LINE_PREFIX = {
+    "ADDED": b'{"type":"ADDED","object":',
+    "MODIFIED": b'{"type":"MODIFIED","object":',
+    "DELETED": b'{"type":"DELETED","object":',
+}
+_LINE_SUFFIX = b"}\n"
+
+
+def event_line(event_type: str, value: bytes) -> bytes:
+    """One watch event as a line: ``{"type":...,"object":<value>}\\n``."""
+    return _LINE_PREFIX[event_type] + value + _LINE_SUFFIX
+
+
+def _bookmark_line(resource: ServedResource, revision: int, *, initial_end: bool = False) -> bytes:
+    metadata: dict[str, Any] = {"resourceVersion": str(revision)}
+    if initial_end:
+        metadata["annotations"] = {INITIAL_EVENTS_END_ANNOTATION: "true"}
+    obj = {"kind": resource.kind, "apiVersion": resource.api_version, "metadata": metadata}
+    return b'{"type":"BOOKMARK","object":' + _ENCODER.encode(obj) + _LINE_SUFFIX
+
+
+def _error_line(error: status_errors.APIError) -> bytes:
+    return b'{"type":"ERROR","object":' + _ENCODER.encode(error.to_status()) + _LINE_SUFFIX
+
+
+async def serve_watch(
+    request: web.Request,
+    operations: ObjectOperations,
+    resource: ServedResource,
+    namespace: str | None,
+    options: ListOptions,
+    headers: dict[str, str],
+) -> web.StreamResponse:
+    """Answer a ``?watch=true`` request with a stream of events until the deadline."""
+    check_field_selector(resource, options)
+    storage = operations.storage
+    prefix = resource.storage_prefix(namespace)
+    matcher = Matcher(resource, options)
+    rv = options.resource_version
+    replay = rv in ("", "0") if options.send_initial_events is None else options.send_initial_events
+    initial: list[bytes] = []
+    error: status_errors.APIError | None = None
+    watch = None
+    if replay:
+        start = storage.revision
+        if rv not in ("", "0"):
+            start = max(start, parse_resource_version(rv))
+        records = storage.list(prefix)
+        initial = [
+            event_line("ADDED", operations.present(resource, r.value))
+            for r in records
+            if matcher.matches(r.key, r.value)
+        ]
+        watch = storage.watch(prefix, storage.revision, buffer=WATCHER_BUFFER)
+    else:
+        start = parse_resource_version(rv)
+        try:
+            watch = storage.watch(prefix, start, buffer=WATCHER_BUFFER)
+        except ExpiredError as exc:
+            error = status_errors.too_old_resource_version(start, exc.oldest)
+    response = web.StreamResponse(status=200, headers=headers)
+    response.content_type = "application/json"
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    if error is not None or watch is None:
+        if error is not None:
+            await response.write(_error_line(error))
+        await response.write_eof()
+        return response
+    last_sent = start
+    timeout = options.timeout_seconds
+    if timeout is None or timeout <= 0:
+        timeout = DEFAULT_MIN_TIMEOUT_SECONDS + random.randrange(DEFAULT_MIN_TIMEOUT_SECONDS)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    timed_out = False
+
+    async def keep_time() -> None:
+        # Runs beside the event loop below: bookmarks while idle, then the deadline.
+        nonlocal timed_out
+        while True:
+            now = loop.time()
+            if now >= deadline:
+                break
+            await asyncio.sleep(min(BOOKMARK_INTERVAL_SECONDS, deadline - now))
+            if options.allow_bookmarks and loop.time() < deadline:
+                await response.write(_bookmark_line(resource, last_sent))
+        timed_out = True
+        watch.close()
+
+    timer = asyncio.create_task(keep_time())
+    try:
+        if initial:
+            await response.write(b"".join(initial))
+        if replay and options.send_initial_events:
+            await response.write(_bookmark_line(resource, start, initial_end=True))
+        converts = resource.is_custom and resource.version != resource.storage_version
+        selects_all = matcher.selects_all
+        write = response.write
+        async for event in watch:
+            if selects_all:
+                if converts:
+                    await write(event_line(event.type, operations.present(resource, event.value)))
+                else:
+                    await write(event_line(event.type, event.value))
+                last_sent = event.revision
+                continue
+            line = _filtered_event(operations, resource, matcher, event)
+            last_sent = event.revision
+            if line is not None:
+                await write(line)
+        if timed_out and options.allow_bookmarks:
+            await response.write(_bookmark_line(resource, last_sent))
+    except WatchOverflowError:
+        pass  # too slow: end the stream, the client re-lists
+    except (ConnectionResetError, asyncio.CancelledError):
+        timer.cancel()
+        watch.close()
+        raise
+    finally:
+        timer.cancel()
+        watch.close()
+    with contextlib.suppress(ConnectionResetError):
+        await response.write_eof()
+    return response
+
+
+def _filtered_event(
+    operations: ObjectOperations, resource: ServedResource, matcher: Matcher, event: Any
+) -> bytes | None:
+    """The line for ``event`` under a selector, turning transitions into ADDED/DELETED."""
+    now = matcher.matches(event.key, event.value, decode(event.value))
+    before = (
+        event.prev_value is not None
+        and event.type != "ADDED"
+        and matcher.matches(event.key, event.prev_value)
+    )
+    if event.type == "DELETED":
+        return event_line("DELETED", operations.present(resource, event.value)) if before else None
+    if now and before:
+        return event_line("MODIFIED", operations.present(resource, event.value))
+    if now:
+        return event_line("ADDED", operations.present(resource, event.value))
+    if before:
+        return event_line("DELETED", operations.present(resource, event.value))
+    return None

@@ -1,0 +1,319 @@
+"""The fluent way to wire a controller: what it reconciles, what it watches, how it runs.
+
+::
+
+    controller = (
+        Builder(manager)
+        .for_("example.com/v1", "Widget", predicates=[GenerationChanged()])
+        .owns("apps/v1", "Deployment")               # children → their controlling Widget
+        .watches("v1", "Secret", secret_to_widgets)  # any object → keys from a function
+        .with_options(max_concurrent_reconciles=4)
+        .complete(reconcile)
+    )
+
+``complete`` builds the :class:`Controller`, adds it to the manager (which starts it with the
+cache and stops it on shutdown), and returns it. The builder needs only a small part of the
+manager (:class:`ManagerLike`), so anything with a cache, a client and ``add`` will do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from typing import Any, Protocol
+
+from setpoint.api.gvk import ResourceInfo, parse_api_version
+from setpoint.controller.controller import (
+    DEFAULT_CACHE_SYNC_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_RECONCILES,
+    Controller,
+)
+from setpoint.controller.handlers import (
+    EnqueueRequestForObject,
+    EnqueueRequestForOwner,
+    EnqueueRequestsFromMapFunc,
+    Handler,
+    MapFunction,
+)
+from setpoint.controller.predicates import Predicate
+from setpoint.controller.rate_limiters import RateLimiter
+from setpoint.controller.reconcile import ReconcilerLike
+from setpoint.controller.source import CacheLike, KindSource, Source
+
+__all__ = ["Builder", "ManagerLike", "MapperLike"]
+
+# Controller names label metrics and log lines: keep them to characters safe everywhere.
+_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+
+
+class MapperLike(Protocol):
+    """The part of the client's REST mapper the builder uses."""
+
+    async def resource_for(self, api_version: str, kind: str) -> ResourceInfo:
+        """Resolve a kind to its resource (raises when the server does not serve it)."""
+        ...
+
+
+class _ClientLike(Protocol):
+    @property
+    def mapper(self) -> MapperLike: ...
+
+
+class ManagerLike(Protocol):
+    """What the builder needs from a manager: its cache, its client, and a place to add to."""
+
+    @property
+    def cache(self) -> CacheLike:
+        """The shared cache (informers are created through it)."""
+        ...
+
+    @property
+    def client(self) -> _ClientLike:
+        """The API client (used to tell whether owner kinds are namespaced)."""
+        ...
+
+    def add(self, controller: Controller) -> None:
+        """Take ownership of the controller: start it with the cache, stop it on shutdown."""
+        ...
+
+
+class _Watch:
+    __slots__ = ("api_version", "handler", "kind", "metadata_only", "predicates")
+
+    def __init__(
+        self,
+        api_version: str,
+        kind: str,
+        handler: Handler,
+        predicates: Sequence[Predicate],
+        metadata_only: bool,
+    ) -> None:
+        self.api_version = api_version
+        self.kind = kind
+        self.handler = handler
+        self.predicates = tuple(predicates)
+        self.metadata_only = metadata_only
+
+
+def _check_kind(method: str, api_version: str, kind: str) -> None:
+    try:
+        parse_api_version(api_version)
+    except ValueError as exc:
+        raise ValueError(f"{method}: api_version: {exc}") from None
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"{method}: kind must be a non-empty string")
+
+
+def _check_predicates(method: str, predicates: Sequence[Predicate]) -> tuple[Predicate, ...]:
+    if isinstance(predicates, Predicate):
+        return (predicates,)
+    for index, predicate in enumerate(predicates):
+        if not isinstance(predicate, Predicate):
+            raise TypeError(
+                f"{method}: predicates[{index}] must be a Predicate, got "
+                f"{type(predicate).__name__} (wrap functions with predicate_for(fn))"
+            )
+    return tuple(predicates)
+
+
+class Builder:
+    """Builds a :class:`Controller` for ``manager`` (controller-runtime's ``Builder``)."""
+
+    def __init__(self, manager: ManagerLike) -> None:
+        self._manager = manager
+        self._for: _Watch | None = None
+        self._owns: list[_Watch] = []
+        self._watches: list[_Watch] = []
+        self._sources: list[Source] = []
+        self._global_predicates: list[Predicate] = []
+        self._name: str | None = None
+        self._options: dict[str, Any] = {}
+        self._built = False
+
+    def for_(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        predicates: Sequence[Predicate] = (),
+        metadata_only: bool = False,
+    ) -> Builder:
+        """The primary kind: its events enqueue the object's own key. Call at most once."""
+        if self._for is not None:
+            raise ValueError(
+                f"for_ was already called with {self._for.api_version} {self._for.kind}; "
+                "a controller reconciles exactly one kind (use watches() for others)"
+            )
+        _check_kind("for_", api_version, kind)
+        self._for = _Watch(
+            api_version,
+            kind,
+            EnqueueRequestForObject(),
+            _check_predicates("for_", predicates),
+            metadata_only,
+        )
+        return self
+
+    def owns(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        predicates: Sequence[Predicate] = (),
+        metadata_only: bool = False,
+        only_controller: bool = True,
+    ) -> Builder:
+        """A child kind: its events enqueue the ``for_`` object named by its controller ref."""
+        _check_kind("owns", api_version, kind)
+        # The owner handler is made in build(), once for_ names the owner kind.
+        self._owns.append(
+            _Watch(
+                api_version,
+                kind,
+                _PendingOwner(only_controller),
+                _check_predicates("owns", predicates),
+                metadata_only,
+            )
+        )
+        return self
+
+    def watches(
+        self,
+        api_version: str,
+        kind: str,
+        handler: Handler | MapFunction,
+        *,
+        predicates: Sequence[Predicate] = (),
+        metadata_only: bool = False,
+    ) -> Builder:
+        """Any kind, mapped to requests by a :class:`Handler` or a function ``obj -> [Request]``."""
+        _check_kind("watches", api_version, kind)
+        if not isinstance(handler, Handler):
+            if not callable(handler):
+                raise TypeError(
+                    f"watches: handler must be a Handler or a function of the object, "
+                    f"got {handler!r}"
+                )
+            handler = EnqueueRequestsFromMapFunc(handler)
+        self._watches.append(
+            _Watch(
+                api_version, kind, handler, _check_predicates("watches", predicates), metadata_only
+            )
+        )
+        return self
+
+    def watches_source(self, source: Source) -> Builder:
+        """A custom event source (e.g. :class:`~setpoint.controller.source.ChannelSource`).
+
+        Event filters set with :meth:`with_event_filter` do not apply to it.
+        """
+        for method in ("start", "wait_for_sync", "stop"):
+            if not callable(getattr(source, method, None)):
+                raise TypeError(f"watches_source: {source!r} has no {method}() method")
+        self._sources.append(source)
+        return self
+
+    def with_event_filter(self, *predicates: Predicate) -> Builder:
+        """Predicates applied to the events of every kind this controller watches."""
+        self._global_predicates.extend(_check_predicates("with_event_filter", predicates))
+        return self
+
+    with_predicates = with_event_filter
+
+    def named(self, name: str) -> Builder:
+        """The controller's name (metrics label, logs); default: the ``for_`` kind, lowercased."""
+        if not isinstance(name, str) or not _NAME_PATTERN.fullmatch(name):
+            raise ValueError(
+                f"named: {name!r} is not a valid controller name (letters, digits, '-', '_', "
+                "'.', starting with a letter or digit)"
+            )
+        self._name = name
+        return self
+
+    def with_options(
+        self,
+        *,
+        max_concurrent_reconciles: int | None = None,
+        rate_limiter: RateLimiter | None = None,
+        reconcile_timeout: float | None = None,
+        cache_sync_timeout: float | None = None,
+        executor: Executor | None = None,
+        need_leader_election: bool | None = None,
+    ) -> Builder:
+        """Controller options (see :class:`Controller`); unset ones keep their defaults."""
+        given = {
+            "max_concurrent_reconciles": max_concurrent_reconciles,
+            "rate_limiter": rate_limiter,
+            "reconcile_timeout": reconcile_timeout,
+            "cache_sync_timeout": cache_sync_timeout,
+            "executor": executor,
+            "need_leader_election": need_leader_election,
+        }
+        self._options.update({k: v for k, v in given.items() if v is not None})
+        return self
+
+    def build(self, reconciler: ReconcilerLike) -> Controller:
+        """Build the controller, add it to the manager, and return it."""
+        if self._built:
+            raise RuntimeError("this Builder already built a controller; start a new Builder")
+        name = self._controller_name()
+        sources: list[Source] = []
+        watches: list[_Watch] = []
+        if self._for is not None:
+            watches.append(self._for)
+        for owned in self._owns:
+            assert self._for is not None  # checked in _controller_name
+            pending = owned.handler
+            assert isinstance(pending, _PendingOwner)
+            owned.handler = EnqueueRequestForOwner(
+                self._for.api_version, self._for.kind, only_controller=pending.only_controller
+            )
+            watches.append(owned)
+        watches.extend(self._watches)
+        for watch in watches:
+            sources.append(
+                KindSource(
+                    self._manager.cache,
+                    watch.api_version,
+                    watch.kind,
+                    watch.handler,
+                    (*self._global_predicates, *watch.predicates),
+                    metadata_only=watch.metadata_only,
+                    resolve_scope=self._resolve_scope,
+                )
+            )
+        sources.extend(self._sources)
+        options = {
+            "max_concurrent_reconciles": DEFAULT_MAX_CONCURRENT_RECONCILES,
+            "cache_sync_timeout": DEFAULT_CACHE_SYNC_TIMEOUT,
+            **self._options,
+        }
+        controller = Controller(name, reconciler, sources=sources, **options)
+        self._manager.add(controller)
+        self._built = True
+        return controller
+
+    def complete(self, reconciler: ReconcilerLike) -> Controller:
+        """Same as :meth:`build` (controller-runtime's spelling)."""
+        return self.build(reconciler)
+
+    def _controller_name(self) -> str:
+        if self._owns and self._for is None:
+            raise ValueError("owns() needs for_(): the owner kind is the for_ kind")
+        if self._name is not None:
+            return self._name
+        if self._for is None:
+            raise ValueError("a controller without for_() must be given a name with named(...)")
+        return self._for.kind.lower()
+
+    async def _resolve_scope(self, api_version: str, kind: str) -> bool:
+        resource = await self._manager.client.mapper.resource_for(api_version, kind)
+        return resource.namespaced
+
+
+class _PendingOwner(Handler):
+    """Placeholder for an owns() handler until build() knows the owner kind."""
+
+    def __init__(self, only_controller: bool) -> None:
+        self.only_controller = only_controller

@@ -1,0 +1,364 @@
+"""The controller: sources feed a work queue, N workers run the reconciler on its keys.
+
+::
+
+    sources ──(handler + predicates)──► WorkQueue ──► worker x N ──► reconcile(request)
+                                            ▲                              │
+                                            └── add_after / rate-limited ◄─┘
+
+Result handling (controller-runtime's, on one screen in :meth:`Controller._reconcile`):
+
+============================  =================================  ==========================
+reconcile outcome             queue action                       ``reconcile_total{result}``
+============================  =================================  ==========================
+``None`` / ``Result()``       ``forget``                         ``success``
+``Result(requeue_after=T)``   ``forget`` + ``add_after(T)``      ``requeue_after``
+``Result(requeue=True)``      ``add_rate_limited``               ``requeue``
+raises ``TerminalError``      ``forget`` (no retry)              ``error``
+raises anything else          ``add_rate_limited`` (backoff)     ``error``
+============================  =================================  ==========================
+
+Exceptions are logged with the key and never end a worker. Async reconcilers run on the event
+loop; sync ones run in a thread pool with the logging context copied in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Executor
+from typing import Any, cast
+
+from setpoint.controller import metrics
+from setpoint.controller.log_context import reconcile_context
+from setpoint.controller.rate_limiters import RateLimiter
+from setpoint.controller.reconcile import ReconcilerLike, Request, Result, TerminalError
+from setpoint.controller.source import Source
+from setpoint.controller.workqueue import QueueShutDown, WorkQueue
+
+__all__ = [
+    "DEFAULT_CACHE_SYNC_TIMEOUT",
+    "DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT",
+    "DEFAULT_MAX_CONCURRENT_RECONCILES",
+    "PROGRAMMING_ERRORS",
+    "CacheSyncTimeoutError",
+    "Controller",
+    "ReconcileTimeoutError",
+]
+
+logger = logging.getLogger("setpoint.controller")
+
+# controller-runtime defaults: one worker keeps reconciles of different keys ordered and easy to
+# reason about (raise it for throughput); two minutes for caches to sync before giving up;
+# thirty seconds for in-flight reconciles to finish on shutdown (the manager's default).
+DEFAULT_MAX_CONCURRENT_RECONCILES = 1
+DEFAULT_CACHE_SYNC_TIMEOUT = 120.0
+DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT = 30.0
+
+#: Exceptions that signal a bug in the reconciler rather than a failure of the world. Python has
+#: no panic/error split; these are counted in ``controller_runtime_reconcile_panics_total`` (as
+#: well as in the errors) so dashboards can tell broken code from a flaky API server.
+PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
+    AttributeError,
+    NameError,
+    TypeError,
+    AssertionError,
+    IndexError,
+    KeyError,
+    ZeroDivisionError,
+    RecursionError,
+    NotImplementedError,
+)
+
+
+class CacheSyncTimeoutError(TimeoutError):
+    """The controller's sources did not sync within ``cache_sync_timeout``."""
+
+
+class ReconcileTimeoutError(TimeoutError):
+    """A reconcile ran longer than the controller's ``reconcile_timeout``."""
+
+
+class Controller:
+    """Runs a reconciler over the keys its sources produce.
+
+    ``reconciler`` is an object with a ``reconcile(request)`` method or a function of the
+    request, async or sync. Options follow controller-runtime: ``max_concurrent_reconciles``
+    (default 1), ``rate_limiter`` (default per-key exponential 5 ms → 1000 s),
+    ``reconcile_timeout`` (off by default), ``cache_sync_timeout`` (2 min). ``executor`` runs sync
+    reconcilers (default: the loop's default thread pool). ``need_leader_election`` tells the
+    manager whether to run this controller only while leader (default True).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        reconciler: ReconcilerLike,
+        *,
+        sources: Sequence[Source] = (),
+        max_concurrent_reconciles: int = DEFAULT_MAX_CONCURRENT_RECONCILES,
+        rate_limiter: RateLimiter | None = None,
+        reconcile_timeout: float | None = None,
+        cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT,
+        executor: Executor | None = None,
+        need_leader_election: bool = True,
+    ) -> None:
+        if not name:
+            raise ValueError("Controller: name must not be empty (it labels logs and metrics)")
+        if isinstance(max_concurrent_reconciles, bool) or max_concurrent_reconciles < 1:
+            raise ValueError(
+                f"max_concurrent_reconciles: must be an integer >= 1, "
+                f"got {max_concurrent_reconciles!r}"
+            )
+        if reconcile_timeout is not None and not reconcile_timeout > 0:
+            raise ValueError(f"reconcile_timeout: must be > 0 seconds, got {reconcile_timeout!r}")
+        if not cache_sync_timeout > 0:
+            raise ValueError(f"cache_sync_timeout: must be > 0 seconds, got {cache_sync_timeout!r}")
+        self.name = name
+        self.reconciler = reconciler
+        self._reconcile_fn, self._is_async = _resolve_reconcile_function(reconciler)
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.reconcile_timeout = reconcile_timeout
+        self.cache_sync_timeout = cache_sync_timeout
+        self.need_leader_election = need_leader_election
+        self.executor = executor
+        self.queue: WorkQueue[Request] = WorkQueue(name, controller=name, rate_limiter=rate_limiter)
+        self._sources: list[Source] = list(sources)
+        self._workers: list[asyncio.Task[None]] = []
+        self._started = False
+        self._stopping = False
+        self._stopped = asyncio.Event()
+        self._active = metrics.ACTIVE_WORKERS.labels(name)
+        self._total = {
+            result: metrics.RECONCILE_TOTAL.labels(name, result)
+            for result in ("success", "error", "requeue", "requeue_after")
+        }
+        self._errors = metrics.RECONCILE_ERRORS.labels(name)
+        self._terminal = metrics.TERMINAL_RECONCILE_ERRORS.labels(name)
+        self._panics = metrics.RECONCILE_PANICS.labels(name)
+        self._timeouts = metrics.RECONCILE_TIMEOUTS.labels(name)
+        self._time = metrics.RECONCILE_TIME.labels(name)
+
+    def __repr__(self) -> str:
+        return f"<Controller {self.name} workers={self.max_concurrent_reconciles}>"
+
+    @property
+    def started(self) -> bool:
+        """True once :meth:`start` has brought up the workers."""
+        return self._started
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The sources feeding this controller."""
+        return tuple(self._sources)
+
+    async def watch(self, source: Source) -> None:
+        """Add a source; on a running controller it starts and syncs right away."""
+        if self._stopping:
+            raise RuntimeError(f"controller {self.name}: cannot watch a source after stop()")
+        self._sources.append(source)
+        if self._started:
+            await source.start(self.queue)
+            await self._wait_for_sync([source])
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the sources, wait for them to sync, then start the workers.
+
+        Raises :class:`CacheSyncTimeoutError` when a source does not sync in time (the sources
+        are stopped again), so a missing RBAC permission shows up as an error, not a hang.
+        """
+        if self._started or self._stopping:
+            raise RuntimeError(f"controller {self.name}: start() may be called only once")
+        try:
+            for source in self._sources:
+                await source.start(self.queue)
+            await self._wait_for_sync(self._sources)
+        except BaseException:
+            await self._stop_sources()
+            raise
+        metrics.MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent_reconciles)
+        self._workers = [
+            asyncio.create_task(self._worker(), name=f"setpoint-controller-{self.name}-{i}")
+            for i in range(self.max_concurrent_reconciles)
+        ]
+        self._started = True
+        logger.info(
+            "controller %s started with %d worker(s)",
+            self.name,
+            self.max_concurrent_reconciles,
+            extra={"controller": self.name},
+        )
+
+    async def _wait_for_sync(self, sources: Sequence[Source]) -> None:
+        if not sources:
+            return
+        try:
+            async with asyncio.timeout(self.cache_sync_timeout):
+                await asyncio.gather(*(s.wait_for_sync(self.cache_sync_timeout) for s in sources))
+        except TimeoutError as exc:
+            if isinstance(exc, CacheSyncTimeoutError):
+                raise
+            raise CacheSyncTimeoutError(
+                f"controller {self.name}: timed out after {self.cache_sync_timeout:g}s waiting "
+                f"for caches to sync ({', '.join(map(repr, sources))}); {exc or 'no detail'}"
+            ) from exc
+
+    async def stop(
+        self,
+        timeout: float | None = DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,  # noqa: ASYNC109 - a drain deadline, then cancel
+    ) -> None:
+        """Stop taking new work, let in-flight reconciles finish for ``timeout`` s, then cancel.
+
+        Keys still queued are dropped (they are re-listed on the next start). Idempotent.
+        """
+        if self._stopping:
+            await self._stopped.wait()
+            return
+        self._stopping = True
+        self.queue.shut_down()
+        try:
+            if self._workers:
+                _, pending = await asyncio.wait(self._workers, timeout=timeout)
+                if pending:
+                    logger.warning(
+                        "controller %s: %d reconcile(s) still running after %ss; cancelling",
+                        self.name,
+                        len(pending),
+                        timeout,
+                        extra={"controller": self.name},
+                    )
+                    for task in pending:
+                        task.cancel()
+                    await asyncio.gather(*pending, return_exceptions=True)
+            await self._stop_sources()
+        finally:
+            self._stopped.set()
+            logger.info("controller %s stopped", self.name, extra={"controller": self.name})
+
+    async def wait_stopped(self) -> None:
+        """Wait until :meth:`stop` has finished."""
+        await self._stopped.wait()
+
+    async def __aenter__(self) -> Controller:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    async def _stop_sources(self) -> None:
+        for source in self._sources:
+            try:
+                await source.stop()
+            except Exception:
+                logger.exception("controller %s: stopping source %r failed", self.name, source)
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    async def _worker(self) -> None:
+        queue = self.queue
+        while True:
+            try:
+                request = await queue.get()
+            except QueueShutDown:
+                return
+            try:
+                if self._stopping:
+                    return  # keys still queued at shutdown are dropped
+                await self._reconcile(request)
+            finally:
+                queue.done(request)
+
+    async def _reconcile(self, request: Request) -> None:
+        queue = self.queue
+        self._active.inc()
+        started = time.monotonic()
+        with reconcile_context(self.name, str(request)) as reconcile_id:
+            extra = {"controller": self.name, "key": str(request), "reconcile_id": reconcile_id}
+            try:
+                result = await self._invoke(request)
+            except TerminalError as exc:
+                queue.forget(request)
+                self._errors.inc()
+                self._terminal.inc()
+                self._total["error"].inc()
+                logger.error(
+                    "reconcile %s %s failed with a terminal error (not retried): %s",
+                    self.name, request, exc, exc_info=exc, extra=extra,
+                )  # fmt: skip
+            except Exception as exc:
+                queue.add_rate_limited(request)
+                self._errors.inc()
+                self._total["error"].inc()
+                if isinstance(exc, ReconcileTimeoutError):
+                    self._timeouts.inc()
+                if isinstance(exc, PROGRAMMING_ERRORS):
+                    self._panics.inc()
+                logger.error(
+                    "reconcile %s %s failed (retry %d): %s",
+                    self.name, request, queue.num_requeues(request), exc, exc_info=exc,
+                    extra=extra,
+                )  # fmt: skip
+            else:
+                if result is None or result.is_zero:
+                    queue.forget(request)
+                    self._total["success"].inc()
+                elif result.requeue_after_seconds > 0:
+                    queue.forget(request)
+                    queue.add_after(request, result.requeue_after_seconds)
+                    self._total["requeue_after"].inc()
+                else:
+                    queue.add_rate_limited(request)
+                    self._total["requeue"].inc()
+            finally:
+                self._time.observe(time.monotonic() - started)
+                self._active.dec()
+
+    async def _invoke(self, request: Request) -> Result | None:
+        if self._is_async:
+            awaitable: Awaitable[Any] = self._reconcile_fn(request)
+        else:
+            context = contextvars.copy_context()
+            awaitable = asyncio.get_running_loop().run_in_executor(
+                self.executor, context.run, self._reconcile_fn, request
+            )
+        if self.reconcile_timeout is None:
+            result = await awaitable
+        else:
+            try:
+                async with asyncio.timeout(self.reconcile_timeout) as scope:
+                    result = await awaitable
+            except TimeoutError as exc:
+                if scope.expired():
+                    raise ReconcileTimeoutError(
+                        f"reconcile of {request} exceeded reconcile_timeout "
+                        f"({self.reconcile_timeout:g}s)"
+                    ) from exc
+                raise
+        if inspect.isawaitable(result):  # a sync callable that returned a coroutine
+            result = await result
+        if result is not None and not isinstance(result, Result):
+            raise TypeError(f"reconciler returned {type(result).__name__}; expected Result or None")
+        return result
+
+
+def _resolve_reconcile_function(
+    reconciler: ReconcilerLike,
+) -> tuple[Callable[[Request], Any], bool]:
+    method = getattr(reconciler, "reconcile", None)
+    fn: Any = method if callable(method) else reconciler
+    if not callable(fn):
+        raise TypeError(
+            f"reconciler must be an async/sync function of the request or an object with a "
+            f"reconcile(request) method, got {reconciler!r}"
+        )
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004 - an object with async __call__
+    )
+    return cast(Callable[[Request], Any], fn), is_async

@@ -1,0 +1,94 @@
+"""Per-reconcile logging context: which controller, which key, which reconcile.
+
+The controller sets three context variables around every reconcile (``controller``, ``key`` as
+``namespace/name``, and a fresh ``reconcile_id``). Because they are ``contextvars``, they follow
+the reconcile into everything it awaits and into the thread running a sync reconciler, and they
+never leak to another worker.
+
+Two ways to get them onto log lines:
+
+- :class:`LogContextFilter` (attach to a handler) copies them onto every ``LogRecord`` as
+  ``record.controller``, ``record.key`` and ``record.reconcile_id`` (empty strings outside a
+  reconcile) for formatters to use; the manager's formatters read them;
+- :class:`ReconcileLoggerAdapter` appends them to the message for plain formatters.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import uuid
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = [
+    "CONTROLLER",
+    "KEY",
+    "RECONCILE_ID",
+    "LogContextFilter",
+    "ReconcileLoggerAdapter",
+    "current",
+    "new_reconcile_id",
+    "reconcile_context",
+]
+
+CONTROLLER: contextvars.ContextVar[str] = contextvars.ContextVar("controller", default="")
+KEY: contextvars.ContextVar[str] = contextvars.ContextVar("key", default="")
+RECONCILE_ID: contextvars.ContextVar[str] = contextvars.ContextVar("reconcile_id", default="")
+
+
+def new_reconcile_id() -> str:
+    """A unique id for one reconcile (a UUID4, as controller-runtime uses)."""
+    return str(uuid.uuid4())
+
+
+@contextmanager
+def reconcile_context(controller: str, key: str, reconcile_id: str | None = None) -> Iterator[str]:
+    """Set the three variables for the duration of a block; yields the reconcile id."""
+    rid = reconcile_id or new_reconcile_id()
+    tokens = (CONTROLLER.set(controller), KEY.set(key), RECONCILE_ID.set(rid))
+    try:
+        yield rid
+    finally:
+        RECONCILE_ID.reset(tokens[2])
+        KEY.reset(tokens[1])
+        CONTROLLER.reset(tokens[0])
+
+
+def current() -> dict[str, str]:
+    """The current values (empty strings outside a reconcile)."""
+    return {"controller": CONTROLLER.get(), "key": KEY.get(), "reconcile_id": RECONCILE_ID.get()}
+
+
+class LogContextFilter(logging.Filter):
+    """Adds ``controller``, ``key`` and ``reconcile_id`` attributes to every record it sees.
+
+    Values already set on the record (e.g. through ``extra=``) are kept.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, var in (("controller", CONTROLLER), ("key", KEY), ("reconcile_id", RECONCILE_ID)):
+            if not hasattr(record, name):
+                setattr(record, name, var.get())
+        return True
+
+
+class ReconcileLoggerAdapter(logging.LoggerAdapter[logging.Logger]):
+    """A logger that appends ``controller=… key=… reconcile_id=…`` inside a reconcile.
+
+    It also passes the values as ``extra`` so structured formatters see them as fields.
+    """
+
+    def process(
+        self, msg: Any, kwargs: MutableMapping[str, Any]
+    ) -> tuple[Any, MutableMapping[str, Any]]:
+        values = current()
+        if not values["controller"]:
+            return msg, kwargs
+        extra = dict(kwargs.get("extra") or {})
+        for name, value in values.items():
+            extra.setdefault(name, value)
+        kwargs["extra"] = extra
+        suffix = " ".join(f"{name}={value}" for name, value in values.items())
+        return f"{msg} [{suffix}]", kwargs

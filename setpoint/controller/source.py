@@ -1,0 +1,248 @@
+"""Sources: where a controller's events come from.
+
+A source connects an event stream to the controller's work queue through a :class:`Handler`
+(event → requests) and predicates (which events count). The usual one is :class:`KindSource`,
+a kind watched through the manager's shared cache; :class:`InformerSource` takes an informer you
+already have, and :class:`ChannelSource` turns objects you push into an ``asyncio.Queue`` into
+generic events (for triggers from outside the cluster). Anything implementing :class:`Source`
+can be passed to ``Builder.watches_source`` or ``Controller.watch``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Protocol
+
+from setpoint.cache.cached_object import CachedObject
+from setpoint.controller.handlers import Handler, RequestQueue, ScopeResolver
+from setpoint.controller.predicates import Predicate, all_pass
+
+__all__ = [
+    "CacheLike",
+    "ChannelSource",
+    "InformerLike",
+    "InformerSource",
+    "KindSource",
+    "Source",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class Source(Protocol):
+    """An event stream feeding a controller's queue."""
+
+    async def start(self, queue: RequestQueue) -> None:
+        """Begin delivering requests to ``queue`` (returns once set up)."""
+        ...
+
+    async def wait_for_sync(
+        self,
+        timeout: float | None,  # noqa: ASYNC109 - the informer contract
+    ) -> None:
+        """Return once the source has delivered its initial state (raise on timeout)."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop delivering (idempotent)."""
+        ...
+
+
+class _CacheEventHandler(Protocol):
+    def on_add(self, obj: CachedObject, is_initial_list: bool) -> None: ...
+    def on_update(self, old: CachedObject, new: CachedObject) -> None: ...
+    def on_delete(self, obj: CachedObject) -> None: ...
+
+
+class InformerLike(Protocol):
+    """What a source needs from a shared informer."""
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the initial list is in the store."""
+        ...
+
+    def add_event_handler(self, handler: _CacheEventHandler) -> None:
+        """Receive events; replays the current store as adds for late handlers."""
+        ...
+
+    def remove_event_handler(self, handler: _CacheEventHandler) -> bool:
+        """Stop delivering events to ``handler``."""
+        ...
+
+    async def wait_for_sync(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109 - the informer contract
+    ) -> None:
+        """Wait for the initial list."""
+        ...
+
+
+class CacheLike(Protocol):
+    """What :class:`KindSource` needs from the manager's cache."""
+
+    async def informer_for(
+        self, api_version: str, kind: str, *, metadata_only: bool = False
+    ) -> InformerLike:
+        """The shared informer for a kind (created and started on first use)."""
+        ...
+
+
+class _Dispatcher:
+    """Adapts the cache's event-handler protocol to predicates + a handler + a queue."""
+
+    __slots__ = ("handler", "predicate", "queue", "source")
+
+    def __init__(
+        self, source: str, handler: Handler, predicate: Predicate | None, queue: RequestQueue
+    ) -> None:
+        self.source = source
+        self.handler = handler
+        self.predicate = predicate
+        self.queue = queue
+
+    def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
+        try:
+            if self.predicate is None or self.predicate.create(obj):
+                self.handler.on_create(obj, self.queue)
+        except Exception:
+            logger.exception("%s: create event handling failed for %r", self.source, obj)
+
+    def on_update(self, old: CachedObject, new: CachedObject) -> None:
+        try:
+            if self.predicate is None or self.predicate.update(old, new):
+                self.handler.on_update(old, new, self.queue)
+        except Exception:
+            logger.exception("%s: update event handling failed for %r", self.source, new)
+
+    def on_delete(self, obj: CachedObject) -> None:
+        try:
+            if self.predicate is None or self.predicate.delete(obj):
+                self.handler.on_delete(obj, self.queue)
+        except Exception:
+            logger.exception("%s: delete event handling failed for %r", self.source, obj)
+
+    def on_generic(self, obj: CachedObject) -> None:
+        try:
+            if self.predicate is None or self.predicate.generic(obj):
+                self.handler.on_generic(obj, self.queue)
+        except Exception:
+            logger.exception("%s: generic event handling failed for %r", self.source, obj)
+
+
+class InformerSource:
+    """Events of an informer you already hold, mapped by ``handler`` and filtered by predicates."""
+
+    def __init__(
+        self,
+        informer: InformerLike,
+        handler: Handler,
+        predicates: Sequence[Predicate] = (),
+        *,
+        resolve_scope: ScopeResolver | None = None,
+    ) -> None:
+        self.informer: InformerLike | None = informer
+        self.handler = handler
+        self.predicates = tuple(predicates)
+        self.resolve_scope = resolve_scope
+        self._dispatcher: _Dispatcher | None = None
+
+    async def _informer(self) -> InformerLike:
+        assert self.informer is not None
+        return self.informer
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.informer!r})"
+
+    async def start(self, queue: RequestQueue) -> None:
+        if self._dispatcher is not None:
+            raise RuntimeError(f"{self!r} was already started")
+        informer = await self._informer()
+        await self.handler.prepare(self.resolve_scope)
+        self._dispatcher = _Dispatcher(repr(self), self.handler, all_pass(self.predicates), queue)
+        informer.add_event_handler(self._dispatcher)
+
+    async def wait_for_sync(
+        self,
+        timeout: float | None,  # noqa: ASYNC109 - the informer contract
+    ) -> None:
+        if self.informer is None:
+            raise RuntimeError(f"{self!r}: wait_for_sync called before start")
+        await self.informer.wait_for_sync(timeout)
+
+    async def stop(self) -> None:
+        """Detach from the informer (which is shared and lives as long as the cache)."""
+        if self.informer is not None and self._dispatcher is not None:
+            self.informer.remove_event_handler(self._dispatcher)
+
+
+class KindSource(InformerSource):
+    """Events of one kind from the shared cache (controller-runtime's ``source.Kind``)."""
+
+    def __init__(
+        self,
+        cache: CacheLike,
+        api_version: str,
+        kind: str,
+        handler: Handler,
+        predicates: Sequence[Predicate] = (),
+        *,
+        metadata_only: bool = False,
+        resolve_scope: ScopeResolver | None = None,
+    ) -> None:
+        super().__init__(None, handler, predicates, resolve_scope=resolve_scope)  # type: ignore[arg-type]
+        self.cache = cache
+        self.api_version = api_version
+        self.kind = kind
+        self.metadata_only = metadata_only
+
+    def __repr__(self) -> str:
+        return f"KindSource({self.api_version} {self.kind})"
+
+    async def _informer(self) -> InformerLike:
+        self.informer = await self.cache.informer_for(
+            self.api_version, self.kind, metadata_only=self.metadata_only
+        )
+        return self.informer
+
+
+class ChannelSource:
+    """Generic events from objects pushed into ``channel`` (an ``asyncio.Queue``)."""
+
+    def __init__(
+        self,
+        channel: asyncio.Queue[CachedObject],
+        handler: Handler,
+        predicates: Sequence[Predicate] = (),
+    ) -> None:
+        self.channel = channel
+        self.handler = handler
+        self.predicates = tuple(predicates)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, queue: RequestQueue) -> None:
+        if self._task is not None:
+            raise RuntimeError("ChannelSource was already started")
+        await self.handler.prepare(None)
+        dispatcher = _Dispatcher("ChannelSource", self.handler, all_pass(self.predicates), queue)
+        self._task = asyncio.create_task(self._pump(dispatcher), name="setpoint-channel-source")
+
+    async def _pump(self, dispatcher: _Dispatcher) -> None:
+        while True:
+            obj = await self.channel.get()
+            dispatcher.on_generic(obj)
+
+    async def wait_for_sync(
+        self,
+        timeout: float | None,  # noqa: ASYNC109 - the informer contract
+    ) -> None:
+        """A channel has no initial state."""
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

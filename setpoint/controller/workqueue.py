@@ -1,0 +1,320 @@
+"""The work queue between event handlers and reconcile workers.
+
+It is a set plus a FIFO, with client-go's guarantees:
+
+- **dedup**: a key added many times before a worker takes it is handed out once;
+- **exclusive**: a key being processed (between ``get`` and ``done``) is never handed to a second
+  worker; if it is added meanwhile it is queued again when ``done`` is called;
+- **delays**: ``add_after`` holds a key until its time comes (the earliest request wins);
+- **backoff**: ``add_rate_limited`` asks the rate limiter how long to wait (per-key exponential by
+  default), ``forget`` resets that after a success;
+- **shutdown**: ``shut_down`` refuses new adds; ``get`` keeps handing out what is queued and then
+  raises :class:`QueueShutDown`; ``shut_down_with_drain`` also waits for in-flight keys.
+
+It is built for one event loop (not thread-safe) and for speed: a deque, two dicts, one
+``call_later`` timer for all delayed keys, and no task per item. Metrics are plain counters read at
+scrape time (see :mod:`setpoint.controller.metrics`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from setpoint.controller.metrics import WorkQueueStats, register_queue
+from setpoint.controller.rate_limiters import RateLimiter, default_controller_rate_limiter
+
+__all__ = ["QueueShutDown", "WorkQueue"]
+
+K = TypeVar("K", bound=Hashable)
+
+
+class QueueShutDown(Exception):
+    """Raised by ``get`` once the queue is shut down and nothing is left to hand out."""
+
+
+class WorkQueue(Generic[K]):
+    """A deduplicating, rate-limited, delaying work queue for asyncio workers.
+
+    ``name`` (and ``controller``) label the queue's Prometheus metrics; unnamed queues export none.
+    ``rate_limiter`` defaults to per-key exponential backoff, 5 ms to 1000 s. ``clock`` is the
+    monotonic clock used for delays and durations (tests may pass a fake one and call
+    :meth:`release_due`).
+    """
+
+    def __init__(
+        self,
+        name: str = "",
+        *,
+        controller: str = "",
+        rate_limiter: RateLimiter | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.rate_limiter: RateLimiter = (
+            rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
+        )
+        self._clock = clock
+        self._queue: deque[K] = deque()
+        # Keys that need processing -> when they were added (for the queue-duration metric).
+        self._dirty: dict[K, float] = {}
+        # Keys handed to a worker and not yet done -> when processing started.
+        self._processing: dict[K, float] = {}
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._drain_waiters: list[asyncio.Future[None]] = []
+        self._shutting_down = False
+        # Delayed keys: key -> (ready time, sequence); the heap may hold stale entries that a
+        # later, earlier-ready add_after superseded; the sequence number tells them apart.
+        self._delayed: dict[K, tuple[float, int]] = {}
+        self._heap: list[tuple[float, int, K]] = []
+        self._sequence = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_ready = 0.0
+        self._stats: WorkQueueStats | None = None
+        if name:
+            self._stats = WorkQueueStats(name, controller, self._metrics_snapshot)
+            register_queue(self._stats)
+
+    # -- adding ---------------------------------------------------------------------------------
+
+    def add(self, key: K) -> None:
+        """Queue ``key`` unless it is already waiting; ignored after shutdown."""
+        if self._shutting_down:
+            return
+        dirty = self._dirty
+        if key in dirty:
+            return
+        stats = self._stats
+        if stats is not None:
+            stats.adds += 1
+            dirty[key] = self._clock()
+        else:
+            dirty[key] = 0.0
+        if key in self._processing:
+            return  # queued again by done()
+        self._queue.append(key)
+        if self._waiters:
+            self._wake_one()
+
+    def add_after(self, key: K, delay: float) -> None:
+        """Add ``key`` after ``delay`` seconds; a pending earlier delayed add of it wins."""
+        if self._shutting_down:
+            return
+        if delay <= 0:
+            self.add(key)
+            return
+        ready = self._clock() + delay
+        current = self._delayed.get(key)
+        if current is not None and current[0] <= ready:
+            return
+        sequence = next(self._sequence)
+        self._delayed[key] = (ready, sequence)
+        heapq.heappush(self._heap, (ready, sequence, key))
+        self._schedule(ready)
+
+    def add_rate_limited(self, key: K) -> None:
+        """Add ``key`` after the delay its rate limiter assigns (one more failure on record)."""
+        if self._shutting_down:
+            return
+        if self._stats is not None:
+            self._stats.retries += 1
+        self.add_after(key, self.rate_limiter.when(key))
+
+    def forget(self, key: K) -> None:
+        """Clear ``key``'s backoff history (call after it was processed successfully)."""
+        self.rate_limiter.forget(key)
+
+    def num_requeues(self, key: K) -> int:
+        """How many rate-limited re-adds of ``key`` are on record since the last ``forget``."""
+        return self.rate_limiter.num_requeues(key)
+
+    # -- taking ---------------------------------------------------------------------------------
+
+    def get_nowait(self) -> K:
+        """Take the next key, or raise ``asyncio.QueueEmpty`` / :class:`QueueShutDown`."""
+        if not self._queue:
+            if self._shutting_down:
+                raise QueueShutDown(f"work queue {self.name!r} is shut down")
+            raise asyncio.QueueEmpty
+        key = self._queue.popleft()
+        added = self._dirty.pop(key)
+        if self._stats is not None:
+            now = self._clock()
+            self._stats.queue_duration.observe(now - added)
+            self._processing[key] = now
+        else:
+            self._processing[key] = 0.0
+        return key
+
+    async def get(self) -> K:
+        """Wait for and take the next key; raises :class:`QueueShutDown` once shut down and empty.
+
+        The caller owns the key until it calls :meth:`done` with it.
+        """
+        while not self._queue:
+            if self._shutting_down:
+                raise QueueShutDown(f"work queue {self.name!r} is shut down")
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                # If we were woken and are cancelled before taking the key, pass the wake-up on.
+                if waiter.done() and not waiter.cancelled() and self._queue:
+                    self._wake_one()
+                raise
+        return self.get_nowait()
+
+    def done(self, key: K) -> None:
+        """Mark ``key`` as processed; if it was added meanwhile it is queued again now."""
+        started = self._processing.pop(key, None)
+        if started is None:
+            return  # not in flight: done() is idempotent, as in client-go
+        if self._stats is not None:
+            self._stats.work_duration.observe(self._clock() - started)
+        if key in self._dirty:
+            self._queue.append(key)
+            if self._waiters:
+                self._wake_one()
+        elif self._drain_waiters and not self._processing and not self._queue:
+            self._resolve_drain_waiters()
+
+    # -- shutting down --------------------------------------------------------------------------
+
+    def shut_down(self) -> None:
+        """Refuse new adds, drop delayed keys, and let ``get`` raise once the queue is empty."""
+        if self._shutting_down:
+            return
+        self._shutting_down = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._delayed.clear()
+        self._heap.clear()
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+        if not self._processing and not self._queue:
+            self._resolve_drain_waiters()
+
+    async def shut_down_with_drain(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109 - mirrors client-go's drain deadline
+    ) -> None:
+        """Shut down, then wait until every queued and in-flight key is done.
+
+        Raises ``TimeoutError`` if that takes longer than ``timeout`` seconds.
+        """
+        self.shut_down()
+        if not self._processing and not self._queue:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._drain_waiters.append(waiter)
+        try:
+            async with asyncio.timeout(timeout):
+                await waiter
+        finally:
+            if waiter in self._drain_waiters:
+                self._drain_waiters.remove(waiter)
+
+    @property
+    def shutting_down(self) -> bool:
+        """True once :meth:`shut_down` was called."""
+        return self._shutting_down
+
+    # -- introspection --------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Keys waiting to be handed out (the ``workqueue_depth`` metric)."""
+        return len(self._queue)
+
+    @property
+    def in_flight(self) -> int:
+        """Keys handed out and not yet done."""
+        return len(self._processing)
+
+    @property
+    def delayed(self) -> int:
+        """Keys waiting for their ``add_after`` time."""
+        return len(self._delayed)
+
+    def is_processing(self, key: K) -> bool:
+        """True while ``key`` is between ``get`` and ``done``."""
+        return key in self._processing
+
+    def is_queued(self, key: K) -> bool:
+        """True when ``key`` will be handed out (again) by ``get``."""
+        return key in self._dirty
+
+    # -- delayed adds ---------------------------------------------------------------------------
+
+    def release_due(self) -> int:
+        """Add every delayed key whose time has come; returns how many were added.
+
+        The queue's timer calls this; it is public so code driving a fake clock can too.
+        """
+        now = self._clock()
+        heap = self._heap
+        released = 0
+        while heap and heap[0][0] <= now:
+            _, sequence, key = heapq.heappop(heap)
+            current = self._delayed.get(key)
+            if current is None or current[1] != sequence:
+                continue  # superseded by an earlier add_after
+            del self._delayed[key]
+            self.add(key)
+            released += 1
+        return released
+
+    def _schedule(self, ready: float) -> None:
+        if self._timer is not None and self._timer_ready <= ready:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (synchronous use): release_due() must be called by the owner
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_ready = ready
+        self._timer = loop.call_later(max(0.0, ready - self._clock()), self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.release_due()
+        heap = self._heap
+        while heap:
+            ready, sequence, key = heap[0]
+            current = self._delayed.get(key)
+            if current is not None and current[1] == sequence:
+                self._schedule(ready)
+                return
+            heapq.heappop(heap)  # stale entry
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _wake_one(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _resolve_drain_waiters(self) -> None:
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._drain_waiters.clear()
+
+    def _metrics_snapshot(self) -> tuple[int, float, float]:
+        if not self._processing:
+            return len(self._queue), 0.0, 0.0
+        now = self._clock()
+        ages = [now - started for started in self._processing.values()]
+        return len(self._queue), sum(ages), max(ages)

@@ -1,0 +1,517 @@
+"""The manager: one client, one shared cache, and every controller of a process, run together.
+
+Start order (controller-runtime's): the metrics and probe servers, the cache and the runnables
+that do not need leadership (so a standby replica keeps a warm cache and fails over fast), then
+leader election, then the controllers once this process leads. Stop order is the reverse:
+controllers first (they stop taking work and finish in-flight reconciles within the graceful
+shutdown timeout), then the other runnables, the cache, the Lease (released so a successor takes
+over at once), the servers and the client.
+
+Losing leadership is fatal, as in controller-runtime: the controllers are stopped without grace
+(a former leader must not act) and `run()` / `wait()` raise `LeaderElectionLost`; the process is
+expected to exit non-zero and be restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Self
+
+from setpoint.api.names import validate_dns1123_subdomain
+from setpoint.cache import Cache, CacheOptions
+from setpoint.client.client import Client
+from setpoint.manager.health import HealthCheck, HealthChecks, build_probe_app
+from setpoint.manager.http_endpoint import HttpEndpoint, parse_bind_address
+from setpoint.manager.leader_election import (
+    LEASE_DURATION,
+    RENEW_DEADLINE,
+    RETRY_PERIOD,
+    LeaderElectionConfig,
+    LeaderElectionLost,
+    LeaderElector,
+    default_identity,
+)
+from setpoint.manager.lease_lock import ClientLeaseLock
+from setpoint.manager.metrics_endpoint import build_metrics_app
+from setpoint.manager.runnable import ManagedRunnable, Runnable, RunnableFunction
+from setpoint.manager.signals import ShutdownSignals
+
+__all__ = ["GRACEFUL_SHUTDOWN_TIMEOUT", "Manager", "ManagerError", "RunnableFailed"]
+
+log = logging.getLogger("setpoint.manager")
+
+# controller-runtime's default: in-flight reconciles get this long to finish on shutdown; it fits
+# inside Kubernetes' default 30 s terminationGracePeriodSeconds together with the lease release.
+GRACEFUL_SHUTDOWN_TIMEOUT = 30.0
+# Bounds the last steps of a shutdown (lease release, servers, client) so a dead API server
+# cannot keep a terminating process alive.
+CLEANUP_TIMEOUT = 5.0
+
+
+class ManagerError(Exception):
+    """The manager was misconfigured or used in the wrong state."""
+
+
+class RunnableFailed(ManagerError):
+    """A runnable (a controller, a server, ...) raised; the manager stopped because of it."""
+
+    def __init__(self, name: str, error: BaseException) -> None:
+        super().__init__(f"runnable {name} failed: {type(error).__name__}: {error}")
+        self.name = name
+        self.error = error
+
+
+class Manager:
+    """Runs a shared cache and controllers with leader election, probes, metrics and shutdown.
+
+    Give it a `Client`, or a kubeconfig path (None: `$KUBECONFIG`, then `~/.kube/config`, then
+    in-cluster) from which it makes one at start and closes at stop. Add controllers with the
+    controller `Builder` (or `add()` any runnable), then `await manager.run()`; or use
+    `async with Manager(...) as manager:` to run it in the background of a block.
+    Several managers can run in one process; each has its own client, cache and Lease.
+    """
+
+    def __init__(
+        self,
+        client: Client | None = None,
+        *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        namespaces: Sequence[str] | None = None,
+        leader_election: bool = False,
+        leader_election_id: str | None = None,
+        leader_election_namespace: str | None = None,
+        lease_duration: float = LEASE_DURATION,
+        renew_deadline: float = RENEW_DEADLINE,
+        retry_period: float = RETRY_PERIOD,
+        leader_election_release_on_cancel: bool = True,
+        identity: str | None = None,
+        metrics_bind_address: str = "0",
+        health_probe_bind_address: str = "0",
+        cache_options: CacheOptions | None = None,
+        graceful_shutdown_timeout: float = GRACEFUL_SHUTDOWN_TIMEOUT,
+    ) -> None:
+        if client is not None and kubeconfig is not None:
+            raise ManagerError("Manager: pass either client or kubeconfig, not both")
+        if isinstance(namespaces, str):
+            raise ManagerError(
+                f"Manager: namespaces must be a list of names, got the string {namespaces!r}"
+            )
+        if graceful_shutdown_timeout < 0:
+            raise ManagerError(
+                f"Manager: graceful_shutdown_timeout must be >= 0 seconds, "
+                f"got {graceful_shutdown_timeout}"
+            )
+        self._metrics_address = parse_bind_address(
+            metrics_bind_address, option="metrics_bind_address"
+        )
+        self._probe_address = parse_bind_address(
+            health_probe_bind_address, option="health_probe_bind_address"
+        )
+        self._client = client
+        self._owns_client = client is None
+        self._kubeconfig = kubeconfig
+        self._context = context
+        self._namespaces = list(namespaces) if namespaces is not None else None
+        self._cache_options = cache_options
+        self._cache: Cache | None = None
+        if client is not None:
+            # No I/O: with a client given, the cache exists at once so that controllers can be
+            # built (Builder(manager)) before the manager starts.
+            self._cache = Cache(client, self._effective_cache_options())
+        self.leader_election = leader_election
+        self.leader_election_id = leader_election_id
+        self.leader_election_namespace = leader_election_namespace
+        self._timings = (lease_duration, renew_deadline, retry_period)
+        self._release_on_cancel = leader_election_release_on_cancel
+        self.identity = identity or default_identity()
+        if leader_election:
+            # Checked now, not at start, so a bad combination fails where it is written.
+            self._check_leader_election_id()
+            self._election_config(leader_election_id or "")
+        self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
+
+        self.healthz = HealthChecks("healthz")
+        self.readyz = HealthChecks("readyz")
+        self.readyz.add("cache-sync", self._cache_synced_check)
+        self._runnables: list[ManagedRunnable] = []
+        self._endpoints: list[HttpEndpoint] = []
+        self.metrics_endpoint: HttpEndpoint | None = None
+        self.probe_endpoint: HttpEndpoint | None = None
+        self.elector: LeaderElector | None = None
+        self._election_task: asyncio.Task[None] | None = None
+        self._elected = asyncio.Event()
+        self._done = asyncio.Event()
+        self._failure: BaseException | None = None
+        self._started = False
+        self._stopped = False
+        self._stop_lock = asyncio.Lock()
+
+    # ----- what the manager holds -----
+
+    @property
+    def client(self) -> Client:
+        """The API client: writes go straight to the API server through it."""
+        if self._client is None:
+            raise ManagerError(
+                "Manager.client: the manager makes its client when it connects; pass client= "
+                "or `await manager.connect()` (start() and run() connect too) first"
+            )
+        return self._client
+
+    @property
+    def cache(self) -> Cache:
+        """The shared informer cache: reads come from it."""
+        if self._cache is None:
+            raise ManagerError(
+                "Manager.cache: the cache exists once the manager has a client; "
+                "`await manager.connect()` (start() and run() connect too) first"
+            )
+        return self._cache
+
+    @property
+    def connected(self) -> bool:
+        """True once the manager has its client and cache (after `connect()`)."""
+        return self._cache is not None
+
+    @property
+    def started(self) -> bool:
+        """True between `start()` and `stop()`."""
+        return self._started and not self._stopped
+
+    @property
+    def is_leader(self) -> bool:
+        """True when the leader-election runnables may run (always, without leader election)."""
+        return self._elected.is_set()
+
+    async def wait_for_leadership(self) -> None:
+        """Return once this manager leads (at once without leader election)."""
+        await self._elected.wait()
+
+    def add(
+        self, runnable: Runnable | RunnableFunction, *, needs_leader_election: bool | None = None
+    ) -> None:
+        """Run `runnable` with the manager: an object with async `start()`/`stop()` or an
+        async function (run until cancelled).
+
+        It needs leader election unless it has `needs_leader_election = False` or the argument
+        says so. Added to a running manager, it starts at once (or when leadership comes).
+        """
+        if self._stopped:
+            raise ManagerError("Manager.add: the manager has stopped")
+        if needs_leader_election is None:
+            # Both spellings: setpoint's Controller says need_leader_election.
+            needs_leader_election = bool(
+                getattr(
+                    runnable,
+                    "needs_leader_election",
+                    getattr(runnable, "need_leader_election", True),
+                )
+            )
+        managed = ManagedRunnable(runnable, needs_leader_election)
+        self._runnables.append(managed)
+        if self._started and (not needs_leader_election or self._elected.is_set()):
+            managed.start(self._runnable_failed)
+
+    def add_healthz_check(self, name: str, check: HealthCheck) -> None:
+        """Add a liveness check (`/healthz`): a callable, sync or async, that raises or
+        returns False when the process should be restarted."""
+        self.healthz.add(name, check)
+
+    def add_readyz_check(self, name: str, check: HealthCheck) -> None:
+        """Add a readiness check (`/readyz`), next to the built-in `cache-sync` check."""
+        self.readyz.add(name, check)
+
+    def configure(
+        self,
+        *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        namespaces: Sequence[str] | None = None,
+        leader_election: bool | None = None,
+        leader_election_id: str | None = None,
+        leader_election_namespace: str | None = None,
+        metrics_bind_address: str | None = None,
+        health_probe_bind_address: str | None = None,
+        graceful_shutdown_timeout: float | None = None,
+    ) -> None:
+        """Override settings before the manager starts (what `setpoint run`'s flags do);
+        None leaves a setting as it is."""
+        if self._started:
+            raise ManagerError("Manager.configure: the manager has already started")
+        if kubeconfig is not None or context is not None:
+            if not self._owns_client:
+                raise ManagerError(
+                    "Manager.configure: kubeconfig/context cannot apply: a client was given"
+                )
+            self._kubeconfig = kubeconfig if kubeconfig is not None else self._kubeconfig
+            self._context = context if context is not None else self._context
+        if namespaces is not None:
+            if isinstance(namespaces, str):
+                raise ManagerError(
+                    f"Manager: namespaces must be a list of names, got the string {namespaces!r}"
+                )
+            if self._cache is not None and (list(namespaces) or None) != self._namespaces:
+                raise ManagerError(
+                    "Manager.configure: namespaces cannot change once the cache exists "
+                    "(the manager was given a client); pass namespaces= to Manager instead"
+                )
+            self._namespaces = list(namespaces) or None
+        if leader_election_id is not None:
+            self.leader_election_id = leader_election_id
+        if leader_election_namespace is not None:
+            self.leader_election_namespace = leader_election_namespace
+        if leader_election is not None:
+            self.leader_election = leader_election
+        if self.leader_election:
+            self._check_leader_election_id()
+            self._election_config(self.leader_election_id or "")
+        if metrics_bind_address is not None:
+            self._metrics_address = parse_bind_address(
+                metrics_bind_address, option="metrics_bind_address"
+            )
+        if health_probe_bind_address is not None:
+            self._probe_address = parse_bind_address(
+                health_probe_bind_address, option="health_probe_bind_address"
+            )
+        if graceful_shutdown_timeout is not None:
+            if graceful_shutdown_timeout < 0:
+                raise ManagerError(
+                    f"Manager: graceful_shutdown_timeout must be >= 0 seconds, "
+                    f"got {graceful_shutdown_timeout}"
+                )
+            self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
+
+    # ----- lifecycle -----
+
+    async def connect(self) -> None:
+        """Make the client (when none was given) and the cache; idempotent."""
+        if self._client is None:
+            if self._kubeconfig is None and self._context is None:
+                # In a pod: the service account; elsewhere $KUBECONFIG or ~/.kube/config.
+                self._client = await Client.from_environment()
+            else:
+                self._client = await Client.from_kubeconfig(self._kubeconfig, context=self._context)
+        if self._cache is None:
+            self._cache = Cache(self._client, self._effective_cache_options())
+
+    async def start(self) -> None:
+        """Start everything and return; controllers start once this manager leads.
+
+        Raises OSError when a server's address is taken, or the client's error when the
+        cluster cannot be reached.
+        """
+        if self._started:
+            raise ManagerError("Manager.start: the manager was already started")
+        self._started = True
+        try:
+            await self.connect()
+            await self._start_endpoints()
+            await self.cache.start()
+        except BaseException:
+            await self._cleanup()
+            raise
+        for managed in self._runnables:
+            if not managed.needs_leader_election:
+                managed.start(self._runnable_failed)
+        if self.leader_election:
+            self.elector = LeaderElector(
+                ClientLeaseLock(self.client, *self._lease_location()),
+                self._election_config(self.leader_election_id or ""),
+            )
+            self._election_task = asyncio.create_task(self._lead(self.elector))
+        else:
+            self._become_leader()
+
+    async def wait(self) -> None:
+        """Wait until the manager stops: `stop()` was called (returns), leadership was lost
+        (raises `LeaderElectionLost`) or a runnable failed (raises `RunnableFailed`)."""
+        await self._done.wait()
+        if self._failure is not None:
+            raise self._failure
+
+    def request_stop(self) -> None:
+        """Ask a `run()` to stop gracefully (what SIGTERM does); returns at once."""
+        self._done.set()
+
+    async def stop(self) -> None:
+        """Stop gracefully: controllers finish in-flight work within the graceful shutdown
+        timeout, then the rest shuts down and the Lease is released. Idempotent."""
+        async with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            self._done.set()
+            lost = isinstance(self._failure, LeaderElectionLost)
+            grace = 0.0 if lost else self.graceful_shutdown_timeout
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + grace
+            leaders = [r for r in self._runnables if r.needs_leader_election]
+            others = [r for r in self._runnables if not r.needs_leader_election]
+            if self._election_task is not None and (not self._elected.is_set() or lost):
+                await _cancel(self._election_task)
+            await asyncio.gather(*(r.stop(grace) for r in leaders))
+            await asyncio.gather(*(r.stop(max(0.0, deadline - loop.time())) for r in others))
+            self._elected.clear()
+            await self._cleanup()
+            log.info("manager stopped")
+
+    async def run(self, *, handle_signals: bool = True) -> None:
+        """Start, wait until stopped, and stop gracefully.
+
+        With `handle_signals`, the first SIGTERM/SIGINT stops gracefully and a second exits at
+        once. Raises `LeaderElectionLost` when leadership is lost (exit non-zero then), or
+        `RunnableFailed` when a runnable failed.
+        """
+        signals = ShutdownSignals(self.request_stop) if handle_signals else None
+        if signals is not None:
+            signals.install()
+        try:
+            await self.start()
+            await self._done.wait()
+        finally:
+            try:
+                await self.stop()
+            finally:
+                if signals is not None:
+                    signals.remove()
+        if self._failure is not None:
+            raise self._failure
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    # ----- internals -----
+
+    def _effective_cache_options(self) -> CacheOptions | None:
+        if self._namespaces is None:
+            return self._cache_options
+        options = self._cache_options or CacheOptions()
+        if options.namespaces and set(options.namespaces) != set(self._namespaces):
+            raise ManagerError(
+                "Manager: namespaces and cache_options.namespaces disagree; set only one"
+            )
+        return dataclasses.replace(options, namespaces=frozenset(self._namespaces))
+
+    def _check_leader_election_id(self) -> None:
+        lease_name = self.leader_election_id
+        if not lease_name:
+            raise ManagerError(
+                "Manager: leader_election_id (the name of the Lease) is required when "
+                "leader_election is on"
+            )
+        problems = validate_dns1123_subdomain(lease_name)
+        if problems:
+            raise ManagerError(
+                f"Manager: leader_election_id {lease_name!r} is not a valid Lease name: "
+                f"{'; '.join(problems)}"
+            )
+
+    def _lease_location(self) -> tuple[str, str]:
+        namespace = self.leader_election_namespace or self.client.default_namespace
+        return namespace, self.leader_election_id or ""
+
+    def _election_config(self, name: str) -> LeaderElectionConfig:
+        lease_duration, renew_deadline, retry_period = self._timings
+        namespace = self.leader_election_namespace or "default"
+        if self._client is not None and not self.leader_election_namespace:
+            namespace = self._client.default_namespace
+        try:
+            return LeaderElectionConfig(
+                name=name,
+                namespace=namespace,
+                identity=self.identity,
+                lease_duration=lease_duration,
+                renew_deadline=renew_deadline,
+                retry_period=retry_period,
+                release_on_cancel=self._release_on_cancel,
+            )
+        except ValueError as error:
+            raise ManagerError(f"Manager: {error}") from None
+
+    async def _lead(self, elector: LeaderElector) -> None:
+        try:
+            await elector.acquire()
+            self._become_leader()
+            await elector.hold()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            self._fail(error)
+
+    def _become_leader(self) -> None:
+        self._elected.set()
+        for managed in self._runnables:
+            if managed.needs_leader_election:
+                managed.start(self._runnable_failed)
+
+    def _runnable_failed(self, managed: ManagedRunnable, error: BaseException) -> None:
+        log.error("runnable %s failed: %s", managed.name, error, exc_info=error)
+        self._fail(RunnableFailed(managed.name, error))
+
+    def _fail(self, error: BaseException) -> None:
+        if self._failure is None and not self._stopped:
+            self._failure = error
+        self._done.set()
+
+    async def _start_endpoints(self) -> None:
+        if self._metrics_address is not None:
+            self.metrics_endpoint = HttpEndpoint(build_metrics_app(), self._metrics_address)
+            await self.metrics_endpoint.start()
+            self._endpoints.append(self.metrics_endpoint)
+            log.info("serving metrics on %s/metrics", self.metrics_endpoint.url)
+        if self._probe_address is not None:
+            self.probe_endpoint = HttpEndpoint(
+                build_probe_app(self.healthz, self.readyz), self._probe_address
+            )
+            await self.probe_endpoint.start()
+            self._endpoints.append(self.probe_endpoint)
+            log.info("serving health probes on %s", self.probe_endpoint.url)
+
+    async def _cleanup(self) -> None:
+        """Stop the cache, release the Lease, stop servers, close an owned client."""
+        if self._election_task is not None:
+            await _cancel(self._election_task)
+        if self._cache is not None:
+            try:
+                async with asyncio.timeout(CLEANUP_TIMEOUT):
+                    await self._cache.stop()
+            except Exception:
+                log.exception("error stopping the cache")
+        if self.elector is not None and self.elector.config.release_on_cancel:
+            await self.elector.release()
+        for endpoint in self._endpoints:
+            with contextlib.suppress(Exception):
+                await endpoint.stop()
+        self._endpoints.clear()
+        if self._owns_client and self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.close()
+
+    def _cache_synced_check(self) -> None:
+        if self._cache is None or not self._started:
+            raise ManagerError("the manager has not started")
+        unsynced = [repr(informer) for informer in self._cache.informers if not informer.has_synced]
+        if unsynced:
+            raise ManagerError(f"informers not synced: {', '.join(unsynced)}")
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    if not task.done():
+        task.cancel()
+    with contextlib.suppress(BaseException):
+        await task

@@ -1,0 +1,47 @@
+"""Prometheus metrics of the manager, in the shared registry under client-go's names.
+
+Leader election exports what client-go's `leaderelection` metrics provider exports, so alerts
+written for Go operators (`leader_election_master_status == 0` on every replica) keep working.
+The process and platform collectors are added to the shared registry once, the first time a
+metrics endpoint is served, like controller-runtime registers the process collector.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from prometheus_client import Counter, Gauge, PlatformCollector, ProcessCollector
+
+from setpoint.client.metrics import REGISTRY
+
+__all__ = ["LEADER_MASTER_STATUS", "LEADER_SLOWPATH_TOTAL", "register_process_collectors"]
+
+LEADER_MASTER_STATUS = Gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, "
+    "1 indicates master. 'name' is the string used to identify the lease.",
+    ["name"],
+    registry=REGISTRY,
+)
+
+LEADER_SLOWPATH_TOTAL = Counter(
+    "leader_election_slowpath_total",
+    "Total number of slow path exercised in renewing leader leases. "
+    "'name' is the string used to identify the lease.",
+    ["name"],
+    registry=REGISTRY,
+)
+
+_collectors_lock = threading.Lock()
+_collectors_registered = False
+
+
+def register_process_collectors() -> None:
+    """Add the process (CPU, memory, fds) and platform collectors to the shared registry once."""
+    global _collectors_registered
+    with _collectors_lock:
+        if _collectors_registered:
+            return
+        ProcessCollector(registry=REGISTRY)
+        PlatformCollector(registry=REGISTRY)
+        _collectors_registered = True

@@ -1,0 +1,286 @@
+"""`Operator`: a manager with a decorator for reconcile functions — the short way to an operator.
+
+::
+
+    import setpoint
+
+    op = setpoint.Operator("widgets")
+
+    @op.reconciler(for_=("example.com/v1", "Widget"), owns=[("v1", "ConfigMap")])
+    async def reconcile(ctx: setpoint.Context, request: setpoint.Request) -> setpoint.Result | None:
+        widget = await ctx.get()
+        ...
+
+    # `setpoint run widgets.py`, or in code: asyncio.run(op.run())
+
+A reconciler may be an async or a sync function (sync ones run in a thread pool) taking
+`(ctx, request)` or just `(request)`, or an object with such a `reconcile` method (the class
+form: `op.add_reconciler(WidgetReconciler(), for_=...)`, or decorate the class when it takes no
+constructor arguments). `for_`/`owns` take `(api_version, kind)` pairs or the user's CRD model
+classes. Controllers are built when the operator connects to the cluster, so the decorator works
+at import time, before any client exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from setpoint.api.names import validate_dns1123_label
+from setpoint.client.typed_objects import static_type_fields
+from setpoint.controller.builder import Builder
+from setpoint.controller.controller import Controller
+from setpoint.controller.handlers import MapFunction
+from setpoint.controller.predicates import Predicate
+from setpoint.controller.rate_limiters import RateLimiter
+from setpoint.controller.reconcile import Request, Result
+from setpoint.manager.context import Context
+from setpoint.manager.manager import Manager, ManagerError
+
+__all__ = ["KindRef", "Operator"]
+
+#: A kind as `(api_version, kind)`, or a CRD model class with apiVersion/kind defaults.
+KindRef = tuple[str, str] | type[BaseModel]
+
+TargetT = TypeVar("TargetT")
+
+
+def kind_of(ref: KindRef, option: str) -> tuple[str, str]:
+    """`(api_version, kind)` of a `KindRef`; raises TypeError naming `option`."""
+    if isinstance(ref, type) and issubclass(ref, BaseModel):
+        try:
+            return static_type_fields(ref)
+        except ValueError as error:
+            raise TypeError(f"{option}: {error}") from None
+    if (
+        isinstance(ref, tuple)
+        and len(ref) == 2
+        and all(isinstance(part, str) and part for part in ref)
+    ):
+        return ref[0], ref[1]
+    raise TypeError(
+        f"{option}: expected (api_version, kind) such as ('apps/v1', 'Deployment') or a model "
+        f"class, got {ref!r}"
+    )
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int | None:
+    """How many positional arguments `fn` requires (None when it takes *args)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    count = 0
+    for parameter in parameters:
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            return None
+        if (
+            parameter.kind
+            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            and parameter.default is inspect.Parameter.empty
+        ):
+            count += 1
+    return count
+
+
+@dataclass
+class _Registration:
+    target: Any
+    for_: tuple[str, str]
+    owns: list[tuple[str, str]]
+    watches: list[tuple[tuple[str, str], MapFunction]]
+    predicates: list[Predicate]
+    name: str
+    max_concurrent: int
+    rate_limiter: RateLimiter | None
+    reconcile_timeout: float | None
+    need_leader_election: bool
+    controller: Controller | None = None
+
+
+class _ContextReconciler:
+    """Calls a `(ctx, request)` reconciler with a fresh `Context` per request."""
+
+    def __init__(self, operator: Operator, registration: _Registration, fn: Callable[..., Any]):
+        self.operator = operator
+        self.registration = registration
+        self.fn = fn
+        self.is_async = inspect.iscoroutinefunction(fn)
+
+    async def reconcile(self, request: Request) -> Result | None:
+        api_version, kind = self.registration.for_
+        ctx = Context(
+            self.operator,
+            self.registration.name,
+            request,
+            api_version=api_version,
+            kind=kind,
+        )
+        if self.is_async:
+            result = await self.fn(ctx, request)
+        else:
+            # to_thread copies the context variables, so logs in the thread keep the key.
+            result = await asyncio.to_thread(self.fn, ctx, request)
+        if inspect.isawaitable(result):
+            result = await result
+        return result  # type: ignore[no-any-return]
+
+
+class Operator(Manager):
+    """A named `Manager` with `@op.reconciler(...)`; the name labels the Lease and the logs.
+
+    `manager_options` are those of `Manager` (kubeconfig, namespaces, leader_election, ...);
+    the Lease is named after the operator unless `leader_election_id` is given.
+    """
+
+    def __init__(self, name: str, client: Any = None, **manager_options: Any) -> None:
+        problems = validate_dns1123_label(name)
+        if problems:
+            raise ManagerError(f"Operator: name {name!r} is not a valid name: {problems[0]}")
+        manager_options.setdefault("leader_election_id", f"{name}-leader-election")
+        super().__init__(client, **manager_options)
+        self.name = name
+        self._registrations: list[_Registration] = []
+
+    @property
+    def controllers(self) -> list[Controller]:
+        """The controllers built so far (after `connect()`)."""
+        return [r.controller for r in self._registrations if r.controller is not None]
+
+    def reconciler(
+        self,
+        *,
+        for_: KindRef,
+        owns: Sequence[KindRef] = (),
+        watches: Sequence[tuple[KindRef, MapFunction]] = (),
+        predicates: Sequence[Predicate] = (),
+        name: str | None = None,
+        max_concurrent: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        reconcile_timeout: float | None = None,
+        need_leader_election: bool = True,
+    ) -> Callable[[TargetT], TargetT]:
+        """Register the decorated function (or no-argument class) as a controller's reconciler.
+
+        `for_`: the primary kind (its keys are the requests). `owns`: child kinds whose changes
+        re-reconcile their controlling owner. `watches`: `(kind, map_function)` pairs mapping
+        any object to requests. `predicates` filter every event source. `name` defaults to the
+        primary kind in lower case. `max_concurrent`: parallel reconciles (of different keys).
+        Returns the decorated object unchanged.
+        """
+
+        def register(target: TargetT) -> TargetT:
+            instance: Any = target
+            if inspect.isclass(target):
+                try:
+                    instance = target()
+                except TypeError as error:
+                    raise TypeError(
+                        f"Operator.reconciler: cannot create {target.__name__}() without "
+                        f"arguments ({error}); create it yourself and call "
+                        "op.add_reconciler(instance, for_=...)"
+                    ) from None
+            self.add_reconciler(
+                instance,
+                for_=for_,
+                owns=owns,
+                watches=watches,
+                predicates=predicates,
+                name=name,
+                max_concurrent=max_concurrent,
+                rate_limiter=rate_limiter,
+                reconcile_timeout=reconcile_timeout,
+                need_leader_election=need_leader_election,
+            )
+            return target
+
+        return register
+
+    def add_reconciler(
+        self,
+        reconciler: Any,
+        *,
+        for_: KindRef,
+        owns: Sequence[KindRef] = (),
+        watches: Sequence[tuple[KindRef, MapFunction]] = (),
+        predicates: Sequence[Predicate] = (),
+        name: str | None = None,
+        max_concurrent: int = 1,
+        rate_limiter: RateLimiter | None = None,
+        reconcile_timeout: float | None = None,
+        need_leader_election: bool = True,
+    ) -> None:
+        """Register a reconciler (function or object with `reconcile`); see `reconciler`."""
+        primary = kind_of(for_, "for_")
+        controller_name = name or primary[1].lower()
+        if any(r.name == controller_name for r in self._registrations):
+            raise ManagerError(
+                f"Operator {self.name}: a controller named {controller_name!r} is already "
+                "registered; pass name= to tell them apart (names label metrics and logs)"
+            )
+        _check_reconciler(reconciler, controller_name)
+        if isinstance(watches, tuple) and len(watches) == 2 and callable(watches[1]):
+            raise TypeError("watches: expected a list of (kind, map_function) pairs")
+        registration = _Registration(
+            target=reconciler,
+            for_=primary,
+            owns=[kind_of(ref, "owns") for ref in owns],
+            watches=[(kind_of(ref, "watches"), map_fn) for ref, map_fn in watches],
+            predicates=list(predicates),
+            name=controller_name,
+            max_concurrent=max_concurrent,
+            rate_limiter=rate_limiter,
+            reconcile_timeout=reconcile_timeout,
+            need_leader_election=need_leader_election,
+        )
+        self._registrations.append(registration)
+        if self.connected:
+            self._build(registration)
+
+    async def connect(self) -> None:
+        """Make the client and cache, then the controllers of every registered reconciler."""
+        await super().connect()
+        for registration in self._registrations:
+            if registration.controller is None:
+                self._build(registration)
+
+    def _build(self, registration: _Registration) -> None:
+        reconciler = registration.target
+        method = getattr(reconciler, "reconcile", None)
+        fn = method if callable(method) else reconciler
+        if _positional_arity(fn) == 2:
+            reconciler = _ContextReconciler(self, registration, fn)
+        builder = Builder(self).for_(*registration.for_).named(registration.name)
+        for child_api_version, child_kind in registration.owns:
+            builder.owns(child_api_version, child_kind)
+        for (watched_api_version, watched_kind), map_fn in registration.watches:
+            builder.watches(watched_api_version, watched_kind, map_fn)
+        if registration.predicates:
+            builder.with_event_filter(*registration.predicates)
+        registration.controller = builder.with_options(
+            max_concurrent_reconciles=registration.max_concurrent,
+            rate_limiter=registration.rate_limiter,
+            reconcile_timeout=registration.reconcile_timeout,
+            need_leader_election=registration.need_leader_election,
+        ).complete(reconciler)
+
+
+def _check_reconciler(reconciler: Any, name: str) -> None:
+    method = getattr(reconciler, "reconcile", None)
+    fn = method if callable(method) else reconciler
+    if not callable(fn):
+        raise TypeError(
+            f"controller {name}: the reconciler must be a function or have a reconcile method, "
+            f"got {reconciler!r}"
+        )
+    arity = _positional_arity(fn)
+    if arity not in (None, 1, 2):
+        raise TypeError(
+            f"controller {name}: the reconcile function must take (request) or (ctx, request), "
+            f"but {getattr(fn, '__qualname__', fn)!r} takes {arity} positional arguments"
+        )

@@ -1,0 +1,108 @@
+"""Finding the operator(s) a user's module or file defines, for `setpoint run TARGET`.
+
+TARGET is one of:
+
+- a Python file: `operator.py`, `path/to/operator.py` (its directory goes on `sys.path` so
+  sibling modules import, as with `python path/to/operator.py`);
+- a module: `widgets.operator` (the current directory goes on `sys.path`, as with `python -m`);
+- either of these followed by `:attribute` to pick one object: `widgets.operator:op`.
+
+Without an attribute, every `Manager` (an `Operator` is one) at the module's top level is run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from setpoint.manager.manager import Manager
+
+__all__ = ["TargetError", "find_managers", "load_target_module"]
+
+
+class TargetError(Exception):
+    """TARGET could not be loaded or defines no operator."""
+
+
+def _split(target: str) -> tuple[str, str | None]:
+    # A Windows drive letter ("C:\\x.py") is not an attribute separator.
+    head, sep, attribute = target.rpartition(":")
+    if sep and head and attribute and not ("\\" in attribute or "/" in attribute):
+        return head, attribute
+    return target, None
+
+
+def load_target_module(location: str) -> ModuleType:
+    """Import a file path or a dotted module name; raises TargetError with the cause."""
+    path = Path(location)
+    if location.endswith(".py") or os.sep in location or path.is_file():
+        if not path.is_file():
+            raise TargetError(f"TARGET {location!r}: no such file")
+        path = path.resolve()
+        directory = str(path.parent)
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+        module_name = path.stem if path.stem.isidentifier() else "setpoint_target"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise TargetError(f"TARGET {location!r}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:
+            sys.modules.pop(module_name, None)
+            raise TargetError(
+                f"TARGET {location!r}: importing it failed: {type(error).__name__}: {error}"
+            ) from error
+        return module
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(location)
+    except ModuleNotFoundError as error:
+        if error.name and location.startswith(error.name):
+            raise TargetError(
+                f"TARGET {location!r}: no module named {error.name!r} (give a .py file path or "
+                "a module importable from the current directory)"
+            ) from error
+        raise TargetError(f"TARGET {location!r}: importing it failed: {error}") from error
+    except Exception as error:
+        raise TargetError(
+            f"TARGET {location!r}: importing it failed: {type(error).__name__}: {error}"
+        ) from error
+
+
+def find_managers(target: str) -> list[Manager]:
+    """The managers (operators) TARGET defines, in definition order; at least one."""
+    location, attribute = _split(target)
+    module = load_target_module(location)
+    if attribute is not None:
+        try:
+            value = getattr(module, attribute)
+        except AttributeError:
+            raise TargetError(
+                f"TARGET {target!r}: {location} has no attribute {attribute!r}"
+            ) from None
+        if callable(value) and not isinstance(value, Manager):
+            value = value()  # a factory: `def make_operator() -> Operator`
+        if not isinstance(value, Manager):
+            raise TargetError(
+                f"TARGET {target!r}: {attribute} is a {type(value).__name__}, "
+                "not a setpoint.Operator or Manager"
+            )
+        return [value]
+    found: list[Manager] = []
+    for value in vars(module).values():
+        if isinstance(value, Manager) and all(value is not seen for seen in found):
+            found.append(value)
+    if not found:
+        raise TargetError(
+            f"TARGET {target!r} defines no setpoint.Operator or Manager at its top level "
+            '(create one, e.g. `op = setpoint.Operator("name")`, or name it: module:attribute)'
+        )
+    return found

@@ -1,0 +1,150 @@
+"""A failed commit (disk full, I/O error) fails its writes and leaves no trace of them."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from setpoint.cluster.apiserver.storage import CommitError, SqliteStorage
+from tests.cluster.storage.objects import configmap, decoded, key_of
+from tests.cluster.storage.test_watch import drain, take
+
+# Only reached if the storage never starts the commit (a failing test, not a slow one).
+HANDSHAKE_TIMEOUT = 10.0
+
+
+@dataclass
+class Faults:
+    """What the injected connection does wrong, shared with the writer thread."""
+
+    failing_commits: int = 0
+    failing_inserts: int = 0
+    hold_commit: bool = False
+    commit_started: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+def faulty_connection(faults: Faults) -> type[sqlite3.Connection]:
+    """A connection class whose COMMIT or inserts fail as ``faults`` says."""
+
+    class FaultyConnection(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if sql == "COMMIT" and faults.failing_commits:
+                faults.commit_started.set()
+                if faults.hold_commit:
+                    faults.release.wait(HANDSHAKE_TIMEOUT)
+                faults.failing_commits -= 1
+                raise sqlite3.OperationalError("disk I/O error")
+            return super().execute(sql, *args)
+
+        def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if sql.startswith("INSERT INTO objects") and faults.failing_inserts:
+                faults.failing_inserts -= 1
+                raise sqlite3.OperationalError("database or disk is full")
+            return super().executemany(sql, *args)
+
+    return FaultyConnection
+
+
+@pytest.fixture
+def faults() -> Faults:
+    return Faults()
+
+
+@pytest.fixture
+async def storage(tmp_path: Path, faults: Faults) -> Any:
+    store = SqliteStorage(tmp_path / "data.db", connection_factory=faulty_connection(faults))
+    yield store
+    await store.close()
+
+
+async def test_failed_batch_fails_its_writers_and_is_undone(
+    storage: SqliteStorage, faults: Faults, tmp_path: Path
+) -> None:
+    watch = storage.watch("/", 0)
+    faults.failing_commits = 1
+    a = storage.create(key_of("a"), configmap("a"))
+    b = storage.create(key_of("b"), configmap("b"))
+    assert storage.get(key_of("a")) == a, "visible at once, before the commit"
+
+    with pytest.raises(CommitError, match=f"revision {a.revision} was not committed"):
+        await storage.wait_durable(a.revision)
+    with pytest.raises(CommitError, match="disk I/O error"):
+        await storage.wait_durable(b.revision)
+    assert storage.get(key_of("a")) is None
+    assert storage.get(key_of("b")) is None
+    assert storage.count("/") == 0
+
+    c = storage.create(key_of("c"), configmap("c"))
+    await storage.wait_durable(c.revision)
+    assert c.revision > b.revision, "revisions of failed writes are not handed out again"
+    (event,) = await take(watch, 1)
+    assert event.key == key_of("c"), "watchers never see the failed writes"
+    watch.close()
+    assert await drain(watch) == []
+
+    await storage.close()
+    reopened = SqliteStorage(tmp_path / "data.db")
+    assert [r.key for r in reopened.list("/")] == [key_of("c")]
+    await reopened.close()
+
+
+async def test_failed_insert_fails_the_batch(storage: SqliteStorage, faults: Faults) -> None:
+    kept = storage.create(key_of("kept"), configmap("kept"))
+    await storage.wait_durable(kept.revision)
+    faults.failing_inserts = 1
+    lost = storage.update(key_of("kept"), configmap("kept", v="lost"))
+    with pytest.raises(CommitError, match="disk is full"):
+        await storage.wait_durable(lost.revision)
+    assert storage.get(key_of("kept")) == kept
+    retry = storage.update(key_of("kept"), configmap("kept", v="2"), expected_revision=1)
+    await storage.wait_durable(retry.revision)
+    assert decoded(storage.get(key_of("kept")).value)["data"] == {"v": "2"}  # type: ignore[union-attr]
+
+
+async def test_writes_queued_behind_a_failed_batch_fail_too(
+    storage: SqliteStorage, faults: Faults
+) -> None:
+    base = storage.create(key_of("x"), configmap("x", v="0"))
+    other = storage.create(key_of("y"), configmap("y"))
+    await storage.wait_durable(other.revision)
+
+    faults.failing_commits = 1
+    faults.hold_commit = True
+    first = storage.update(key_of("x"), configmap("x", v="1"), expected_revision=base.revision)
+    started = await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
+    assert started
+    # Queued while the first batch is being committed, and built on it.
+    second = storage.update(key_of("x"), configmap("x", v="2"), expected_revision=first.revision)
+    gone = storage.delete(key_of("y"))
+    faults.release.set()
+
+    for record in (first, second, gone):
+        with pytest.raises(CommitError):
+            await storage.wait_durable(record.revision)
+    assert storage.get(key_of("x")) == base
+    assert storage.get(key_of("y")) == other
+
+    again = storage.update(key_of("x"), configmap("x", v="3"), expected_revision=base.revision)
+    await storage.wait_durable(again.revision)
+    assert again.revision > gone.revision
+
+
+async def test_a_late_wait_on_a_failed_revision_still_fails(
+    storage: SqliteStorage, faults: Faults
+) -> None:
+    faults.failing_commits = 1
+    lost = storage.create(key_of("a"), configmap("a"))
+    later = asyncio.ensure_future(storage.wait_durable(lost.revision))
+    with pytest.raises(CommitError):
+        await later
+    ok = storage.create(key_of("b"), configmap("b"))
+    await storage.wait_durable(ok.revision)
+    with pytest.raises(CommitError):
+        await storage.wait_durable(lost.revision)

@@ -1,0 +1,1 @@
+"""Shared pytest configuration. Area fixtures live in each area's conftest.py."""

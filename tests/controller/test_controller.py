@@ -1,0 +1,393 @@
+"""Controller result handling, concurrency, lifecycle and logging, over an in-memory informer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import Counter
+
+import pytest
+
+from setpoint.api.gvk import ObjectKey
+from setpoint.client.metrics import REGISTRY
+from setpoint.controller import log_context
+from setpoint.controller.controller import CacheSyncTimeoutError, Controller
+from setpoint.controller.handlers import EnqueueRequestForObject
+from setpoint.controller.predicates import predicate_for
+from setpoint.controller.rate_limiters import ItemExponentialFailureRateLimiter
+from setpoint.controller.reconcile import Request, Result, TerminalError
+from setpoint.controller.source import InformerSource
+
+from .fake_informer import FakeInformer
+from .objects import cached
+from .waiting import wait_until
+
+FAST_BACKOFF = ItemExponentialFailureRateLimiter(0.001, 0.01)
+
+
+def sample(name: str, controller: str, **labels: str) -> float:
+    value = REGISTRY.get_sample_value(name, {"controller": controller, **labels})
+    return value or 0.0
+
+
+def make_controller(
+    name: str, reconciler: object, informer: FakeInformer, **options: object
+) -> Controller:
+    options.setdefault("rate_limiter", ItemExponentialFailureRateLimiter(0.001, 0.01))
+    source = InformerSource(informer, EnqueueRequestForObject())
+    return Controller(name, reconciler, sources=[source], **options)  # type: ignore[arg-type]
+
+
+async def test_reconciles_every_object_once_and_counts_success() -> None:
+    informer = FakeInformer()
+    for i in range(5):
+        informer.upsert(cached(f"cm{i}"))
+    seen: list[Request] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request)
+
+    controller = make_controller("t-success", reconcile, informer)
+    async with controller:
+        await wait_until(lambda: len(seen) == 5)
+        informer.upsert(cached("cm5"))
+        await wait_until(lambda: len(seen) == 6)
+    assert sorted(r.name for r in seen) == [f"cm{i}" for i in range(6)]
+    assert sample("controller_runtime_reconcile_total", "t-success", result="success") == 6
+    assert sample("controller_runtime_max_concurrent_reconciles", "t-success") == 1
+
+
+async def test_requeue_after_runs_again_without_counting_an_error() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    calls = 0
+
+    async def reconcile(request: Request) -> Result:
+        nonlocal calls
+        calls += 1
+        return Result(requeue_after=0.01) if calls < 3 else Result()
+
+    async with make_controller("t-requeue-after", reconcile, informer) as controller:
+        await wait_until(lambda: calls == 3)
+        assert controller.queue.num_requeues(ObjectKey("default", "a")) == 0
+    assert sample("controller_runtime_reconcile_total", "t-requeue-after", result="requeue_after")
+    assert sample("controller_runtime_reconcile_errors_total", "t-requeue-after") == 0
+
+
+async def test_errors_are_retried_with_backoff_and_logged_with_the_key(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("flaky", "ns1"))
+    calls = 0
+    requeues_seen: list[int] = []
+    controller: Controller
+
+    async def reconcile(request: Request) -> None:
+        nonlocal calls
+        calls += 1
+        requeues_seen.append(controller.queue.num_requeues(request))
+        if calls < 4:
+            raise RuntimeError("API hiccup")
+
+    controller = make_controller("t-errors", reconcile, informer)
+    with caplog.at_level(logging.ERROR, logger="setpoint.controller"):
+        async with controller:
+            await wait_until(lambda: calls == 4)
+            await wait_until(lambda: controller.queue.num_requeues(ObjectKey("ns1", "flaky")) == 0)
+    assert requeues_seen == [0, 1, 2, 3]
+    assert sample("controller_runtime_reconcile_errors_total", "t-errors") == 3
+    assert sample("controller_runtime_reconcile_total", "t-errors", result="error") == 3
+    assert sample("controller_runtime_reconcile_panics_total", "t-errors") == 0
+    failures = [r for r in caplog.records if "API hiccup" in r.getMessage()]
+    assert len(failures) == 3
+    assert all("ns1/flaky" in r.getMessage() for r in failures)
+    assert all(getattr(r, "key", None) == "ns1/flaky" for r in failures)
+
+
+async def test_terminal_error_is_not_retried() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("bad"))
+    calls = 0
+
+    async def reconcile(request: Request) -> None:
+        nonlocal calls
+        calls += 1
+        raise TerminalError("spec.size must be positive")
+
+    async with make_controller("t-terminal", reconcile, informer):
+        await wait_until(lambda: calls == 1)
+        await asyncio.sleep(0.05)
+    assert calls == 1
+    assert sample("controller_runtime_terminal_reconcile_errors_total", "t-terminal") == 1
+    assert sample("controller_runtime_reconcile_errors_total", "t-terminal") == 1
+
+
+async def test_programming_errors_count_as_panics_and_keep_the_worker_alive() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    informer.upsert(cached("b"))
+    done: list[str] = []
+
+    async def reconcile(request: Request) -> None:
+        if request.name == "a" and "a-failed" not in done:
+            done.append("a-failed")
+            raise KeyError("missing")
+        done.append(request.name)
+
+    async with make_controller("t-panics", reconcile, informer):
+        await wait_until(lambda: "a" in done and "b" in done)
+    assert sample("controller_runtime_reconcile_panics_total", "t-panics") == 1
+
+
+async def test_requeue_flag_uses_the_rate_limiter() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    calls = 0
+
+    async def reconcile(request: Request) -> Result:
+        nonlocal calls
+        calls += 1
+        return Result(requeue=calls < 2)
+
+    async with make_controller("t-requeue", reconcile, informer):
+        await wait_until(lambda: calls == 2)
+    assert sample("controller_runtime_reconcile_total", "t-requeue", result="requeue") == 1
+
+
+async def test_wrong_return_type_is_an_error(caplog: pytest.LogCaptureFixture) -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    calls = 0
+
+    async def reconcile(request: Request) -> object:
+        nonlocal calls
+        calls += 1
+        return "done"
+
+    with caplog.at_level(logging.ERROR, logger="setpoint.controller"):
+        async with make_controller("t-bad-return", reconcile, informer):
+            await wait_until(lambda: calls >= 2)
+    assert "expected Result or None" in caplog.text
+
+
+async def test_sync_reconciler_runs_in_a_thread_with_the_log_context() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a", "ns1"))
+    seen: list[tuple[int, dict[str, str]]] = []
+
+    def reconcile(request: Request) -> None:
+        seen.append((threading.get_ident(), log_context.current()))
+
+    async with make_controller("t-sync", reconcile, informer):
+        await wait_until(lambda: len(seen) == 1)
+    thread, context = seen[0]
+    assert thread != threading.get_ident()
+    assert context["controller"] == "t-sync"
+    assert context["key"] == "ns1/a"
+    assert context["reconcile_id"]
+
+
+async def test_reconciler_object_with_async_method() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+
+    class Reconciler:
+        def __init__(self) -> None:
+            self.requests: list[Request] = []
+
+        async def reconcile(self, request: Request) -> Result | None:
+            self.requests.append(request)
+            return None
+
+    reconciler = Reconciler()
+    async with make_controller("t-object", reconciler, informer):
+        await wait_until(lambda: len(reconciler.requests) == 1)
+
+
+async def test_reconcile_timeout_is_an_error_and_retried() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("slow"))
+    calls = 0
+
+    async def reconcile(request: Request) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(10)
+
+    async with make_controller("t-timeout", reconcile, informer, reconcile_timeout=0.05):
+        await wait_until(lambda: calls == 2)
+    assert sample("controller_runtime_reconcile_timeouts_total", "t-timeout") == 1
+
+
+async def test_workers_run_in_parallel_but_never_on_the_same_key() -> None:
+    informer = FakeInformer()
+    for i in range(4):
+        informer.upsert(cached(f"k{i}"))
+    running: Counter[str] = Counter()
+    overlap: list[str] = []
+    peak = 0
+    total = 0
+
+    async def reconcile(request: Request) -> None:
+        nonlocal peak, total
+        running[request.name] += 1
+        if running[request.name] > 1:
+            overlap.append(request.name)
+        peak = max(peak, sum(running.values()))
+        informer.upsert(cached(request.name, resource_version=str(total)))  # re-add mid-flight
+        await asyncio.sleep(0.005)
+        running[request.name] -= 1
+        total += 1
+
+    async with make_controller("t-parallel", reconcile, informer, max_concurrent_reconciles=4):
+        await wait_until(lambda: total >= 40)
+    assert overlap == []
+    assert peak > 1
+
+
+async def test_start_fails_when_caches_do_not_sync() -> None:
+    informer = FakeInformer(synced=False)
+    controller = make_controller("t-nosync", lambda r: None, informer, cache_sync_timeout=0.05)
+    with pytest.raises(CacheSyncTimeoutError, match="t-nosync"):
+        await controller.start()
+    assert informer.handlers == []  # the source was stopped again
+
+
+async def test_start_waits_for_sync_before_reconciling() -> None:
+    informer = FakeInformer(synced=False)
+    informer.upsert(cached("a"))
+    seen: list[Request] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request)
+
+    controller = make_controller("t-waitsync", reconcile, informer)
+    starting = asyncio.create_task(controller.start())
+    await asyncio.sleep(0.02)
+    assert not starting.done() and seen == []
+    informer.mark_synced()
+    await asyncio.wait_for(starting, 5)
+    await wait_until(lambda: len(seen) == 1)
+    await controller.stop()
+
+
+async def test_stop_lets_in_flight_reconciles_finish() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    started = asyncio.Event()
+    finished: list[str] = []
+
+    async def reconcile(request: Request) -> None:
+        started.set()
+        await asyncio.sleep(0.05)
+        finished.append(request.name)
+
+    controller = make_controller("t-drain", reconcile, informer)
+    await controller.start()
+    await asyncio.wait_for(started.wait(), 5)
+    await controller.stop(timeout=5)
+    assert finished == ["a"]
+    informer.upsert(cached("b"))  # after stop: ignored
+    await asyncio.sleep(0.01)
+    assert finished == ["a"]
+
+
+async def test_stop_cancels_reconciles_that_outlive_the_timeout() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def reconcile(request: Request) -> None:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    controller = make_controller("t-cancel", reconcile, informer)
+    await controller.start()
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(controller.stop(timeout=0.02), 5)
+    assert cancelled.is_set()
+    assert sample("controller_runtime_active_workers", "t-cancel") == 0
+
+
+async def test_predicates_filter_events() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("keep"))
+    informer.upsert(cached("drop"))
+    seen: list[str] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request.name)
+
+    source = InformerSource(
+        informer, EnqueueRequestForObject(), [predicate_for(lambda o: o.name != "drop")]
+    )
+    controller = Controller("t-predicates", reconcile, sources=[source])
+    async with controller:
+        await wait_until(lambda: seen == ["keep"])
+        informer.upsert(cached("drop", resource_version="2"))
+        informer.upsert(cached("keep", resource_version="2"))
+        await wait_until(lambda: seen == ["keep", "keep"])
+
+
+async def test_log_records_carry_controller_key_and_reconcile_id() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a", "ns1"))
+    records: list[logging.LogRecord] = []
+
+    class Capture(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Capture()
+    handler.addFilter(log_context.LogContextFilter())
+    user_logger = logging.getLogger("tests.controller.user")
+    user_logger.addHandler(handler)
+    user_logger.setLevel(logging.INFO)
+    adapter = log_context.ReconcileLoggerAdapter(user_logger, {})
+
+    async def reconcile(request: Request) -> None:
+        user_logger.info("plain line")
+        adapter.info("adapted line")
+
+    try:
+        async with make_controller("t-logs", reconcile, informer):
+            await wait_until(lambda: len(records) == 2)
+    finally:
+        user_logger.removeHandler(handler)
+    plain, adapted = records
+    for record in records:
+        assert getattr(record, "controller", None) == "t-logs"
+        assert getattr(record, "key", None) == "ns1/a"
+    assert getattr(plain, "reconcile_id", "") == getattr(adapted, "reconcile_id", "x")
+    assert "key=ns1/a" in adapted.getMessage()
+    assert log_context.current()["controller"] == ""  # nothing leaks out of the reconcile
+
+
+def test_invalid_options_are_rejected_with_the_field_name() -> None:
+    with pytest.raises(ValueError, match="max_concurrent_reconciles"):
+        Controller("x", lambda r: None, max_concurrent_reconciles=0)
+    with pytest.raises(ValueError, match="reconcile_timeout"):
+        Controller("x", lambda r: None, reconcile_timeout=0)
+    with pytest.raises(ValueError, match="name"):
+        Controller("", lambda r: None)
+    with pytest.raises(TypeError, match="reconcile"):
+        Controller("x", 42)  # type: ignore[arg-type]
+
+
+def test_result_validation() -> None:
+    from datetime import timedelta
+
+    assert Result(requeue_after=timedelta(seconds=2)).requeue_after_seconds == 2.0
+    assert Result().is_zero
+    with pytest.raises(ValueError, match="requeue_after"):
+        Result(requeue_after=-1)
+    with pytest.raises(TypeError, match="requeue_after"):
+        Result(requeue_after="5s")  # type: ignore[arg-type]
