@@ -20,6 +20,7 @@ from setpoint.api.conditions import (
     remove_status_condition,
     set_condition,
     set_status_condition,
+    status_condition_met,
 )
 from setpoint.api.field_errors import FieldError, aggregate_messages
 from setpoint.api.gvk import (
@@ -72,6 +73,7 @@ from setpoint.api.times import (
     normalize_time,
     now_micro_time,
     now_time,
+    parse_micro_time,
     parse_time,
 )
 
@@ -122,6 +124,7 @@ __all__ = [
     "now_time",
     "owner_reference",
     "parse_api_version",
+    "parse_micro_time",
     "parse_resource_version",
     "parse_time",
     "remove_condition",
@@ -131,6 +134,7 @@ __all__ = [
     "set_controller_reference",
     "set_owner_reference",
     "set_status_condition",
+    "status_condition_met",
     "success_status",
     "validate_dns1035_label",
     "validate_dns1123_label",

@@ -33,6 +33,7 @@ __all__ = [
     "remove_status_condition",
     "set_condition",
     "set_status_condition",
+    "status_condition_met",
 ]
 
 CONDITION_TRUE: Final = "True"
@@ -205,6 +206,42 @@ def set_status_condition(
         observed_generation=observed_generation,
         now=now,
     )
+
+
+def _observed_generation(obj: Mapping[str, Any], condition: Mapping[str, Any]) -> int | None:
+    for value in (condition.get("observedGeneration"), _status_field(obj, "observedGeneration")):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _status_field(obj: Mapping[str, Any], field: str) -> Any:
+    status = obj.get("status")
+    return status.get(field) if isinstance(status, Mapping) else None
+
+
+def status_condition_met(obj: Mapping[str, Any], type: str, status: str = CONDITION_TRUE) -> bool:
+    """Whether ``obj`` has condition ``type`` with ``status``, as ``kubectl wait`` decides it.
+
+    Type and status compare case-insensitively, and a condition describing an older generation
+    does not count: when ``metadata.generation`` is set, the condition's ``observedGeneration``
+    (or else ``status.observedGeneration``) must not be below it.
+    """
+    metadata = obj.get("metadata")
+    generation = metadata.get("generation") if isinstance(metadata, Mapping) else None
+    for condition in _status_conditions(obj) or ():
+        if not isinstance(condition, Mapping):
+            continue
+        if str(condition.get("type", "")).lower() != type.lower():
+            continue
+        if str(condition.get("status", "")).lower() != status.lower():
+            continue
+        if isinstance(generation, int) and not isinstance(generation, bool):
+            observed = _observed_generation(obj, condition)
+            if observed is not None and observed < generation:
+                return False
+        return True
+    return False
 
 
 def remove_status_condition(obj: MutableMapping[str, Any], type: str) -> bool:

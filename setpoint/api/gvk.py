@@ -49,6 +49,15 @@ def parse_api_version(api_version: str) -> GroupVersion:
     )
 
 
+def _check_path_segment(field: str, value: str) -> None:
+    """Refuse values that would change the meaning of a URL path (apimachinery's rules)."""
+    if value in (".", ".."):
+        raise ValueError(f"invalid {field} {value!r}: may not be '{value}'")
+    for forbidden in ("/", "%"):
+        if forbidden in value:
+            raise ValueError(f"invalid {field} {value!r}: may not contain '{forbidden}'")
+
+
 def _api_version(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 
@@ -201,6 +210,13 @@ class ResourceInfo:
         """
         if subresource and not name:
             raise ValueError(f"subresource {subresource!r} of {self.resource} requires a name")
+        for field, value in (
+            ("namespace", namespace),
+            ("name", name),
+            ("subresource", subresource),
+        ):
+            if value:
+                _check_path_segment(field, value)
         parts = [self.group_version_path]
         if self.namespaced and namespace:
             parts.append(f"namespaces/{namespace}")

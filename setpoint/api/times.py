@@ -21,9 +21,11 @@ __all__ = [
     "normalize_time",
     "now_micro_time",
     "now_time",
+    "parse_micro_time",
     "parse_time",
 ]
 
+_MICRO_DIGITS: Final = 6  # MicroTime's wire layout has exactly microseconds
 _RFC3339_RE: Final = re.compile(
     r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt ]"
     r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})"
@@ -92,6 +94,21 @@ def parse_time(text: str) -> datetime:
     except ValueError as error:
         raise ValueError(f"invalid time {text!r}: {error}") from None
     return moment.astimezone(UTC)
+
+
+def parse_micro_time(text: str) -> datetime:
+    """Parse a ``MicroTime`` as strictly as kube-apiserver: exactly six fraction digits.
+
+    Upstream parses MicroTime with the layout ``2006-01-02T15:04:05.000000Z07:00``, so e.g.
+    ``2006-01-02T15:04:05Z`` is refused. Use :func:`parse_time` to accept any RFC 3339 time.
+    """
+    match = _RFC3339_RE.match(text.strip()) if isinstance(text, str) else None
+    if match is None or match["fraction"] is None or len(match["fraction"]) != _MICRO_DIGITS:
+        raise ValueError(
+            f"invalid micro time {text!r}: expected RFC 3339 with exactly six fraction digits, "
+            "such as '2006-01-02T15:04:05.000000Z'"
+        )
+    return parse_time(text)
 
 
 def normalize_time(text: str) -> str:

@@ -21,7 +21,7 @@ need options such as keeping ``managedFields`` or a metadata-only view).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -136,16 +136,17 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
 
     Read metadata through the properties (zero-copy); read anything else with :meth:`get` or
     :meth:`to_dict`, which decode a fresh copy each call (callers may mutate what they get).
-    Two objects are equal when all their content is equal.
+    Two objects are equal when all their content is equal. The underscored fields are private:
+    their containers are shared with the cache (and between objects) and must not be touched.
     """
 
     api_version: str
     kind: str
-    meta: _Metadata
+    _meta: _Metadata
     # JSON object of the metadata fields _Metadata does not cover (None when there are none).
-    meta_rest: bytes | None = None
+    _meta_rest: bytes | None = None
     # JSON object of the top-level fields other than apiVersion/kind/metadata (None if none).
-    rest: bytes | None = None
+    _rest: bytes | None = None
 
     # -- construction -------------------------------------------------------------------------
 
@@ -164,74 +165,74 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
     @property
     def name(self) -> str:
         """``metadata.name`` ("" when absent)."""
-        return self.meta.name or ""
+        return self._meta.name or ""
 
     @property
     def namespace(self) -> str | None:
         """``metadata.namespace``; None for cluster-scoped objects."""
-        return self.meta.namespace or None
+        return self._meta.namespace or None
 
     @property
     def uid(self) -> str:
         """``metadata.uid`` ("" when absent)."""
-        return self.meta.uid or ""
+        return self._meta.uid or ""
 
     @property
     def resource_version(self) -> str:
         """``metadata.resourceVersion`` ("" when absent)."""
-        return self.meta.resource_version or ""
+        return self._meta.resource_version or ""
 
     @property
     def generation(self) -> int | None:
         """``metadata.generation`` (None when the kind has none)."""
-        return self.meta.generation
+        return self._meta.generation
 
     @property
     def generate_name(self) -> str | None:
         """``metadata.generateName``."""
-        return self.meta.generate_name
+        return self._meta.generate_name
 
     @property
     def creation_timestamp(self) -> str | None:
         """``metadata.creationTimestamp`` as the RFC 3339 string the server sent."""
-        return self.meta.creation_timestamp
+        return self._meta.creation_timestamp
 
     @property
     def deletion_timestamp(self) -> str | None:
         """``metadata.deletionTimestamp`` (set once deletion has started)."""
-        return self.meta.deletion_timestamp
+        return self._meta.deletion_timestamp
 
     @property
     def deletion_grace_period_seconds(self) -> int | None:
         """``metadata.deletionGracePeriodSeconds``."""
-        return self.meta.deletion_grace_period_seconds
+        return self._meta.deletion_grace_period_seconds
 
     @property
     def labels(self) -> Mapping[str, str]:
         """``metadata.labels`` as a read-only mapping."""
-        labels = self.meta.labels
+        labels = self._meta.labels
         return MappingProxyType(labels) if labels else _EMPTY_MAPPING
 
     @property
     def annotations(self) -> Mapping[str, str]:
         """``metadata.annotations`` as a read-only mapping."""
-        annotations = self.meta.annotations
+        annotations = self._meta.annotations
         return MappingProxyType(annotations) if annotations else _EMPTY_MAPPING
 
     @property
     def finalizers(self) -> tuple[str, ...]:
         """``metadata.finalizers``."""
-        return self.meta.finalizers or ()
+        return self._meta.finalizers or ()
 
     @property
     def owner_references(self) -> tuple[OwnerReference, ...]:
         """``metadata.ownerReferences`` as immutable structs."""
-        return self.meta.owner_references or ()
+        return self._meta.owner_references or ()
 
     @property
     def controller_reference(self) -> OwnerReference | None:
         """The owner reference with ``controller: true``, if any."""
-        for ref in self.meta.owner_references or ():
+        for ref in self._meta.owner_references or ():
             if ref.controller:
                 return ref
         return None
@@ -239,12 +240,12 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
     @property
     def key(self) -> ObjectKey:
         """The object's namespace/name key."""
-        return ObjectKey(self.meta.namespace or None, self.meta.name or "")
+        return ObjectKey(self._meta.namespace or None, self._meta.name or "")
 
     @property
     def is_metadata_only(self) -> bool:
         """True when nothing beyond apiVersion/kind/metadata is kept."""
-        return self.rest is None
+        return self._rest is None
 
     # -- decoded copies -----------------------------------------------------------------------
 
@@ -252,9 +253,9 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
     def metadata(self) -> dict[str, Any]:
         """A fresh dict of the whole ``metadata``."""
         # An encode/decode round trip (not to_builtins) guarantees fresh containers and lists.
-        result: dict[str, Any] = _ANY_DECODER.decode(_ENCODER.encode(self.meta))
-        if self.meta_rest is not None:
-            result.update(_ANY_DECODER.decode(self.meta_rest))
+        result: dict[str, Any] = _ANY_DECODER.decode(_ENCODER.encode(self._meta))
+        if self._meta_rest is not None:
+            result.update(_ANY_DECODER.decode(self._meta_rest))
         return result
 
     def to_dict(self) -> dict[str, Any]:
@@ -264,8 +265,8 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
             "kind": self.kind,
             "metadata": self.metadata,
         }
-        if self.rest is not None:
-            result.update(_ANY_DECODER.decode(self.rest))
+        if self._rest is not None:
+            result.update(_ANY_DECODER.decode(self._rest))
         return result
 
     def to_json(self) -> bytes:
@@ -275,9 +276,9 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
     def fields(self) -> tuple[str, ...]:
         """Names of the top-level fields present (``apiVersion``, ``kind``, ``metadata``, ...)."""
         names = ("apiVersion", "kind", "metadata")
-        if self.rest is None:
+        if self._rest is None:
             return names
-        return names + tuple(_RAW_DICT_DECODER.decode(self.rest))
+        return names + tuple(_RAW_DICT_DECODER.decode(self._rest))
 
     def get(self, field: str, default: Any = None) -> Any:
         """A fresh decoded copy of top-level ``field`` (``"spec"``, ``"status"``, ``"data"``...).
@@ -290,20 +291,22 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
             return self.kind
         if field == "metadata":
             return self.metadata
-        if self.rest is None:
+        if self._rest is None:
             return default
-        raw = _RAW_DICT_DECODER.decode(self.rest).get(field)
+        raw = _RAW_DICT_DECODER.decode(self._rest).get(field)
         return default if raw is None else _ANY_DECODER.decode(raw)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.fields())
+    def __hash__(self) -> int:
+        # Identity and version stand for the content: equal objects hash equal, and the label
+        # dicts inside (unhashable) need not be hashed.
+        meta = self._meta
+        return hash((self.kind, meta.namespace, meta.name, meta.uid, meta.resource_version))
 
     def __repr__(self) -> str:
-        ns = self.meta.namespace
-        where = f"{ns}/{self.meta.name}" if ns else str(self.meta.name)
-        return (
-            f"<CachedObject {self.api_version} {self.kind} {where} rv={self.meta.resource_version}>"
-        )
+        ns = self._meta.namespace
+        where = f"{ns}/{self._meta.name}" if ns else str(self._meta.name)
+        rv = self._meta.resource_version
+        return f"<CachedObject {self.api_version} {self.kind} {where} rv={rv}>"
 
 
 def _intern(value: str | None) -> str | None:
@@ -388,9 +391,9 @@ class ObjectDecoder:
         return CachedObject(
             api_version=sys.intern(api_version),
             kind=sys.intern(kind),
-            meta=meta,
-            meta_rest=meta_rest,
-            rest=rest,
+            _meta=meta,
+            _meta_rest=meta_rest,
+            _rest=rest,
         )
 
     def _decode_metadata(self, raw: msgspec.Raw | None) -> tuple[_Metadata, bytes | None]:

@@ -25,6 +25,7 @@ from setpoint.cache.cached_object import ObjectDecoder, Transform
 from setpoint.cache.errors import CacheSyncTimeout
 from setpoint.cache.gc_freeze import GC_FREEZE_MIN_OBJECTS, request_gc_freeze
 from setpoint.cache.handlers import EventHandler, HandlerRegistry
+from setpoint.cache.metrics import CACHE_COLLECTOR
 from setpoint.cache.reflector import ListWatchClient, Reflector, ReflectorOptions, describe_resource
 from setpoint.cache.store import Delta, DeltaType, IndexFunc, MutableStore, Store
 from setpoint.client.errors import ApiError, Forbidden, Unauthorized
@@ -42,7 +43,8 @@ class SharedInformer:
 
     ``namespaces`` empty means cluster-wide; otherwise one watch per namespace (ignored for
     cluster-scoped resources). ``label_selector``/``field_selector`` are sent to the server.
-    ``metadata_only`` keeps only apiVersion/kind/metadata of each object; ``transform`` and
+    ``metadata_only`` keeps only apiVersion/kind/metadata of each object (the server still sends
+    whole objects: the saving is in memory, not bandwidth); ``transform`` and
     ``strip_managed_fields`` are applied before objects are stored (see
     :class:`~setpoint.cache.cached_object.ObjectDecoder`).
     """
@@ -60,6 +62,10 @@ class SharedInformer:
         strip_managed_fields: bool = True,
         options: ReflectorOptions | None = None,
     ) -> None:
+        if isinstance(namespaces, str):
+            raise TypeError(
+                f"namespaces must be a collection of names, not the string {namespaces!r}"
+            )
         self.resource = resource
         self.namespaces: frozenset[str] = (
             frozenset(namespaces) if resource.namespaced else frozenset()
@@ -76,6 +82,8 @@ class SharedInformer:
         self.description = describe_resource(resource)
         if self.namespaces:
             self.description += f" in namespaces {', '.join(sorted(self.namespaces))}"
+        if metadata_only:
+            self.description += " (metadata only)"
         self._handlers = HandlerRegistry(self.description)
         scopes: list[str | None] = [*sorted(self.namespaces)] if self.namespaces else [None]
         self.reflectors = [
@@ -94,6 +102,7 @@ class SharedInformer:
             for namespace in scopes
         ]
         self._tasks: list[asyncio.Task[None]] = []
+        CACHE_COLLECTOR.track(self)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -152,6 +161,8 @@ class SharedInformer:
             asyncio.create_task(reflector.run(), name=f"reflector {reflector.description}")
             for reflector in self.reflectors
         ]
+        for task in self._tasks:
+            task.add_done_callback(self._reflector_done)
 
     async def stop(self) -> None:
         """Stop watching; the store keeps its last contents."""
@@ -197,6 +208,15 @@ class SharedInformer:
         elif cause is not None:
             message += f": the last list failed: {type(cause).__name__}: {_shorten(str(cause))}"
         return CacheSyncTimeout(message, resource=self.description, cause=cause)
+
+    def _reflector_done(self, task: asyncio.Task[None]) -> None:
+        # Reflectors only end by cancellation; anything else is a bug that must not go unseen.
+        if not task.cancelled() and task.exception() is not None:
+            logger.error(
+                "%s: the reflector stopped unexpectedly; the cache no longer follows the server",
+                self.description,
+                exc_info=task.exception(),
+            )
 
     def _on_reflector_synced(self, count: int) -> None:
         if count >= GC_FREEZE_MIN_OBJECTS:

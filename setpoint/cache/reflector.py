@@ -24,17 +24,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
-
-import msgspec
 
 from setpoint.api.gvk import ResourceInfo
 from setpoint.cache.backoff import Backoff
 from setpoint.cache.cached_object import CachedObject, ObjectDecoder
 from setpoint.cache.handlers import HandlerRegistry
+from setpoint.cache.loop_slicer import LoopSlicer
 from setpoint.cache.store import Delta, DeltaType, MutableStore
 from setpoint.cache.wire import (
     BOOKMARK,
@@ -69,8 +67,6 @@ DEFAULT_WATCH_TIMEOUT_RANGE_S: Final = (300, 600)
 #: Longest stretch of decoding or dispatching before yielding to the event loop. Well under the
 #: 100 ms a stalled loop starts to hurt (probes, leases, other watches).
 DEFAULT_SLICE_S: Final = 0.02
-# How many items to process between clock reads while slicing (a clock read per item is waste).
-_ITEMS_PER_CLOCK_CHECK: Final = 32
 
 
 class ListWatchClient(Protocol):
@@ -187,6 +183,8 @@ class Reflector:
         self.lists = 0
         self.watches = 0
         self._needs_list = True
+        # Whether an event or bookmark arrived since the last list (see _recover).
+        self._progress_since_list = True
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -199,36 +197,44 @@ class Reflector:
                 await self._watch()
             except asyncio.CancelledError:
                 raise
-            except Gone as exc:
-                # 410 on watch: our resourceVersion is older than the server's history; relist.
-                # A 410 during a list (expired continue token) also restarts the list from page 1.
-                logger.info("%s: %s; relisting", self.description, exc.message)
-                self._needs_list = True
-                self.last_error = exc
             except Exception as exc:
-                self.last_error = exc
-                if self._needs_list:
-                    self.last_list_error = exc
-                delay = self._backoff.next_delay()
-                logger.warning(
-                    "%s: %s failed (%s); retrying in %.1fs",
-                    self.description,
-                    "list" if self._needs_list else "watch",
-                    _describe_error(exc),
-                    delay,
-                )
-                await asyncio.sleep(delay)
+                await self._recover(exc)
+
+    async def _recover(self, exc: Exception) -> None:
+        listing = self._needs_list
+        self.last_error = exc
+        if listing:
+            self.last_list_error = exc
+        elif _needs_relist(exc):
+            self._needs_list = True
+            if self._progress_since_list:
+                # Our resourceVersion fell out of the server's history: relist at once.
+                logger.info("%s: %s; relisting", self.description, _describe_error(exc))
+                return
+            # Expired again right after a list: the server's history is too short to keep up.
+            # Relisting at once would loop hot, so back off as for any other failure.
+        delay = self._backoff.next_delay()
+        logger.warning(
+            "%s: %s failed (%s); retrying in %.1fs",
+            self.description,
+            "list" if listing else "watch",
+            _describe_error(exc),
+            delay,
+        )
+        await asyncio.sleep(delay)
 
     # -- list --------------------------------------------------------------------------------
 
     async def _list_and_sync(self) -> None:
-        objects, resource_version = await self._list()
+        slicer = LoopSlicer(self.options.slice_seconds)
+        objects, resource_version = await self._list(slicer)
         initial = not self.has_synced
-        deltas = self.store.diff(objects, self.namespace)
+        deltas = await self._diff(objects, slicer)
         del objects
-        await self._commit(deltas, initial=initial)
+        await self._commit(deltas, slicer, initial=initial)
         self.last_resource_version = resource_version
         self._needs_list = False
+        self._progress_since_list = False
         self.last_error = self.last_list_error = None
         self.lists += 1
         count = len(self.store) if self.namespace is None else self.store.count(self.namespace)
@@ -241,10 +247,11 @@ class Reflector:
         if self._on_synced is not None:
             self._on_synced(count)
 
-    async def _list(self) -> tuple[list[CachedObject], str]:
+    async def _list(self, slicer: LoopSlicer) -> tuple[list[CachedObject], str]:
         objects: list[CachedObject] = []
         resource_version = ""
         continue_token: str | None = None
+        decode = self.decoder.decode
         while True:
             body = await self.client.list_raw(
                 self.resource,
@@ -258,38 +265,36 @@ class Reflector:
             del body
             # Every page of a paginated list carries the snapshot's resourceVersion.
             resource_version = page.metadata.resource_version or resource_version
-            await self._decode_items(page.items or [], objects)
+            for item in page.items or ():
+                try:
+                    objects.append(decode(item))
+                except Exception as exc:
+                    logger.error("%s: skipping a listed object: %s", self.description, exc)
+                if slicer.due():
+                    await slicer.yield_now()
             continue_token = page.metadata.continue_ or None
             if continue_token is None:
                 return objects, resource_version
-            await asyncio.sleep(0)
 
-    async def _decode_items(self, items: list[msgspec.Raw], out: list[CachedObject]) -> None:
-        decode = self.decoder.decode
-        slice_s = self.options.slice_seconds
-        started = time.perf_counter()
-        for i, item in enumerate(items):
-            try:
-                out.append(decode(item))
-            except Exception as exc:
-                logger.error("%s: skipping a listed object: %s", self.description, exc)
-            if i % _ITEMS_PER_CLOCK_CHECK == 0 and time.perf_counter() - started > slice_s:
-                await asyncio.sleep(0)
-                started = time.perf_counter()
+    async def _diff(self, objects: list[CachedObject], slicer: LoopSlicer) -> list[Delta]:
+        # Nothing else writes this scope meanwhile: this reflector is its only writer.
+        deltas: list[Delta] = []
+        for delta in self.store.iter_diff(objects, self.namespace):
+            deltas.append(delta)
+            if slicer.due():
+                await slicer.yield_now()
+        return deltas
 
-    async def _commit(self, deltas: list[Delta], *, initial: bool) -> None:
-        slice_s = self.options.slice_seconds
-        started = time.perf_counter()
+    async def _commit(self, deltas: list[Delta], slicer: LoopSlicer, *, initial: bool) -> None:
         deliver = self.handlers.deliver
         commit = self.store.commit
-        for i, delta in enumerate(deltas):
+        for delta in deltas:
             commit(delta)
             deliver(delta, is_initial_list=initial and delta.type is DeltaType.ADD)
-            if i % _ITEMS_PER_CLOCK_CHECK == 0 and time.perf_counter() - started > slice_s:
+            if slicer.due():
                 # Each commit+deliver pair is atomic, so readers and late handlers that run in
                 # between see a consistent store (one object at a time, as with watch events).
-                await asyncio.sleep(0)
-                started = time.perf_counter()
+                await slicer.yield_now()
 
     # -- watch -------------------------------------------------------------------------------
 
@@ -312,26 +317,28 @@ class Reflector:
 
     async def _consume(self, stream: AsyncIterator[bytes]) -> None:
         idle_timeout = self.options.idle_timeout
-        while True:
-            deadline = asyncio.timeout(idle_timeout)
-            try:
-                async with deadline:
-                    line = await anext(stream)
-            except StopAsyncIteration:
-                logger.debug("%s: watch stream ended; watching again", self.description)
-                return
-            except TimeoutError:
-                if not deadline.expired():
-                    raise
-                logger.info(
-                    "%s: no event or bookmark for %.0fs; reconnecting the watch",
-                    self.description,
-                    idle_timeout,
-                )
-                return
-            if line.strip():
-                self._handle_line(line)
-                self.last_error = None
+        loop = asyncio.get_running_loop()
+        # One deadline for the whole stream, pushed back on every line (cheaper than a new
+        # timeout per event). Only the await on the stream can be interrupted by it.
+        deadline = asyncio.timeout(idle_timeout)
+        try:
+            async with deadline:
+                async for line in stream:
+                    deadline.reschedule(loop.time() + idle_timeout)
+                    if line.strip():
+                        self._handle_line(line)
+                        self.last_error = None
+                        self._progress_since_list = True
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            logger.info(
+                "%s: no event or bookmark for %.0fs; reconnecting the watch",
+                self.description,
+                idle_timeout,
+            )
+            return
+        logger.debug("%s: watch stream ended; watching again", self.description)
 
     def _handle_line(self, line: bytes) -> None:
         event = decode_watch_event(line)
@@ -375,6 +382,16 @@ async def _close(stream: AsyncIterator[bytes]) -> None:
         await aclose()
     except Exception as exc:  # a broken stream may fail to close; it is being dropped anyway
         logger.debug("closing a watch stream failed: %s", exc)
+
+
+def _needs_relist(exc: BaseException) -> bool:
+    """410 Gone/Expired, or a resourceVersion the server says is too large (a server restored
+    from an older backup): in both cases only a fresh list can resynchronise."""
+    if isinstance(exc, Gone):
+        return True
+    if isinstance(exc, ApiError):
+        return any(cause.get("reason") == "ResourceVersionTooLarge" for cause in exc.causes)
+    return False
 
 
 def _describe_error(exc: BaseException) -> str:

@@ -85,7 +85,7 @@ def _owner_uids(obj: CachedObject) -> Iterable[str]:
 
 
 def _key_of(obj: CachedObject) -> _Key:
-    return (obj.meta.namespace or "", obj.meta.name or "")
+    return (obj._meta.namespace or "", obj._meta.name or "")
 
 
 class Store:
@@ -295,37 +295,42 @@ class MutableStore(Store):
             return Delta(DeltaType.ADD, obj)
         return Delta(DeltaType.UPDATE, obj, old)
 
-    def diff(
-        self, objects: Iterable[CachedObject], namespace: str | None = None
-    ) -> builtins.list[Delta]:
+    def diff(self, objects: Iterable[CachedObject], namespace: str | None = None) -> list[Delta]:
         """The deltas that turn the store's contents into ``objects`` (nothing is applied).
 
         Only stored objects in ``namespace`` (all when None) are compared: objects missing from
         ``objects`` become DELETE deltas carrying their last known state (tombstones). An object
         whose uid changed (deleted and recreated meanwhile) becomes a DELETE then an ADD.
         """
-        deltas: list[Delta] = []
+        return list(self.iter_diff(objects, namespace))
+
+    def iter_diff(
+        self, objects: Iterable[CachedObject], namespace: str | None = None
+    ) -> Iterator[Delta]:
+        """:meth:`diff` as a generator, so a caller can pause between deltas.
+
+        The store must not change in ``namespace`` until the generator is exhausted.
+        """
         seen: set[_Key] = set()
         for obj in objects:
             key = _key_of(obj)
             seen.add(key)
             current = self._by_namespace.get(key[0], {}).get(key[1])
             if current is None:
-                deltas.append(Delta(DeltaType.ADD, obj))
+                yield Delta(DeltaType.ADD, obj)
             elif current.uid and obj.uid and current.uid != obj.uid:
-                deltas.append(Delta(DeltaType.DELETE, current, current))
-                deltas.append(Delta(DeltaType.ADD, obj))
+                yield Delta(DeltaType.DELETE, current, current)
+                yield Delta(DeltaType.ADD, obj)
             elif not _same_version(current, obj):
-                deltas.append(Delta(DeltaType.UPDATE, obj, current))
+                yield Delta(DeltaType.UPDATE, obj, current)
         if namespace is None:
             scopes = list(self._by_namespace.items())
         else:
             scopes = [(namespace, self._by_namespace.get(namespace, {}))]
         for ns, stored in scopes:
-            for name, current in stored.items():
+            for name, current in list(stored.items()):
                 if (ns, name) not in seen:
-                    deltas.append(Delta(DeltaType.DELETE, current, current))
-        return deltas
+                    yield Delta(DeltaType.DELETE, current, current)
 
     def commit(self, delta: Delta) -> None:
         """Apply a delta computed by :meth:`diff`."""
@@ -361,5 +366,5 @@ class MutableStore(Store):
 
 
 def _same_version(a: CachedObject, b: CachedObject) -> bool:
-    rv = a.meta.resource_version
-    return bool(rv) and rv == b.meta.resource_version and a.uid == b.uid
+    rv = a._meta.resource_version
+    return bool(rv) and rv == b._meta.resource_version and a.uid == b.uid

@@ -24,6 +24,7 @@ __all__ = [
     "decode_list_page",
     "decode_status",
     "decode_watch_event",
+    "is_initial_events_end",
     "resource_version_of",
 ]
 

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+
 import click
+
+from setpoint.cluster.local_cluster import LocalCluster
+
+#: Name of the kubeconfig written into ``--data-dir`` when ``--kubeconfig`` is not given.
+DATA_DIR_KUBECONFIG = "kubeconfig"
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 @click.group()
@@ -11,10 +24,71 @@ def cluster() -> None:
 
 
 @cluster.command()
-@click.option("--port", type=int, default=0, show_default=True, help="Port on 127.0.0.1 (0: any free port).")
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="Durable storage directory (SQLite).")
-@click.option("--in-memory", is_flag=True, default=False, help="Keep everything in memory (the default without --data-dir).")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help="Where to write the kubeconfig once ready.")
-def serve(port: int, data_dir: str | None, in_memory: bool, kubeconfig: str | None) -> None:
+@click.option(
+    "--port", type=int, default=0, show_default=True, help="Port on 127.0.0.1 (0: any free port)."
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Durable storage directory (SQLite).",
+)
+@click.option(
+    "--in-memory",
+    is_flag=True,
+    default=False,
+    help="Keep everything in memory (the default without --data-dir).",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Where to write the kubeconfig once ready.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS),
+    default="info",
+    show_default=True,
+    help="'debug' logs one line per request.",
+)
+def serve(
+    port: int, data_dir: str | None, in_memory: bool, kubeconfig: str | None, log_level: str
+) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground."""
-    raise click.ClickException("'setpoint cluster serve' is not built yet")
+    if data_dir is not None and in_memory:
+        raise click.UsageError("--data-dir and --in-memory exclude each other")
+    if not 0 <= port <= 65535:
+        raise click.BadParameter(f"{port} is not a port number (0-65535)", param_hint="--port")
+    logging.basicConfig(
+        level=log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    kubeconfig_path = kubeconfig
+    if kubeconfig_path is None and data_dir is not None:
+        kubeconfig_path = str(Path(data_dir) / DATA_DIR_KUBECONFIG)
+    try:
+        asyncio.run(_serve(port, data_dir, kubeconfig_path))
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on 127.0.0.1:{port}: {exc}") from exc
+
+
+async def _serve(port: int, data_dir: str | None, kubeconfig: str | None) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    local = LocalCluster(
+        in_memory=data_dir is None, data_dir=data_dir, port=port, kubeconfig_path=kubeconfig
+    )
+    async with local:
+        click.echo(f"setpoint: serving the Kubernetes API on {local.url}", err=True)
+        click.echo(f"setpoint: kubeconfig written to {local.kubeconfig_path}", err=True)
+        click.echo(f"export KUBECONFIG={local.kubeconfig_path}")
+        sys.stdout.flush()
+        await stop.wait()
+        click.echo("setpoint: shutting down", err=True)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signum)

@@ -17,11 +17,11 @@ import click
 from setpoint.manager.health import HealthCheck
 from setpoint.manager.leader_election import LeaderElectionLost
 from setpoint.manager.manager import Manager, ManagerError
-from setpoint.manager.signals import ShutdownSignals
+from setpoint.manager.run_managers import run_managers
 from setpoint.manager.structured_logging import LOG_FORMATS, configure_logging
 from setpoint.manager.target import TargetError, find_managers
 
-__all__ = ["run_command", "run_managers"]
+__all__ = ["run_command", "run_operators"]
 
 log = logging.getLogger("setpoint.run")
 
@@ -32,38 +32,17 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-async def run_managers(managers: Sequence[Manager]) -> int:
-    """Run managers together until a signal (exit code 0) or a failure of one (exit code 1).
-
-    The first SIGTERM/SIGINT stops them all gracefully; a second one exits at once. When one
-    fails (leadership lost, a controller crashed) the others are stopped too.
-    """
-
-    def stop_all() -> None:
-        for manager in managers:
-            manager.request_stop()
-
-    signals = ShutdownSignals(stop_all)
-    signals.install()
-    failures: list[BaseException] = []
-
-    async def run_one(manager: Manager) -> None:
-        try:
-            await manager.run(handle_signals=False)
-        except Exception as error:
-            failures.append(error)
-            stop_all()
-
+async def run_operators(managers: Sequence[Manager]) -> int:
+    """Run the managers until a signal (exit code 0) or a failure of one (exit code 1)."""
     try:
-        await asyncio.gather(*(run_one(manager) for manager in managers))
-    finally:
-        signals.remove()
-    for error in failures:
-        if isinstance(error, LeaderElectionLost):
-            log.error("%s; exiting so that this replica restarts as a candidate", error)
-        else:
-            log.error("operator failed: %s", error, exc_info=error)
-    return EXIT_FAILED if failures else 0
+        await run_managers(managers)
+    except LeaderElectionLost as error:
+        log.error("%s; exiting so that this replica restarts as a candidate", error)
+        return EXIT_FAILED
+    except Exception as error:
+        log.error("operator failed: %s", error, exc_info=error)
+        return EXIT_FAILED
+    return 0
 
 
 @click.command(name="run")
@@ -150,7 +129,7 @@ def run_command(
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))
     except (ManagerError, ValueError) as error:
         raise click.UsageError(str(error)) from None
-    sys.exit(asyncio.run(run_managers(managers)))
+    sys.exit(asyncio.run(run_operators(managers)))
 
 
 def _ready_check(manager: Manager) -> HealthCheck:

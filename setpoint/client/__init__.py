@@ -1,10 +1,23 @@
 """The async Kubernetes API client: config, discovery, CRUD, watch, rate limiting, retries.
 
-Start with :class:`Client` (``await Client.from_kubeconfig()``); errors are in
-:mod:`setpoint.client.errors`, connection settings in :class:`ClientConfig`.
+A request flows through small stages, each in its own module:
+
+* :class:`ClientConfig` (``config``, ``kubeconfig``, ``in_cluster``, ``exec_credential``,
+  ``credentials``, ``official_client_login``) says where the server is and who we are;
+* ``transport`` sends it over one aiohttp session: optional token bucket (``rate_limit``),
+  credentials, retries with backoff for 429/5xx/connection errors (``retry_policy``), metrics
+  (``metrics``, whose ``REGISTRY`` is shared by all setpoint metrics) and server warnings;
+* :class:`RESTMapper` (``rest_mapper``) turns apiVersion + kind into a URL through discovery;
+* :class:`Client` (``client``) is the API: ``get``, ``list``, ``create``, ``update``,
+  ``update_status``, ``patch``, ``apply``, ``delete``, ``delete_collection``, ``watch`` on dicts
+  or pydantic models (``typed_objects``), and ``list_raw`` / ``watch_raw`` for the cache;
+* every failure is a typed exception from ``errors`` carrying the server's ``Status``.
+
+Start with ``async with Client.from_kubeconfig() as client:`` (or ``Client.in_cluster()``,
+``Client.from_environment()``; ``client = await Client.from_...()`` works too).
 """
 
-from setpoint.client.client import DEFAULT_PAGE_SIZE, Client, ObjectList
+from setpoint.client.client import DEFAULT_PAGE_SIZE, Client, ClientOpening, ObjectList
 from setpoint.client.config import ClientConfig
 from setpoint.client.credentials import (
     AuthInfo,
@@ -57,6 +70,7 @@ __all__ = [
     "Client",
     "ClientConfig",
     "ClientError",
+    "ClientOpening",
     "ConfigError",
     "Conflict",
     "ConnectionFailed",

@@ -1,9 +1,14 @@
 """The API client: :class:`Client`.
 
-One ``Client`` talks to one API server through one aiohttp session. Create it with
-``await Client.from_kubeconfig()``, ``await Client.in_cluster()``,
-``await Client.from_environment()`` or ``await Client.from_config(config)``, and close it
-with ``await client.close()`` (or use ``async with``).
+One ``Client`` talks to one API server through one aiohttp session::
+
+    async with Client.from_kubeconfig() as client:      # closed on exit
+        ...
+    client = await Client.from_environment()            # in a pod: the service account
+    ...
+    await client.close()
+
+(also ``Client.in_cluster()`` and ``Client.from_config(config)``).
 
 Addressing objects: every call names the type by ``apiVersion`` and ``kind`` (discovery finds
 the URL), or takes an object (dict or pydantic model) that carries them::
@@ -18,8 +23,12 @@ the URL), or takes an object (dict or pydantic model) that carries them::
 
 Namespaces: for namespaced kinds, single-object calls use the ``namespace`` argument, else the
 object's ``metadata.namespace``, else ``client.default_namespace`` (the kubeconfig context's or
-the pod's namespace). ``list``, ``watch`` and ``delete_collection`` without ``namespace`` cover
-all namespaces, as in controller-runtime. Cluster-scoped kinds ignore namespaces.
+the pod's namespace). ``list`` and ``watch`` without ``namespace`` cover all namespaces, as in
+controller-runtime; ``delete_collection`` uses the default namespace (the API has no
+all-namespaces delete). Cluster-scoped kinds ignore namespaces.
+
+Watches hold a connection until the loop ends; to stop early and release it at once, wrap the
+iterator: ``async with contextlib.aclosing(client.watch(...)) as events: async for ...``.
 
 Objects go in and come out as dicts; pass a pydantic model instance (or, for ``get``, ``list``
 and ``watch``, a model class) to get model instances back (see
@@ -29,8 +38,9 @@ and ``watch``, a model class) to get model instances back (see
 from __future__ import annotations
 
 import builtins
+import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
@@ -70,7 +80,9 @@ from setpoint.client.typed_objects import (
 )
 from setpoint.client.watch_event import WatchEvent, WatchEventType
 
-__all__ = ["DEFAULT_PAGE_SIZE", "Client", "ObjectList"]
+__all__ = ["DEFAULT_PAGE_SIZE", "Client", "ClientOpening", "ObjectList"]
+
+LOGGER = logging.getLogger("setpoint.client")
 
 # Page size for transparent pagination: what kubectl and client-go's pager use.
 DEFAULT_PAGE_SIZE = 500
@@ -99,12 +111,20 @@ class ObjectList(Generic[ItemT]):
     kind: str = ""
     api_version: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    continue_token: str | None = None  # set only for a manual ``limit`` page with more to come
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[ItemT]:
         return iter(self.items)
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def __repr__(self) -> str:
+        # Lists can hold thousands of objects: never dump them into logs by accident.
+        return (
+            f"ObjectList(kind={self.kind!r}, items=<{len(self.items)} objects>, "
+            f"resource_version={self.resource_version!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +157,15 @@ def _field_selector(value: Selector | None) -> str | None:
     return str(value)
 
 
+def _check_path_segment(field_name: str, value: str | None) -> None:
+    # The API server rejects these too (IsValidPathSegmentName); checking here keeps a name
+    # like "x/status" from silently addressing another URL.
+    if value is None:
+        return
+    if value in (".", "..") or "/" in value or "%" in value:
+        raise ValueError(f"{field_name}: {value!r} may not be '.', '..', or contain '/' or '%'")
+
+
 def _metadata(body: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = body.get("metadata")
     if metadata is None:
@@ -151,6 +180,37 @@ def _decode_object(data: bytes) -> dict[str, Any]:
     if not isinstance(decoded, dict):
         raise ValueError("the server answered with JSON that is not an object")
     return decoded
+
+
+class ClientOpening:
+    """What ``Client.from_*`` return: ``await`` it for a :class:`Client`, or use ``async with``.
+
+    ``async with Client.from_kubeconfig() as client:`` closes the client on exit;
+    ``client = await Client.from_kubeconfig()`` leaves closing to the caller.
+    """
+
+    __slots__ = ("_client", "_open")
+
+    def __init__(self, open_client: Callable[[], Coroutine[Any, Any, Client]]) -> None:
+        self._open = open_client
+        self._client: Client | None = None
+
+    def __await__(self) -> Generator[Any, None, Client]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Client:
+        self._client = await self._open()
+        return self._client
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
 
 
 class Client:
@@ -173,7 +233,7 @@ class Client:
     # --- construction and lifetime ------------------------------------------------------------
 
     @classmethod
-    async def from_config(
+    def from_config(
         cls,
         config: ClientConfig,
         *,
@@ -186,53 +246,71 @@ class Client:
         user_agent: str | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
-    ) -> Client:
-        """Open a client for ``config``.
+    ) -> ClientOpening:
+        """Open a client for ``config``: ``await Client.from_config(c)`` or ``async with ...``.
 
         ``qps``/``burst``: client-side token bucket (off unless ``qps`` > 0). ``retry`` or
         ``max_retries``: retry policy for 429/5xx/connection errors (``max_retries=0`` disables).
         ``field_manager``: default ``fieldManager`` of writes. ``namespace`` overrides the
-        config's default namespace.
+        config's default namespace. ``user_agent`` replaces ``setpoint/<version>``.
         """
-        if namespace:
-            config = config.with_namespace(namespace)
-        if user_agent:
-            config.user_agent = user_agent
-        policy = retry or RetryPolicy()
-        if max_retries is not None:
-            policy = RetryPolicy(max_retries, policy.initial_backoff, policy.max_backoff)
-        options = TransportOptions(
-            qps=qps,
-            burst=burst,
-            retry=policy,
-            connect_timeout=connect_timeout,
-            read_timeout=read_timeout,
-        )
-        transport = Transport(config, options)
-        await transport.open()
-        return cls(config, transport, field_manager=field_manager)
+
+        async def open_client() -> Client:
+            opened = config
+            if namespace:
+                opened = opened.with_namespace(namespace)
+            if user_agent:
+                opened = opened.with_user_agent(user_agent)
+            policy = retry or RetryPolicy()
+            if max_retries is not None:
+                policy = RetryPolicy(max_retries, policy.initial_backoff, policy.max_backoff)
+            options = TransportOptions(
+                qps=qps,
+                burst=burst,
+                retry=policy,
+                connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
+            )
+            transport = Transport(opened, options)
+            await transport.open()
+            return cls(opened, transport, field_manager=field_manager)
+
+        return ClientOpening(open_client)
 
     @classmethod
-    async def from_kubeconfig(
-        cls, path: str | None = None, *, context: str | None = None, **options: Any
-    ) -> Client:
+    def from_kubeconfig(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        context: str | None = None,
+        **options: Any,
+    ) -> ClientOpening:
         """Open a client from a kubeconfig: ``path``, else ``$KUBECONFIG``, else ``~/.kube/config``.
 
         ``options`` are those of :meth:`from_config`.
         """
-        return await cls.from_config(ClientConfig.from_kubeconfig(path, context=context), **options)
+
+        async def open_client() -> Client:
+            config = ClientConfig.from_kubeconfig(path, context=context)
+            return await cls.from_config(config, **options)
+
+        return ClientOpening(open_client)
 
     @classmethod
-    async def in_cluster(cls, **options: Any) -> Client:
+    def in_cluster(cls, **options: Any) -> ClientOpening:
         """Open a client with the pod's service account (see :meth:`ClientConfig.in_cluster`)."""
-        return await cls.from_config(ClientConfig.in_cluster(), **options)
+
+        async def open_client() -> Client:
+            return await cls.from_config(ClientConfig.in_cluster(), **options)
+
+        return ClientOpening(open_client)
 
     @classmethod
-    async def from_environment(cls, **options: Any) -> Client:
+    def from_environment(cls, **options: Any) -> ClientOpening:
         """In a pod, the service account; elsewhere the kubeconfig (as controller-runtime does)."""
         if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
-            return await cls.in_cluster(**options)
-        return await cls.from_kubeconfig(**options)
+            return cls.in_cluster(**options)
+        return cls.from_kubeconfig(**options)
 
     async def close(self) -> None:
         """Close the HTTP session. Open watches end."""
@@ -402,6 +480,9 @@ class Client:
         info = await self.mapper.resource_for(target.api_version, target.kind)
         namespace = (target.namespace or self.default_namespace) if info.namespaced else None
         name = target.name if with_name else None
+        _check_path_segment("metadata.namespace", namespace)
+        _check_path_segment("metadata.name", name)
+        _check_path_segment("subresource", subresource)
         return info, info.path(namespace, name, subresource)
 
     def _result(self, data: bytes, model: builtins.type[BaseModel] | None) -> Any:
@@ -493,6 +574,8 @@ class Client:
         page_size: int | None = DEFAULT_PAGE_SIZE,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
     ) -> ObjectList[Any]:
         """List objects, all pages: ``list("v1", "Pod", namespace="n", label_selector={"a": "b"})``.
 
@@ -500,15 +583,35 @@ class Client:
         ``page_size`` are fetched transparently (``None``: one request); if a continue token
         expires mid-way, the list restarts as one unpaginated request (as client-go's pager).
         Selectors are strings, ``{"key": "value"}`` mappings, or ``setpoint.api`` selectors.
+
+        Manual paging: ``limit`` returns one page of at most ``limit`` items with
+        ``ObjectList.continue_token`` set when more remain; pass it back as ``continue_token``.
         """
         target = self._target(api_version, kind, None, namespace, need_name=False)
+        _check_path_segment("namespace", namespace)
         info = await self.mapper.resource_for(target.api_version, target.kind)
         labels = _label_selector(label_selector)
         fields = _field_selector(field_selector)
+        if limit is not None:
+            if limit < 1:
+                raise ValueError(f"limit: must be >= 1, got {limit}")
+            body = await self.list_raw(
+                info,
+                namespace,
+                label_selector=labels,
+                field_selector=fields,
+                limit=limit,
+                continue_token=continue_token,
+                resource_version=None if continue_token else resource_version,
+                resource_version_match=None if continue_token else resource_version_match,
+            )
+            return self._object_list(_decode_object(body), info, target.model)
+        if page_size is not None and page_size < 1:
+            raise ValueError(f"page_size: must be >= 1 or None, got {page_size}")
         items: list[Any] = []
         token: str | None = None
         document: dict[str, Any] = {}
-        limit = page_size
+        page_limit = page_size
         while True:
             try:
                 body = await self.list_raw(
@@ -516,7 +619,7 @@ class Client:
                     namespace,
                     label_selector=labels,
                     field_selector=fields,
-                    limit=limit,
+                    limit=page_limit,
                     continue_token=token,
                     resource_version=None if token else resource_version,
                     resource_version_match=None if token else resource_version_match,
@@ -524,7 +627,7 @@ class Client:
             except Gone:
                 if token is None:
                     raise
-                items, token, limit = [], None, None  # the snapshot expired: one full list
+                items, token, page_limit = [], None, None  # the snapshot expired: full list
                 continue
             document = _decode_object(body)
             page = document.get("items") or []
@@ -535,14 +638,25 @@ class Client:
             token = metadata.get("continue") or None
             if not token:
                 break
+        document["items"] = items
+        document.setdefault("metadata", {}).pop("continue", None)
+        return self._object_list(document, info, None)
+
+    @staticmethod
+    def _object_list(
+        document: dict[str, Any], info: ResourceInfo, model: builtins.type[BaseModel] | None
+    ) -> ObjectList[Any]:
         metadata = dict(document.get("metadata") or {})
-        metadata.pop("continue", None)
+        items = document.get("items") or []
+        if model is not None:
+            items = [to_model(item, model) for item in items]
         return ObjectList(
             items=items,
             resource_version=str(metadata.get("resourceVersion") or ""),
             kind=str(document.get("kind") or info.list_kind),
             api_version=str(document.get("apiVersion") or info.api_version),
             metadata=metadata,
+            continue_token=metadata.get("continue") or None,
         )
 
     async def watch(
@@ -568,6 +682,7 @@ class Client:
         The iteration ends when the server closes the stream (e.g. after ``timeout_seconds``).
         """
         target = self._target(api_version, kind, None, namespace, need_name=False)
+        _check_path_segment("namespace", namespace)
         info = await self.mapper.resource_for(target.api_version, target.kind)
         fields = _field_selector(field_selector)
         if name:
@@ -588,7 +703,15 @@ class Client:
                 event = json_codec.decode(line)
                 if not isinstance(event, dict):
                     continue
-                event_type = WatchEventType(str(event.get("type")))
+                try:
+                    event_type = WatchEventType(str(event.get("type")))
+                except ValueError:
+                    LOGGER.debug(
+                        "watch %s: skipping event of unknown type %r",
+                        info.resource,
+                        event.get("type"),
+                    )
+                    continue
                 obj = event.get("object")
                 if not isinstance(obj, dict):
                     obj = {}
@@ -612,7 +735,6 @@ class Client:
         obj: ObjT,
         *,
         namespace: str | None = None,
-        subresource: str | None = None,
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: FieldValidation | str | None = None,
@@ -621,12 +743,10 @@ class Client:
 
         Raises :class:`~setpoint.client.errors.AlreadyExists` when the name is taken,
         :class:`~setpoint.client.errors.Invalid` (with ``causes``) when validation fails.
-        ``subresource`` posts to a subresource of ``metadata.name`` (e.g. ``"eviction"``).
+        (POSTs to subresources such as ``pods/eviction`` go through :meth:`request_json`.)
         """
-        target = self._target(obj, None, None, namespace, need_name=subresource is not None)
-        _, path = await self._path(
-            target, subresource=subresource, with_name=subresource is not None
-        )
+        target = self._target(obj, None, None, namespace, need_name=False)
+        _, path = await self._path(target, with_name=False)
         assert target.body is not None
         response = await self.transport.request(
             "POST",

@@ -49,8 +49,12 @@ class CredentialSource(Protocol):
         """Credentials for the next request."""
         ...
 
-    def invalidate(self) -> bool:
-        """Forget cached credentials after a 401; True if fetching again may give new ones."""
+    def invalidate(self, used: AuthInfo | None = None) -> bool:
+        """Forget cached credentials after a 401; True if fetching again may give new ones.
+
+        ``used`` is what the rejected request carried: if the source has already moved on to
+        newer credentials (another request refreshed them), it keeps those.
+        """
         ...
 
 
@@ -64,7 +68,7 @@ class StaticToken:
         """The ``Bearer`` header for the token."""
         return self._info
 
-    def invalidate(self) -> bool:
+    def invalidate(self, used: AuthInfo | None = None) -> bool:
         """A static token cannot change: never worth retrying."""
         return False
 
@@ -80,7 +84,7 @@ class BasicAuth:
         """The ``Basic`` header."""
         return self._info
 
-    def invalidate(self) -> bool:
+    def invalidate(self, used: AuthInfo | None = None) -> bool:
         """Fixed credentials: never worth retrying."""
         return False
 
@@ -121,7 +125,9 @@ class TokenFile:
             self._read_at = now
         return AuthInfo(authorization=f"Bearer {self._token}")
 
-    def invalidate(self) -> bool:
+    def invalidate(self, used: AuthInfo | None = None) -> bool:
         """Force a re-read on the next request: the token may have been rotated."""
-        self._read_at = float("-inf")
+        current = f"Bearer {self._token}" if self._token else None
+        if used is None or used.authorization == current:
+            self._read_at = float("-inf")
         return True

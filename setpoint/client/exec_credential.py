@@ -173,9 +173,15 @@ class ExecCredentialPlugin:
                 self._credential = await self._run()
             return self._credential.info
 
-    def invalidate(self) -> bool:
-        """Drop the cached credential so the next request re-runs the plugin."""
-        self._credential = None
+    def invalidate(self, used: AuthInfo | None = None) -> bool:
+        """Drop the cached credential so the next request re-runs the plugin.
+
+        When ``used`` is older than the cached credential (a concurrent request already re-ran
+        the plugin), the fresh credential is kept: one 401 storm runs the plugin once.
+        """
+        credential = self._credential
+        if used is None or credential is None or credential.info == used:
+            self._credential = None
         return True
 
     async def _run(self) -> _Credential:

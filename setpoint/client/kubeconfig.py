@@ -232,7 +232,9 @@ def _build_config(
                 "use an exec plugin, or ClientConfig.from_official_client() with the "
                 "'kubernetes' package installed"
             )
+    impersonation = _impersonation(user.body if user else {}, user_name)
     return ClientConfig(
+        **impersonation,
         server=server,
         namespace=namespace,
         credentials=credentials,
@@ -241,12 +243,36 @@ def _build_config(
         insecure_skip_tls_verify=insecure,
         tls_server_name=str(tls_server_name) if tls_server_name else None,
         proxy_url=str(proxy_url) if proxy_url else None,
+        disable_compression=bool(c.get("disable-compression", False)),
         client_cert_file=cert_file,
         client_key_file=key_file,
         client_cert_data=cert_data,
         client_key_data=key_data,
         context=context,
     )
+
+
+def _impersonation(user: Mapping[str, Any], user_name: str) -> dict[str, Any]:
+    where = f"users[{user_name}].user"
+    result: dict[str, Any] = {}
+    if user.get("as"):
+        result["impersonate_user"] = str(user["as"])
+    if user.get("as-uid"):
+        result["impersonate_uid"] = str(user["as-uid"])
+    groups = user.get("as-groups") or []
+    if not isinstance(groups, list):
+        raise ConfigError(f"{where}.as-groups: must be a list of strings")
+    if groups:
+        result["impersonate_groups"] = tuple(str(g) for g in groups)
+    extra = user.get("as-user-extra") or {}
+    if not isinstance(extra, Mapping):
+        raise ConfigError(f"{where}.as-user-extra: must be a mapping of lists")
+    if extra:
+        result["impersonate_extra"] = {
+            str(k): tuple(str(v) for v in (vals if isinstance(vals, list) else [vals]))
+            for k, vals in extra.items()
+        }
+    return result
 
 
 def _exec_extension(cluster: Mapping[str, Any]) -> Any:

@@ -16,6 +16,8 @@ __all__ = [
     "REQUESTS_TOTAL",
     "REQUEST_DURATION",
     "REQUEST_RETRIES",
+    "REQUEST_SIZE",
+    "RESPONSE_SIZE",
 ]
 
 REGISTRY = CollectorRegistry()
@@ -43,6 +45,37 @@ RATE_LIMITER_DURATION = Histogram(
     "Client side rate limiter latency in seconds. Broken down by verb, and host.",
     ["verb", "host"],
     buckets=LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+
+# client-go's size buckets: 64 B to 16 MiB, x4 each.
+SIZE_BUCKETS = (
+    64.0,
+    256.0,
+    512.0,
+    1024.0,
+    4096.0,
+    16384.0,
+    65536.0,
+    262144.0,
+    1048576.0,
+    4194304.0,
+    16777216.0,
+)
+
+REQUEST_SIZE = Histogram(
+    "rest_client_request_size_bytes",
+    "Request size in bytes. Broken down by verb and host.",
+    ["verb", "host"],
+    buckets=SIZE_BUCKETS,
+    registry=REGISTRY,
+)
+
+RESPONSE_SIZE = Histogram(
+    "rest_client_response_size_bytes",
+    "Response size in bytes. Broken down by verb and host.",
+    ["verb", "host"],
+    buckets=SIZE_BUCKETS,
     registry=REGISTRY,
 )
 

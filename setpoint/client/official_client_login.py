@@ -50,7 +50,7 @@ class OfficialClientToken:
             value = f"Bearer {value}"
         return AuthInfo(authorization=value)
 
-    def invalidate(self) -> bool:
+    def invalidate(self, used: AuthInfo | None = None) -> bool:
         """The hook decides on refresh itself; retrying once after a 401 may help."""
         return getattr(self._configuration, "refresh_api_key_hook", None) is not None
 

@@ -52,6 +52,15 @@ class PropagationPolicy(StrEnum):
     FOREGROUND = "Foreground"
     ORPHAN = "Orphan"
 
+    @classmethod
+    def _missing_(cls, value: object) -> PropagationPolicy | None:
+        # Accept "background", "FOREGROUND"...: the API's spelling is easy to get wrong.
+        if isinstance(value, str):
+            for member in cls:
+                if member.value.lower() == value.lower():
+                    return member
+        return None
+
 
 class FieldValidation(StrEnum):
     """How the server treats unknown or duplicate fields in a write."""
@@ -59,6 +68,14 @@ class FieldValidation(StrEnum):
     STRICT = "Strict"
     WARN = "Warn"
     IGNORE = "Ignore"
+
+    @classmethod
+    def _missing_(cls, value: object) -> FieldValidation | None:
+        if isinstance(value, str):
+            for member in cls:
+                if member.value.lower() == value.lower():
+                    return member
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-from multidict import CIMultiDictProxy
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from setpoint.client.config import ClientConfig
 from setpoint.client.credentials import AuthInfo
@@ -26,7 +26,9 @@ from setpoint.client.metrics import (
     RATE_LIMITER_DURATION,
     REQUEST_DURATION,
     REQUEST_RETRIES,
+    REQUEST_SIZE,
     REQUESTS_TOTAL,
+    RESPONSE_SIZE,
 )
 from setpoint.client.rate_limit import TokenBucket
 from setpoint.client.retry_policy import RetryPolicy, is_idempotent_method, parse_retry_after
@@ -106,6 +108,7 @@ class Transport:
         self.rate_limiter = TokenBucket(qps, self.options.burst) if qps and qps > 0 else None
         self.warnings = WarningHandler()
         self.host = config.host
+        self._fixed_headers = config.impersonation_headers()
         self._session: aiohttp.ClientSession | None = None
         self._timeout = aiohttp.ClientTimeout(
             total=None,
@@ -214,11 +217,15 @@ class Transport:
                 waited = await self.rate_limiter.acquire()
                 RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
             auth = await self.config.credentials.get() if self.config.credentials else None
-            headers = {"Accept": accept}
+            headers = CIMultiDict([("Accept", accept), *self._fixed_headers])
             if content_type:
                 headers["Content-Type"] = content_type
             if auth is not None and auth.authorization:
                 headers["Authorization"] = auth.authorization
+            if self.config.disable_compression:
+                headers["Accept-Encoding"] = "identity"
+            if body is not None:
+                REQUEST_SIZE.labels(method, self.host).observe(len(body))
             started = time.monotonic()
             try:
                 response = await self._send(
@@ -235,6 +242,7 @@ class Transport:
                     data = await response.read()
                 finally:
                     response.release()
+                RESPONSE_SIZE.labels(method, self.host).observe(len(data))
             except _TRANSPORT_ERRORS as exc:
                 if isinstance(exc, aiohttp.InvalidURL):
                     raise ConnectionFailed(
@@ -265,7 +273,7 @@ class Transport:
                 code == 401
                 and not reauthenticated
                 and self.config.credentials is not None
-                and self.config.credentials.invalidate()
+                and self.config.credentials.invalidate(auth)
             ):
                 reauthenticated = True  # fresh credentials once; a second 401 is final
                 REQUEST_RETRIES.labels(str(code), method, self.host).inc()
@@ -289,7 +297,7 @@ class Transport:
         url: str,
         params: Mapping[str, str] | None,
         body: bytes | None,
-        headers: dict[str, str],
+        headers: CIMultiDict[str],
         auth: AuthInfo | None,
         client_timeout: aiohttp.ClientTimeout | None,
     ) -> aiohttp.ClientResponse:

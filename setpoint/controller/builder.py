@@ -240,6 +240,7 @@ class Builder:
         cache_sync_timeout: float | None = None,
         executor: Executor | None = None,
         need_leader_election: bool | None = None,
+        skip_name_validation: bool | None = None,
     ) -> Builder:
         """Controller options (see :class:`Controller`); unset ones keep their defaults."""
         given = {
@@ -249,6 +250,7 @@ class Builder:
             "cache_sync_timeout": cache_sync_timeout,
             "executor": executor,
             "need_leader_election": need_leader_election,
+            "skip_name_validation": skip_name_validation,
         }
         self._options.update({k: v for k, v in given.items() if v is not None})
         return self
@@ -266,10 +268,14 @@ class Builder:
             assert self._for is not None  # checked in _controller_name
             pending = owned.handler
             assert isinstance(pending, _PendingOwner)
-            owned.handler = EnqueueRequestForOwner(
+            handler = EnqueueRequestForOwner(
                 self._for.api_version, self._for.kind, only_controller=pending.only_controller
             )
-            watches.append(owned)
+            watches.append(
+                _Watch(
+                    owned.api_version, owned.kind, handler, owned.predicates, owned.metadata_only
+                )
+            )
         watches.extend(self._watches)
         for watch in watches:
             sources.append(

@@ -30,8 +30,8 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import Executor
-from typing import Any, cast
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import Any, ClassVar, cast
 
 from setpoint.controller import metrics
 from setpoint.controller.log_context import reconcile_context
@@ -47,6 +47,7 @@ __all__ = [
     "PROGRAMMING_ERRORS",
     "CacheSyncTimeoutError",
     "Controller",
+    "ReconcileCancelledError",
     "ReconcileTimeoutError",
 ]
 
@@ -83,16 +84,30 @@ class ReconcileTimeoutError(TimeoutError):
     """A reconcile ran longer than the controller's ``reconcile_timeout``."""
 
 
+class ReconcileCancelledError(RuntimeError):
+    """Something the reconciler awaited was cancelled (the worker itself was not)."""
+
+
 class Controller:
     """Runs a reconciler over the keys its sources produce.
 
     ``reconciler`` is an object with a ``reconcile(request)`` method or a function of the
     request, async or sync. Options follow controller-runtime: ``max_concurrent_reconciles``
     (default 1), ``rate_limiter`` (default per-key exponential 5 ms → 1000 s),
-    ``reconcile_timeout`` (off by default), ``cache_sync_timeout`` (2 min). ``executor`` runs sync
-    reconcilers (default: the loop's default thread pool). ``need_leader_election`` tells the
-    manager whether to run this controller only while leader (default True).
+    ``reconcile_timeout`` (off by default), ``cache_sync_timeout`` (2 min). ``executor`` runs
+    sync reconcilers (default: a pool of one thread per worker, owned by the controller).
+    ``need_leader_election`` tells the manager whether to run this controller only while leader
+    (default True). Two running controllers may not share a name (their metrics and logs would
+    mix), unless ``skip_name_validation`` is set (e.g. one controller in two managers).
+
+    An async reconcile that exceeds ``reconcile_timeout`` is cancelled and retried. A sync one
+    cannot be interrupted (Python cannot stop a thread): the timeout is counted and logged at
+    once, but the key stays in flight until the thread returns, then it is retried, so one key
+    never runs twice at the same time.
     """
+
+    #: Names of the controllers running in this process (see ``skip_name_validation``).
+    _running_names: ClassVar[set[str]] = set()
 
     def __init__(
         self,
@@ -106,10 +121,15 @@ class Controller:
         cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT,
         executor: Executor | None = None,
         need_leader_election: bool = True,
+        skip_name_validation: bool = False,
     ) -> None:
         if not name:
             raise ValueError("Controller: name must not be empty (it labels logs and metrics)")
-        if isinstance(max_concurrent_reconciles, bool) or max_concurrent_reconciles < 1:
+        if (
+            isinstance(max_concurrent_reconciles, bool)
+            or not isinstance(max_concurrent_reconciles, int)
+            or max_concurrent_reconciles < 1
+        ):
             raise ValueError(
                 f"max_concurrent_reconciles: must be an integer >= 1, "
                 f"got {max_concurrent_reconciles!r}"
@@ -125,7 +145,10 @@ class Controller:
         self.reconcile_timeout = reconcile_timeout
         self.cache_sync_timeout = cache_sync_timeout
         self.need_leader_election = need_leader_election
+        self.skip_name_validation = skip_name_validation
+        self._holds_name = False
         self.executor = executor
+        self._own_executor: ThreadPoolExecutor | None = None
         self.queue: WorkQueue[Request] = WorkQueue(name, controller=name, rate_limiter=rate_limiter)
         self._sources: list[Source] = list(sources)
         self._workers: list[asyncio.Task[None]] = []
@@ -175,14 +198,31 @@ class Controller:
         """
         if self._started or self._stopping:
             raise RuntimeError(f"controller {self.name}: start() may be called only once")
+        if not self.skip_name_validation:
+            if self.name in Controller._running_names:
+                raise ValueError(
+                    f"controller name {self.name!r} is already used by a running controller; "
+                    "names label metrics and logs, so they must be unique (name it with "
+                    "named(...), or set skip_name_validation=True)"
+                )
+            Controller._running_names.add(self.name)
+            self._holds_name = True
         try:
             for source in self._sources:
                 await source.start(self.queue)
             await self._wait_for_sync(self._sources)
         except BaseException:
             await self._stop_sources()
+            self._release_name()
             raise
         metrics.MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent_reconciles)
+        if not self._is_async and self.executor is None:
+            # One thread per worker: the loop's shared default pool may be smaller than
+            # max_concurrent_reconciles, or busy with other controllers' work.
+            self._own_executor = ThreadPoolExecutor(
+                max_workers=self.max_concurrent_reconciles,
+                thread_name_prefix=f"setpoint-{self.name}",
+            )
         self._workers = [
             asyncio.create_task(self._worker(), name=f"setpoint-controller-{self.name}-{i}")
             for i in range(self.max_concurrent_reconciles)
@@ -238,8 +278,19 @@ class Controller:
                     await asyncio.gather(*pending, return_exceptions=True)
             await self._stop_sources()
         finally:
+            if self._own_executor is not None:
+                # Threads of timed-out or cancelled sync reconciles cannot be interrupted;
+                # don't wait for them, and drop work that never started.
+                self._own_executor.shutdown(wait=False, cancel_futures=True)
+                self._own_executor = None
+            self._release_name()
             self._stopped.set()
             logger.info("controller %s stopped", self.name, extra={"controller": self.name})
+
+    def _release_name(self) -> None:
+        if self._holds_name:
+            Controller._running_names.discard(self.name)
+            self._holds_name = False
 
     async def wait_stopped(self) -> None:
         """Wait until :meth:`stop` has finished."""
@@ -282,7 +333,17 @@ class Controller:
         with reconcile_context(self.name, str(request)) as reconcile_id:
             extra = {"controller": self.name, "key": str(request), "reconcile_id": reconcile_id}
             try:
-                result = await self._invoke(request)
+                try:
+                    result = await self._invoke(request)
+                except asyncio.CancelledError as cancelled:
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise  # the worker itself is being cancelled (shutdown)
+                    # A CancelledError escaping from something the reconciler awaited: an
+                    # error like any other, not a reason to lose the worker.
+                    raise ReconcileCancelledError(
+                        f"reconcile of {request} raised CancelledError"
+                    ) from cancelled
             except TerminalError as exc:
                 queue.forget(request)
                 self._errors.inc()
@@ -321,13 +382,16 @@ class Controller:
                 self._active.dec()
 
     async def _invoke(self, request: Request) -> Result | None:
+        thread: asyncio.Future[Any] | None = None
         if self._is_async:
             awaitable: Awaitable[Any] = self._reconcile_fn(request)
         else:
             context = contextvars.copy_context()
-            awaitable = asyncio.get_running_loop().run_in_executor(
-                self.executor, context.run, self._reconcile_fn, request
+            thread = asyncio.get_running_loop().run_in_executor(
+                self.executor or self._own_executor, context.run, self._reconcile_fn, request
             )
+            # Shielded: a timeout must not pretend the thread stopped (see below).
+            awaitable = asyncio.shield(thread)
         if self.reconcile_timeout is None:
             result = await awaitable
         else:
@@ -335,12 +399,22 @@ class Controller:
                 async with asyncio.timeout(self.reconcile_timeout) as scope:
                     result = await awaitable
             except TimeoutError as exc:
-                if scope.expired():
-                    raise ReconcileTimeoutError(
-                        f"reconcile of {request} exceeded reconcile_timeout "
-                        f"({self.reconcile_timeout:g}s)"
-                    ) from exc
-                raise
+                if not scope.expired():
+                    raise
+                if thread is not None:
+                    # A thread cannot be interrupted. Keep the key in flight until it returns,
+                    # so that the retry never runs alongside it.
+                    logger.warning(
+                        "sync reconcile of %s exceeded reconcile_timeout (%gs); waiting for its "
+                        "thread to return before retrying",
+                        request, self.reconcile_timeout,
+                        extra={"controller": self.name, "key": str(request)},
+                    )  # fmt: skip
+                    await asyncio.gather(thread, return_exceptions=True)
+                raise ReconcileTimeoutError(
+                    f"reconcile of {request} exceeded reconcile_timeout "
+                    f"({self.reconcile_timeout:g}s)"
+                ) from exc
         if inspect.isawaitable(result):  # a sync callable that returned a coroutine
             result = await result
         if result is not None and not isinstance(result, Result):

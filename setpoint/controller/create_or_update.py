@@ -24,14 +24,6 @@ import inspect
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from setpoint.api.owners import (
-    controller_of,
-    controller_reference,
-    is_controlled_by,
-    owner_reference,
-    set_controller_reference,
-    set_owner_reference,
-)
 from setpoint.api.patch import create_merge_patch, json_equal
 from setpoint.client.client import Client
 from setpoint.client.errors import NotFound
@@ -39,14 +31,8 @@ from setpoint.client.errors import NotFound
 __all__ = [
     "Mutate",
     "OperationResult",
-    "controller_of",
-    "controller_reference",
     "create_or_patch",
     "create_or_update",
-    "is_controlled_by",
-    "owner_reference",
-    "set_controller_reference",
-    "set_owner_reference",
 ]
 
 #: Sets the desired fields on the object (in place); may be async.

@@ -17,6 +17,7 @@ cache read gets ``Conflict`` (and a retry) instead of clobbering someone else's 
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import enum
 import inspect
@@ -41,7 +42,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: A cleanup function: gets a fresh dict of the object being deleted; may be async.
+#: A cleanup function: gets a fresh dict of the object being deleted. Async functions run on
+#: the event loop, sync ones in a worker thread.
 Cleanup = Callable[[dict[str, Any]], Awaitable[None] | None]
 ObjectInput = Mapping[str, Any] | CachedObject
 
@@ -176,7 +178,13 @@ async def remove_finalizer(client: Client, obj: ObjectInput, name: str) -> dict[
 
 async def _run_cleanup(cleanup: Cleanup, obj: ObjectInput) -> None:
     fresh = obj.to_dict() if isinstance(obj, CachedObject) else _deep_copy(obj)
-    outcome = cleanup(fresh)
+    if inspect.iscoroutinefunction(cleanup) or inspect.iscoroutinefunction(
+        getattr(cleanup, "__call__", None)  # noqa: B004 - an object with async __call__
+    ):
+        outcome = cleanup(fresh)
+    else:
+        # Sync cleanups usually call slow external APIs: keep them off the event loop.
+        outcome = await asyncio.to_thread(cleanup, fresh)
     if inspect.isawaitable(outcome):
         await outcome
 

@@ -133,7 +133,51 @@ class _Dispatcher:
             logger.exception("%s: generic event handling failed for %r", self.source, obj)
 
 
-class InformerSource:
+class _HandlerSource:
+    """Shared logic of informer-backed sources: predicates + handler on an informer."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        predicates: Sequence[Predicate],
+        resolve_scope: ScopeResolver | None,
+    ) -> None:
+        self.handler = handler
+        self.predicates = tuple(predicates)
+        self.resolve_scope = resolve_scope
+        self.informer: InformerLike | None = None
+        self._dispatcher: _Dispatcher | None = None
+
+    async def _resolve_informer(self) -> InformerLike:
+        raise NotImplementedError
+
+    async def start(self, queue: RequestQueue) -> None:
+        """Prepare the handler, then attach to the informer (which replays its store)."""
+        if self._dispatcher is not None:
+            raise RuntimeError(f"{self!r} was already started")
+        informer = await self._resolve_informer()
+        self.informer = informer
+        await self.handler.prepare(self.resolve_scope)
+        self._dispatcher = _Dispatcher(repr(self), self.handler, all_pass(self.predicates), queue)
+        informer.add_event_handler(self._dispatcher)
+
+    async def wait_for_sync(
+        self,
+        timeout: float | None,  # noqa: ASYNC109 - the informer contract
+    ) -> None:
+        """Wait for the informer's initial list."""
+        if self.informer is None:
+            raise RuntimeError(f"{self!r}: wait_for_sync called before start")
+        await self.informer.wait_for_sync(timeout)
+
+    async def stop(self) -> None:
+        """Detach from the informer (which is shared and lives as long as the cache)."""
+        if self.informer is not None and self._dispatcher is not None:
+            self.informer.remove_event_handler(self._dispatcher)
+            self._dispatcher = None
+
+
+class InformerSource(_HandlerSource):
     """Events of an informer you already hold, mapped by ``handler`` and filtered by predicates."""
 
     def __init__(
@@ -144,42 +188,17 @@ class InformerSource:
         *,
         resolve_scope: ScopeResolver | None = None,
     ) -> None:
-        self.informer: InformerLike | None = informer
-        self.handler = handler
-        self.predicates = tuple(predicates)
-        self.resolve_scope = resolve_scope
-        self._dispatcher: _Dispatcher | None = None
-
-    async def _informer(self) -> InformerLike:
-        assert self.informer is not None
-        return self.informer
+        super().__init__(handler, predicates, resolve_scope)
+        self._given = informer
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.informer!r})"
+        return f"InformerSource({self._given!r})"
 
-    async def start(self, queue: RequestQueue) -> None:
-        if self._dispatcher is not None:
-            raise RuntimeError(f"{self!r} was already started")
-        informer = await self._informer()
-        await self.handler.prepare(self.resolve_scope)
-        self._dispatcher = _Dispatcher(repr(self), self.handler, all_pass(self.predicates), queue)
-        informer.add_event_handler(self._dispatcher)
-
-    async def wait_for_sync(
-        self,
-        timeout: float | None,  # noqa: ASYNC109 - the informer contract
-    ) -> None:
-        if self.informer is None:
-            raise RuntimeError(f"{self!r}: wait_for_sync called before start")
-        await self.informer.wait_for_sync(timeout)
-
-    async def stop(self) -> None:
-        """Detach from the informer (which is shared and lives as long as the cache)."""
-        if self.informer is not None and self._dispatcher is not None:
-            self.informer.remove_event_handler(self._dispatcher)
+    async def _resolve_informer(self) -> InformerLike:
+        return self._given
 
 
-class KindSource(InformerSource):
+class KindSource(_HandlerSource):
     """Events of one kind from the shared cache (controller-runtime's ``source.Kind``)."""
 
     def __init__(
@@ -193,7 +212,7 @@ class KindSource(InformerSource):
         metadata_only: bool = False,
         resolve_scope: ScopeResolver | None = None,
     ) -> None:
-        super().__init__(None, handler, predicates, resolve_scope=resolve_scope)  # type: ignore[arg-type]
+        super().__init__(handler, predicates, resolve_scope)
         self.cache = cache
         self.api_version = api_version
         self.kind = kind
@@ -202,11 +221,10 @@ class KindSource(InformerSource):
     def __repr__(self) -> str:
         return f"KindSource({self.api_version} {self.kind})"
 
-    async def _informer(self) -> InformerLike:
-        self.informer = await self.cache.informer_for(
+    async def _resolve_informer(self) -> InformerLike:
+        return await self.cache.informer_for(
             self.api_version, self.kind, metadata_only=self.metadata_only
         )
-        return self.informer
 
 
 class ChannelSource:

@@ -108,6 +108,8 @@ class WorkQueue(Generic[K]):
         if delay <= 0:
             self.add(key)
             return
+        if delay != delay or delay == float("inf"):
+            raise ValueError(f"add_after: delay must be a finite number of seconds, got {delay!r}")
         ready = self._clock() + delay
         current = self._delayed.get(key)
         if current is not None and current[0] <= ready:

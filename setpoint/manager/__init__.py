@@ -30,6 +30,7 @@ from setpoint.manager.manager import (
     RunnableFailed,
 )
 from setpoint.manager.operator import KindRef, Operator
+from setpoint.manager.run_managers import run_managers
 from setpoint.manager.runnable import Runnable
 from setpoint.manager.structured_logging import configure_logging
 
@@ -53,4 +54,5 @@ __all__ = [
     "Runnable",
     "RunnableFailed",
     "configure_logging",
+    "run_managers",
 ]

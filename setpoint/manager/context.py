@@ -8,7 +8,7 @@ an event recorder, a logger) with shortcuts scoped to the request::
         if widget is None:
             return None                                # deleted: children go with it (GC)
         maps = await ctx.owned("v1", "ConfigMap")      # children it controls, from the cache
-        await ctx.client.apply({...})                  # writes go straight to the API server
+        await ctx.apply_owned({...})                   # server-side apply, owned by the widget
         ctx.log.info("applied")                        # controller, key and reconcile id added
 
 Reads come from the cache and are fresh dicts (mutate them freely); writes go through the client.
@@ -17,23 +17,39 @@ Reads come from the cache and are fresh dicts (mutate them freely); writes go th
 from __future__ import annotations
 
 import builtins
+import copy
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from setpoint.api.owners import set_controller_reference
 from setpoint.cache import OWNER_UID_INDEX, Cache
 from setpoint.client.client import Client
 from setpoint.controller.reconcile import Request
+from setpoint.controller.recorder import EventRecorder
 
 if TYPE_CHECKING:
     from setpoint.manager.manager import Manager
 
-__all__ = ["Context"]
+__all__ = ["DEFAULT_FIELD_MANAGER", "Context"]
+
+# The server-side apply field manager when the operator does not name one.
+DEFAULT_FIELD_MANAGER = "setpoint"
 
 
 class Context:
     """Per-reconcile handles and request-scoped shortcuts (see the module docs)."""
 
-    __slots__ = ("api_version", "controller", "kind", "log", "manager", "recorder", "request")
+    __slots__ = (
+        "_recorder",
+        "api_version",
+        "controller",
+        "field_manager",
+        "kind",
+        "log",
+        "manager",
+        "request",
+    )
 
     def __init__(
         self,
@@ -43,15 +59,17 @@ class Context:
         *,
         api_version: str,
         kind: str,
-        recorder: Any = None,
+        recorder: EventRecorder | None = None,
         log: logging.Logger | None = None,
+        field_manager: str = DEFAULT_FIELD_MANAGER,
     ) -> None:
         self.manager = manager
         self.controller = controller
         self.request = request
         self.api_version = api_version
         self.kind = kind
-        self.recorder = recorder
+        self._recorder = recorder
+        self.field_manager = field_manager
         self.log = log or logging.getLogger(f"setpoint.controller.{controller}")
 
     @property
@@ -63,6 +81,13 @@ class Context:
     def cache(self) -> Cache:
         """The shared cache (reads)."""
         return self.manager.cache
+
+    @property
+    def recorder(self) -> EventRecorder:
+        """Records Events about objects: `ctx.recorder.normal(obj, "Created", "made cm x")`."""
+        if self._recorder is None:
+            raise RuntimeError(f"controller {self.controller} has no event recorder")
+        return self._recorder
 
     @property
     def namespace(self) -> str | None:
@@ -110,6 +135,37 @@ class Context:
         """Objects of a kind from the cache, in the request's namespace by default."""
         scope = None if all_namespaces else self._namespace(namespace)
         return await self.cache.list(api_version, kind, scope, label_selector=label_selector)
+
+    async def apply_owned(
+        self,
+        child: Mapping[str, Any],
+        *,
+        owner: Mapping[str, Any] | None = None,
+        force: bool = True,
+    ) -> dict[str, Any]:
+        """Server-side apply `child` as an object controlled by the primary object.
+
+        Sets the controller ownerReference (so `owns` re-reconciles the owner when the child
+        changes, and the garbage collector deletes it with the owner), puts it in the request's
+        namespace unless it names one, and applies it with this operator as field manager
+        (`force`: take over fields another manager set). `owner` defaults to the primary object
+        from the cache; raises LookupError when that is gone. Returns the applied object.
+        """
+        if owner is None:
+            owner = await self.get()
+            if owner is None:
+                raise LookupError(
+                    f"{self.kind} {self.request} is not in the cache; cannot set it as owner"
+                )
+        obj = copy.deepcopy(dict(child))
+        metadata = obj.setdefault("metadata", {})
+        if self.request.namespace and not metadata.get("namespace"):
+            metadata["namespace"] = self.request.namespace
+        set_controller_reference(owner, obj)
+        applied: dict[str, Any] = await self.client.apply(
+            obj, field_manager=self.field_manager, force=force
+        )
+        return applied
 
     async def owned(self, api_version: str, kind: str) -> builtins.list[dict[str, Any]]:
         """Objects of a kind that the primary object controls (by controller ownerReference)."""

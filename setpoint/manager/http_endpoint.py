@@ -87,5 +87,6 @@ class HttpEndpoint:
     async def stop(self) -> None:
         """Stop listening and close open connections."""
         runner, self._runner = self._runner, None
+        self.port = None
         if runner is not None:
             await runner.cleanup()

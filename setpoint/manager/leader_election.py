@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
-from setpoint.client.errors import Conflict
+from setpoint.client.errors import ApiError, Conflict
 from setpoint.manager.lease_lock import LEASE_API_VERSION, LEASE_KIND, LeaseLock
 from setpoint.manager.metrics import LEADER_MASTER_STATUS, LEADER_SLOWPATH_TOTAL
 
@@ -151,7 +151,8 @@ class LeaderElector:
         """Return once this process holds the Lease; retries every retry period (jittered)."""
         log.info("attempting to acquire leader lease %s...", self.lease_description)
         while True:
-            if await self._attempt(self.config.retry_period):
+            # A hung request must not block the retries forever; a slow one may take a while.
+            if await self._attempt(self.config.renew_deadline):
                 self._set_leader(True)
                 log.info(
                     "successfully acquired lease %s as %s", self.lease_description, self.identity
@@ -238,8 +239,8 @@ class LeaderElector:
             try:
                 self._observe(await self.lock.update(lease), loop.time())
                 return True
-            except Conflict as error:
-                log.debug("fast-path renew of %s conflicted: %s", self.lease_description, error)
+            except ApiError as error:  # Conflict, or the Lease was deleted: read it again
+                log.debug("fast-path renew of %s failed: %s", self.lease_description, error)
             LEADER_SLOWPATH_TOTAL.labels(name=self.config.name).inc()
 
         stored = await self.lock.get()

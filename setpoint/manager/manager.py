@@ -25,6 +25,8 @@ from typing import Any, Self
 from setpoint.api.names import validate_dns1123_subdomain
 from setpoint.cache import Cache, CacheOptions
 from setpoint.client.client import Client
+from setpoint.controller.recorder import EventRecorder
+from setpoint.controller.source import KindSource
 from setpoint.manager.health import HealthCheck, HealthChecks, build_probe_app
 from setpoint.manager.http_endpoint import HttpEndpoint, parse_bind_address
 from setpoint.manager.leader_election import (
@@ -69,11 +71,20 @@ class RunnableFailed(ManagerError):
 class Manager:
     """Runs a shared cache and controllers with leader election, probes, metrics and shutdown.
 
-    Give it a `Client`, or a kubeconfig path (None: `$KUBECONFIG`, then `~/.kube/config`, then
-    in-cluster) from which it makes one at start and closes at stop. Add controllers with the
-    controller `Builder` (or `add()` any runnable), then `await manager.run()`; or use
+    Give it a `Client`, or let it make one when it connects (and close it when it stops):
+    `kubeconfig`/`context` pick a kubeconfig; with neither, a pod uses its service account and
+    anything else `$KUBECONFIG` or `~/.kube/config`. Add controllers with the controller
+    `Builder(manager)` (or `add()` any runnable), then `await manager.run()`; or use
     `async with Manager(...) as manager:` to run it in the background of a block.
     Several managers can run in one process; each has its own client, cache and Lease.
+
+    Options: `namespaces` limits the cache (default: all namespaces). `leader_election` with
+    `leader_election_id` (the Lease name) and `leader_election_namespace` (default: the
+    client's namespace); `lease_duration`/`renew_deadline`/`retry_period` (15/10/2 s);
+    `leader_election_release_on_cancel` releases the Lease on a clean stop; `identity` defaults
+    to hostname_uuid; `warm_up_caches` starts the controllers' informers before leadership.
+    `metrics_bind_address` / `health_probe_bind_address` (`"0"` = off, `":8080"`,
+    `"127.0.0.1:0"`). `graceful_shutdown_timeout`: seconds in-flight reconciles get on stop.
     """
 
     def __init__(
@@ -95,6 +106,7 @@ class Manager:
         health_probe_bind_address: str = "0",
         cache_options: CacheOptions | None = None,
         graceful_shutdown_timeout: float = GRACEFUL_SHUTDOWN_TIMEOUT,
+        warm_up_caches: bool = False,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -135,11 +147,13 @@ class Manager:
             self._check_leader_election_id()
             self._election_config(leader_election_id or "")
         self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
+        self.warm_up_caches = warm_up_caches
 
         self.healthz = HealthChecks("healthz")
         self.readyz = HealthChecks("readyz")
         self.readyz.add("cache-sync", self._cache_synced_check)
         self._runnables: list[ManagedRunnable] = []
+        self._recorders: dict[str, EventRecorder] = {}
         self._endpoints: list[HttpEndpoint] = []
         self.metrics_endpoint: HttpEndpoint | None = None
         self.probe_endpoint: HttpEndpoint | None = None
@@ -150,6 +164,7 @@ class Manager:
         self._failure: BaseException | None = None
         self._started = False
         self._stopped = False
+        self._cleaned_up = False
         self._stop_lock = asyncio.Lock()
 
     # ----- what the manager holds -----
@@ -217,6 +232,15 @@ class Manager:
         self._runnables.append(managed)
         if self._started and (not needs_leader_election or self._elected.is_set()):
             managed.start(self._runnable_failed)
+
+    def get_event_recorder(self, name: str) -> EventRecorder:
+        """The event recorder reporting as `name` (e.g. `example.com/widget`), made once per
+        name; it is flushed and stopped when the manager stops. Needs a client (see `client`)."""
+        recorder = self._recorders.get(name)
+        if recorder is None:
+            recorder = EventRecorder(self.client, name)
+            self._recorders[name] = recorder
+        return recorder
 
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
         """Add a liveness check (`/healthz`): a callable, sync or async, that raises or
@@ -320,6 +344,8 @@ class Manager:
             if not managed.needs_leader_election:
                 managed.start(self._runnable_failed)
         if self.leader_election:
+            if self.warm_up_caches:
+                await self._warm_up_caches()
             self.elector = LeaderElector(
                 ClientLeaseLock(self.client, *self._lease_location()),
                 self._election_config(self.leader_election_id or ""),
@@ -443,6 +469,22 @@ class Manager:
         except ValueError as error:
             raise ManagerError(f"Manager: {error}") from None
 
+    async def _warm_up_caches(self) -> None:
+        """Start the informers the controllers will use, before leadership (controller-runtime
+        #3220): a standby then holds a synced cache and fails over without a full relist."""
+        for managed in self._runnables:
+            if not managed.needs_leader_election:
+                continue
+            for source in getattr(managed.target, "sources", ()):
+                if not isinstance(source, KindSource) or source.cache is not self._cache:
+                    continue
+                try:
+                    await self.cache.informer_for(
+                        source.api_version, source.kind, metadata_only=source.metadata_only
+                    )
+                except Exception as error:  # the controller reports it when it starts
+                    log.warning("cannot warm up the cache for %r: %s", source, error)
+
     async def _lead(self, elector: LeaderElector) -> None:
         try:
             await elector.acquire()
@@ -483,7 +525,10 @@ class Manager:
             log.info("serving health probes on %s", self.probe_endpoint.url)
 
     async def _cleanup(self) -> None:
-        """Stop the cache, release the Lease, stop servers, close an owned client."""
+        """Stop the cache, release the Lease, stop servers, close an owned client. Once."""
+        if self._cleaned_up:
+            return
+        self._cleaned_up = True
         if self._election_task is not None:
             await _cancel(self._election_task)
         if self._cache is not None:
@@ -492,6 +537,11 @@ class Manager:
                     await self._cache.stop()
             except Exception:
                 log.exception("error stopping the cache")
+        for recorder in self._recorders.values():
+            try:
+                await recorder.stop(flush_timeout=CLEANUP_TIMEOUT)
+            except Exception:
+                log.exception("error stopping event recorder %s", recorder.reporting_controller)
         if self.elector is not None and self.elector.config.release_on_cancel:
             await self.elector.release()
         for endpoint in self._endpoints:

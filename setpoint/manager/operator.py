@@ -120,6 +120,10 @@ class _ContextReconciler:
             request,
             api_version=api_version,
             kind=kind,
+            recorder=self.operator.get_event_recorder(
+                f"{self.operator.name}/{self.registration.name}"
+            ),
+            field_manager=self.operator.name,
         )
         if self.is_async:
             result = await self.fn(ctx, request)

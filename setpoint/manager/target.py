@@ -36,6 +36,16 @@ def _split(target: str) -> tuple[str, str | None]:
     return target, None
 
 
+def _module_name_for(path: Path) -> str:
+    """The file's stem, unless that would shadow another module (`operator.py` is a likely
+    name for an operator, and `operator` is also a standard library module)."""
+    stem = path.stem
+    if stem.isidentifier() and stem not in sys.modules and stem not in sys.stdlib_module_names:
+        return stem
+    safe = "".join(char if char.isalnum() else "_" for char in stem)
+    return f"setpoint_target_{safe}"
+
+
 def load_target_module(location: str) -> ModuleType:
     """Import a file path or a dotted module name; raises TargetError with the cause."""
     path = Path(location)
@@ -46,7 +56,7 @@ def load_target_module(location: str) -> ModuleType:
         directory = str(path.parent)
         if directory not in sys.path:
             sys.path.insert(0, directory)
-        module_name = path.stem if path.stem.isidentifier() else "setpoint_target"
+        module_name = _module_name_for(path)
         spec = importlib.util.spec_from_file_location(module_name, path)
         if spec is None or spec.loader is None:
             raise TargetError(f"TARGET {location!r}: not a Python file")

@@ -14,6 +14,7 @@ from setpoint.api import (
     remove_status_condition,
     set_condition,
     set_status_condition,
+    status_condition_met,
 )
 
 T1 = datetime(2024, 1, 1, 0, 0, 0, tzinfo=UTC)
@@ -159,3 +160,27 @@ def test_object_level_helpers_create_status() -> None:
         set_status_condition(
             {"status": {"conditions": {}}}, type="Ready", status="True", reason="Ok"
         )
+
+
+def test_status_condition_met_follows_kubectl_wait() -> None:
+    obj: dict[str, Any] = {"metadata": {"generation": 2}}
+    set_status_condition(
+        obj, type="Ready", status="True", reason="Ok", observed_generation=2, now=T1
+    )
+    assert status_condition_met(obj, "Ready")
+    assert status_condition_met(obj, "ready", "true")  # case-insensitive, like kubectl
+    assert not status_condition_met(obj, "Ready", "False")
+    assert not status_condition_met(obj, "Missing")
+    obj["metadata"]["generation"] = 3  # the spec changed after the condition was written
+    assert not status_condition_met(obj, "Ready")
+
+
+def test_status_condition_met_falls_back_to_status_observed_generation() -> None:
+    obj: dict[str, Any] = {"metadata": {"generation": 5}, "status": {"observedGeneration": 4}}
+    set_status_condition(obj, type="Ready", status="True", reason="Ok", now=T1)
+    assert not status_condition_met(obj, "Ready")
+    obj["status"]["observedGeneration"] = 5
+    assert status_condition_met(obj, "Ready")
+    del obj["metadata"]["generation"]
+    obj["status"]["observedGeneration"] = 1
+    assert status_condition_met(obj, "Ready")

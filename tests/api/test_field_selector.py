@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from setpoint.api import FieldSelector, SelectorError
 from setpoint.api.selectors import escape_field_value, unescape_field_value
+from tests.api.hypothesis_profile import property_test
 
 
 def test_parse_terms() -> None:
@@ -85,16 +86,30 @@ field_selectors = st.lists(
 ).map(lambda reqs: FieldSelector(tuple(reqs)))
 
 
+@property_test
 @given(field_values)
 def test_escape_round_trip(value: str) -> None:
     assert unescape_field_value(escape_field_value(value)) == value
 
 
+@property_test
 @given(field_selectors)
 def test_string_round_trip(selector: FieldSelector) -> None:
     assert FieldSelector.parse(str(selector)) == selector
 
 
+@property_test
 @given(field_selectors, st.dictionaries(field_names, field_values, max_size=4))
 def test_round_trip_keeps_matching(selector: FieldSelector, fields: dict[str, str]) -> None:
     assert FieldSelector.parse(str(selector)).matches(fields) == selector.matches(fields)
+
+
+@property_test
+@given(st.text(alphabet=st.sampled_from(list("ab=!,\\ .")) | st.characters(), max_size=20))
+def test_parse_fails_only_with_selector_error(text: str) -> None:
+    try:
+        selector = FieldSelector.parse(text)
+    except SelectorError:
+        return
+    for field, _, value in selector.requirements:
+        assert isinstance(field, str) and isinstance(value, str)

@@ -158,3 +158,21 @@ def test_object_key_from_object() -> None:
         ObjectKey.from_object({"metadata": {"namespace": "ns"}})
     with pytest.raises(ValueError, match="metadata"):
         ObjectKey.from_object({})
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("ns", "a/b"), "name"),
+        (("a/b", "x"), "namespace"),
+        (("ns", ".."), "name"),
+        (("ns", "a%2F"), "name"),
+    ],
+)
+def test_resource_info_path_refuses_segments_that_change_the_url(
+    args: tuple[str, str], field: str
+) -> None:
+    with pytest.raises(ValueError, match=f"invalid {field}"):
+        CONFIGMAPS.path(*args)
+    with pytest.raises(ValueError, match="invalid subresource"):
+        CONFIGMAPS.path("ns", "x", "a/b")

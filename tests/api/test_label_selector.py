@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from setpoint.api import LabelSelector, Requirement, SelectorError
+from tests.api.hypothesis_profile import property_test
 
 
 def parse(text: str) -> LabelSelector:
@@ -240,22 +241,26 @@ def spaced(selector: LabelSelector) -> str:
     return ",".join(parts)
 
 
+@property_test
 @given(selectors)
 def test_string_round_trip(selector: LabelSelector) -> None:
     assert parse(str(selector)) == selector
 
 
+@property_test
 @given(selectors)
 def test_whitespace_round_trip(selector: LabelSelector) -> None:
     assert parse(spaced(selector)) == selector
 
 
+@property_test
 @given(selectors, label_sets)
 def test_round_trip_keeps_matching(selector: LabelSelector, labels: dict[str, str]) -> None:
     assert parse(str(selector)).matches(labels) == selector.matches(labels)
     assert selector.matches(labels) == all(r.matches(labels) for r in selector.requirements)
 
 
+@property_test
 @given(label_sets)
 def test_selector_from_labels_matches_those_labels(labels: dict[str, str]) -> None:
     selector = LabelSelector.from_labels(labels)
@@ -291,6 +296,7 @@ def test_add_returns_a_new_selector() -> None:
     assert str(extended) == "app=web,tier!=db"
 
 
+@property_test
 @given(selectors, label_sets)
 def test_structured_form_selects_the_same_objects(
     selector: LabelSelector, labels: dict[str, str]
@@ -299,3 +305,47 @@ def test_structured_form_selects_the_same_objects(
         return
     structured = LabelSelector.from_dict(selector.to_dict())
     assert structured.matches(labels) == selector.matches(labels)
+
+
+def test_from_dict_with_path_prefixes_field_names() -> None:
+    with pytest.raises(SelectorError) as error:
+        LabelSelector.from_dict(
+            {"matchExpressions": [{"key": "a", "operator": "NotIn", "values": []}]},
+            path="spec.selector",
+        )
+    assert str(error.value).startswith("spec.selector.matchExpressions[0].values: Invalid value")
+    with pytest.raises(SelectorError, match=r"^spec\.selector\.matchLabels\.key: Invalid value"):
+        LabelSelector.from_dict({"matchLabels": {"-a": "x"}}, path="spec.selector")
+
+
+name_parts = st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,8}[A-Za-z0-9])?", fullmatch=True)
+prefixes = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,5}[a-z0-9])?(\.[a-z0-9]{1,4}){0,2}", fullmatch=True)
+random_keys = st.tuples(st.none() | prefixes, name_parts).map(
+    lambda pair: f"{pair[0]}/{pair[1]}" if pair[0] else pair[1]
+)
+random_values = st.just("") | name_parts
+
+
+@property_test
+@given(
+    random_keys,
+    st.sampled_from(["=", "!=", "in", "notin"]),
+    st.lists(random_values, min_size=1, max_size=3),
+)
+def test_any_valid_key_and_values_round_trip(key: str, operator: str, chosen: list[str]) -> None:
+    if operator in ("=", "!="):
+        chosen = chosen[:1]
+    selector = LabelSelector((Requirement.create(key, operator, chosen),))
+    assert parse(str(selector)) == selector
+
+
+@property_test
+@given(
+    st.text(alphabet=st.sampled_from(list("ab=!(),<> \tin1-/._")) | st.characters(), max_size=20)
+)
+def test_parse_fails_only_with_selector_error(text: str) -> None:
+    try:
+        selector = parse(text)
+    except SelectorError:
+        return
+    assert parse(str(selector)) == selector

@@ -16,6 +16,7 @@ from setpoint.api import (
     create_merge_patch,
 )
 from setpoint.api.patch import json_equal
+from tests.api.hypothesis_profile import property_test
 
 # --- RFC 7386 appendix A examples -----------------------------------------------------------
 
@@ -186,17 +187,20 @@ values_with_null = json_values(scalars | st.none())
 objects_without_null = st.dictionaries(keys, values_without_null, max_size=4)
 
 
+@property_test
 @given(values_without_null, values_without_null)
 def test_merge_patch_from_a_to_b_gives_b(a: Any, b: Any) -> None:
     assert json_equal(apply_merge_patch(a, create_merge_patch(a, b)), b)
 
 
+@property_test
 @given(values_with_null, values_with_null)
 def test_merge_patch_is_idempotent(target: Any, patch: Any) -> None:
     once = apply_merge_patch(target, patch)
     assert json_equal(apply_merge_patch(once, patch), once)
 
 
+@property_test
 @given(objects_without_null, st.data())
 def test_null_removes_a_key_and_keeps_the_rest(target: dict[str, Any], data: st.DataObject) -> None:
     if not target:
@@ -207,6 +211,7 @@ def test_null_removes_a_key_and_keeps_the_rest(target: dict[str, Any], data: st.
     assert json_equal(result, {k: v for k, v in target.items() if k != key})
 
 
+@property_test
 @given(values_with_null, values_with_null)
 def test_merge_patch_never_mutates_inputs(target: Any, patch: Any) -> None:
     saved = copy.deepcopy((target, patch))
@@ -215,6 +220,7 @@ def test_merge_patch_never_mutates_inputs(target: Any, patch: Any) -> None:
     assert json_equal([target, patch], list(saved))
 
 
+@property_test
 @given(values_with_null, values_with_null)
 def test_json_patch_from_a_to_b_gives_b(a: Any, b: Any) -> None:
     saved = copy.deepcopy(a)

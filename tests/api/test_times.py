@@ -11,6 +11,7 @@ from setpoint.api import (
     normalize_time,
     now_micro_time,
     now_time,
+    parse_micro_time,
     parse_time,
 )
 
@@ -79,3 +80,15 @@ def test_now_has_the_canonical_shapes() -> None:
     assert len(now_time()) == len("2006-01-02T15:04:05Z")
     assert len(now_micro_time()) == len("2006-01-02T15:04:05.000000Z")
     assert normalize_micro_time(now_micro_time()).endswith("Z")
+
+
+def test_parse_micro_time_is_strict_like_upstream() -> None:
+    assert parse_micro_time("2006-01-02T15:04:05.123456Z") == MOMENT
+    assert parse_micro_time("2006-01-02T17:04:05.123456+02:00") == MOMENT
+    for text in (
+        "2006-01-02T15:04:05Z",
+        "2006-01-02T15:04:05.123Z",
+        "2006-01-02T15:04:05.1234567Z",
+    ):
+        with pytest.raises(ValueError, match="six fraction digits"):
+            parse_micro_time(text)

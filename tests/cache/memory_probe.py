@@ -54,8 +54,12 @@ def pages(count: int, managed_fields: bool) -> tuple[list[bytes], int]:
     for start in range(0, count, PAGE):
         items = [make(i, managed_fields) for i in range(start, min(count, start + PAGE))]
         json_bytes += sum(len(msgspec.json.encode(item)) for item in items)
-        bodies.append(msgspec.json.encode({"kind": "ConfigMapList", "apiVersion": "v1",
-                                           "metadata": {"resourceVersion": "1"}, "items": items}))  # fmt: skip
+        envelope = {
+            "kind": "ConfigMapList",
+            "apiVersion": "v1",
+            "metadata": {"resourceVersion": "1"},
+        }
+        bodies.append(msgspec.json.encode({**envelope, "items": items}))
     return bodies, json_bytes
 
 

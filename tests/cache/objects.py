@@ -74,7 +74,9 @@ def list_body(items: list[dict[str, Any]], rv: str, continue_token: str = "") ->
     metadata: dict[str, Any] = {"resourceVersion": rv}
     if continue_token:
         metadata["continue"] = continue_token
-    return encode({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": metadata, "items": items})
+    return encode(
+        {"kind": "ConfigMapList", "apiVersion": "v1", "metadata": metadata, "items": items}
+    )
 
 
 def event_line(event_type: str, obj: dict[str, Any]) -> bytes:

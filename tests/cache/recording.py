@@ -38,7 +38,7 @@ async def until(condition: Callable[[], bool], what: str = "condition") -> None:
     """Wait until ``condition()`` holds (fails the test after WAIT_LIMIT_S)."""
     try:
         async with asyncio.timeout(WAIT_LIMIT_S):
-            while not condition():
+            while not condition():  # noqa: ASYNC110 - polls an arbitrary condition
                 await asyncio.sleep(0.005)
     except TimeoutError:
         raise AssertionError(f"timed out waiting for {what}") from None

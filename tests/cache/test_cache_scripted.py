@@ -86,7 +86,7 @@ async def cache(client: MappedClient) -> AsyncIterator[Cache]:
 
 
 async def test_reads_before_start_fail_clearly(cache: Cache) -> None:
-    with pytest.raises(CacheNotStarted, match="configmaps/v1 .*not started"):
+    with pytest.raises(CacheNotStarted, match=r"configmaps/v1 .*not started"):
         await cache.get("v1", "ConfigMap", "a", "ns1")
 
 

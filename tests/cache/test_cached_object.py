@@ -93,7 +93,9 @@ def test_get_decodes_a_top_level_field() -> None:
 
 
 def test_cluster_scoped_object_has_no_namespace() -> None:
-    obj = CachedObject.from_dict({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}})
+    obj = CachedObject.from_dict(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}
+    )
     assert obj.namespace is None
     assert obj.key == ObjectKey(None, "x")
     assert obj.generation is None
@@ -174,20 +176,22 @@ def test_no_reference_to_the_source_buffer_is_kept() -> None:
     page = encode({"items": [configmap("a"), configmap("b")]})
     items = msgspec.json.decode(page, type=dict[str, list[msgspec.Raw]])["items"]
     objs = [CachedObject.from_json(item) for item in items]
-    assert all(isinstance(o.rest, bytes) for o in objs)
-    assert all(b"managedFields" not in (o.rest or b"") for o in objs)
+    assert all(isinstance(o._rest, bytes) for o in objs)
+    assert all(b"managedFields" not in (o._rest or b"") for o in objs)
 
 
 def test_cached_objects_are_not_tracked_by_the_garbage_collector() -> None:
     obj = CachedObject.from_json(encode(pod()))
     assert not gc.is_tracked(obj)
-    assert not gc.is_tracked(obj.meta)
+    assert not gc.is_tracked(obj._meta)
 
 
 def test_equal_content_compares_equal() -> None:
     a = CachedObject.from_json(encode(pod()))
     b = CachedObject.from_dict(pod())
     assert a == b
+    assert hash(a) == hash(b)
+    assert len({a, b}) == 1
     changed = pod()
     changed["status"]["phase"] = "Failed"
     assert a != CachedObject.from_dict(changed)

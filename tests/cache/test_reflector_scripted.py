@@ -226,7 +226,7 @@ async def test_undecodable_events_are_skipped_and_the_watch_goes_on(
     bad["metadata"]["labels"] = {"a": 1}
     client.queue_watch(event_line("ADDED", bad), event_line("ADDED", configmap("good", rv="12")))
     with caplog.at_level(logging.ERROR):
-        informer, handler = start(client, running)
+        _, handler = start(client, running)
         await until(lambda: len(client.watch_calls) >= 2, "the re-watch")
     assert handler.events == [("add", "good", "12", False)]
     assert "skipping ADDED event at resourceVersion 11" in caplog.text
@@ -294,7 +294,9 @@ async def test_sync_timeout_names_the_resource_and_says_forbidden(
 async def test_sync_timeout_of_a_hanging_list_names_the_resource() -> None:
     client = ScriptedClient()  # no list response: the list hangs
     informer = SharedInformer(client, CONFIGMAPS)
-    with pytest.raises(CacheSyncTimeout, match=r"timed out after 0.01s .*configmaps.*never started"):
+    with pytest.raises(
+        CacheSyncTimeout, match=r"timed out after 0.01s .*configmaps.*never started"
+    ):
         await informer.wait_for_sync(timeout=0.01)
 
 
@@ -347,7 +349,7 @@ async def test_decoding_a_large_list_yields_to_the_event_loop(
     assert ticks_during_sync > count // 32
 
 
-async def test_large_sync_freezes_the_gc_once(running: list[SharedInformer]) -> None:
+async def test_large_sync_freezes_the_gc(running: list[SharedInformer]) -> None:
     client = ScriptedClient()
     count = GC_FREEZE_MIN_OBJECTS + 10
     client.queue_list(list_body([configmap(f"o{i}") for i in range(count)], rv="10"))
@@ -358,3 +360,49 @@ async def test_large_sync_freezes_the_gc_once(running: list[SharedInformer]) -> 
         await until(lambda: gc.get_freeze_count() > 0, "gc.freeze()")
     finally:
         gc.unfreeze()
+
+
+async def test_object_counts_are_exported_as_metrics(running: list[SharedInformer]) -> None:
+    from prometheus_client import generate_latest
+
+    from setpoint.client.metrics import REGISTRY
+
+    client = ScriptedClient()
+    client.queue_list(list_body([configmap("a"), configmap("b")], rv="10"))
+    informer, _ = start(client, running, namespaces=["metrics-ns"])
+    await informer.wait_for_sync(timeout=10)
+    text = generate_latest(REGISTRY).decode()
+    label = 'resource="configmaps/v1 (ConfigMap) in namespaces metrics-ns"'
+    assert f"setpoint_cache_objects{{{label}}} 2.0" in text
+    assert f"setpoint_cache_lists_total{{{label}}} 1.0" in text
+
+
+async def test_expired_continue_token_restarts_the_list_from_the_first_page(
+    running: list[SharedInformer],
+) -> None:
+    client = ScriptedClient()
+    client.queue_list(
+        list_body([configmap("a")], rv="10", continue_token="t1"),
+        Gone(status(410, "Expired", "The provided continue parameter is too old")),
+        list_body([configmap("a")], rv="20", continue_token="t2"),
+        list_body([configmap("b")], rv="20"),
+    )
+    informer, handler = start(client, running)
+    await informer.wait_for_sync(timeout=10)
+    assert [c["continue_token"] for c in client.list_calls] == [None, "t1", None, "t2"]
+    assert handler.names("add") == ["a", "b"]
+    assert informer.reflectors[0].last_resource_version == "20"
+
+
+async def test_expiring_again_right_after_a_relist_backs_off(
+    running: list[SharedInformer],
+) -> None:
+    client = ScriptedClient()
+    client.queue_list(*(list_body([configmap("a")], rv=str(10 + i)) for i in range(3)))
+    client.queue_watch(event_line("MODIFIED", configmap("a", rv="11")), expired_line())
+    client.queue_watch(expired_line())  # no progress since the relist
+    informer, _ = start(client, running)
+    reflector = informer.reflectors[0]
+    await until(lambda: reflector.lists == 3, "the third list")
+    # The first 410 (after progress) relisted at once; the second was treated as a failure.
+    assert reflector._backoff.failures == 1

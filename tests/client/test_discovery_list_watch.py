@@ -332,3 +332,38 @@ async def test_watch_stream_cut_mid_event_raises_connection_failed(
         async for event in client.watch("v1", "ConfigMap", namespace="ns"):
             seen.append(event)
     assert [e.object["metadata"]["name"] for e in seen] == ["a"]
+
+
+@pytest.mark.parametrize("name", ["a/status", "..", "50%"])
+async def test_names_that_would_change_the_url_are_rejected(client: Client, name: str) -> None:
+    with pytest.raises(ValueError, match=r"metadata\.name"):
+        await client.get("v1", "ConfigMap", name, namespace="ns")
+
+
+async def test_calls_name_missing_arguments(client: Client) -> None:
+    with pytest.raises(ValueError, match="kind: required"):
+        await client.get("v1", "", "x")
+    with pytest.raises(ValueError, match=r"metadata\.name: required"):
+        await client.update({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})
+    with pytest.raises(ValueError, match="apiVersion"):
+        await client.create({"kind": "ConfigMap", "metadata": {"name": "x"}})
+    with pytest.raises(ValueError, match="JSON patch must be a list"):
+        await client.patch("v1", "ConfigMap", "x", {"a": 1}, patch_type="json", namespace="n")
+    with pytest.raises(ValueError, match="force"):
+        await client.patch("v1", "ConfigMap", "x", {"a": 1}, force=True, namespace="n")
+    with pytest.raises(TypeError, match="Kubernetes object"):
+        await client.create(42)  # type: ignore[type-var]
+
+
+async def test_manual_paging_with_limit(scripted_server: ScriptedServer, client: Client) -> None:
+    scripted_server.on("GET", "/api/v1/namespaces/ns/configmaps", _pager(2))
+    first = await client.list("v1", "ConfigMap", namespace="ns", limit=1)
+    assert [i["metadata"]["name"] for i in first] == ["cm-0"]
+    assert first.continue_token == "1"
+    second = await client.list(
+        "v1", "ConfigMap", namespace="ns", limit=1, continue_token=first.continue_token
+    )
+    assert [i["metadata"]["name"] for i in second] == ["cm-1"]
+    assert second.continue_token is None
+    with pytest.raises(ValueError, match="limit"):
+        await client.list("v1", "ConfigMap", namespace="ns", limit=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 import os
@@ -264,3 +265,22 @@ async def test_token_file_keeps_the_last_token_while_missing(tmp_path: Path) -> 
     assert (await source.get()).authorization == "Bearer t1"
     with pytest.raises(ConfigError, match="cannot read token file"):
         await TokenFile(token).get()
+
+
+async def test_concurrent_401s_run_the_plugin_once(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        if request.headers.get("Authorization") == "Bearer token-1":
+            return json_response(status_body(401, "Unauthorized", "Unauthorized"), 401)
+        return json_response({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}})
+
+    scripted_server.on("GET", "/api/v1/namespaces/n", handler)
+    source = plugin(tmp_path)
+    await source.get()  # every request starts with token-1
+    config = ClientConfig(server=scripted_server.url, credentials=source)
+    async with await Client.from_config(config) as client:
+        await client.mapper.resource_for("v1", "Namespace")
+        results = await asyncio.gather(*(client.get("v1", "Namespace", "n") for _ in range(5)))
+    assert all(r["metadata"]["name"] == "n" for r in results)
+    assert source.runs == 2

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from aiohttp import web
 
 from setpoint.client import (
     BasicAuth,
@@ -21,7 +22,7 @@ from setpoint.client import (
 from setpoint.client.exec_credential import ExecCredentialPlugin
 from setpoint.client.kubeconfig import load_kubeconfig
 
-from .conftest import TlsMaterial, TlsServer
+from .conftest import ScriptedServer, TlsMaterial, TlsServer, json_response
 
 
 def write_kubeconfig(
@@ -126,6 +127,7 @@ def test_tls_fields_are_read(tmp_path: Path) -> None:
                 "certificate-authority-data": ca,
                 "tls-server-name": "kubernetes",
                 "proxy-url": "http://proxy:3128",
+                "disable-compression": True,
             }
         },
         users={"u": {"username": "admin", "password": "secret"}},
@@ -136,6 +138,7 @@ def test_tls_fields_are_read(tmp_path: Path) -> None:
     assert config.ca_data == b"-----BEGIN CERTIFICATE-----\n"
     assert config.tls_server_name == "kubernetes"
     assert config.proxy_url == "http://proxy:3128"
+    assert config.disable_compression
     assert isinstance(config.credentials, BasicAuth)
 
 
@@ -284,3 +287,72 @@ def test_unreadable_ca_is_a_config_error(tmp_path: Path) -> None:
     config = ClientConfig(server="https://h:1", ca_file=str(tmp_path / "absent.crt"))
     with pytest.raises(ConfigError, match=r"absent\.crt"):
         config.ssl_context()
+
+
+async def test_impersonation_headers_are_sent(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    seen: list[list[tuple[str, str]]] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        seen.append([(k, v) for k, v in request.headers.items() if k.startswith("Impersonate")])
+        return json_response({"major": "1", "minor": "32"})
+
+    scripted_server.on("GET", "/version", handler)
+    path = write_kubeconfig(
+        tmp_path / "config",
+        clusters={"c": {"server": scripted_server.url}},
+        users={
+            "u": {
+                "token": "t",
+                "as": "jane",
+                "as-groups": ["devs", "ops"],
+                "as-user-extra": {"scopes/x": ["a"]},
+            }
+        },
+        contexts={"x": {"cluster": "c", "user": "u"}},
+        current="x",
+    )
+    async with await Client.from_kubeconfig(path) as client:
+        await client.server_version()
+    assert seen == [
+        [
+            ("Impersonate-User", "jane"),
+            ("Impersonate-Group", "devs"),
+            ("Impersonate-Group", "ops"),
+            ("Impersonate-Extra-scopes%2Fx", "a"),
+        ]
+    ]
+
+
+def test_insecure_with_a_ca_is_rejected(tmp_path: Path) -> None:
+    path = write_kubeconfig(
+        tmp_path / "config",
+        clusters={
+            "c": {
+                "server": "https://h:1",
+                "insecure-skip-tls-verify": True,
+                "certificate-authority-data": "Zm9v",
+            }
+        },
+        contexts={"x": {"cluster": "c"}},
+        current="x",
+    )
+    with pytest.raises(ConfigError, match="insecure-skip-tls-verify"):
+        load_kubeconfig(path)
+
+
+async def test_disable_compression_asks_for_identity(scripted_server: ScriptedServer) -> None:
+    seen: list[str] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        seen.append(request.headers.get("Accept-Encoding", ""))
+        return json_response({"major": "1"})
+
+    scripted_server.on("GET", "/version", handler)
+    for disable in (False, True):
+        config = ClientConfig(server=scripted_server.url, disable_compression=disable)
+        async with await Client.from_config(config) as client:
+            await client.server_version()
+    assert "gzip" in seen[0]
+    assert seen[1] == "identity"

@@ -231,3 +231,41 @@ async def test_rate_limiter_is_used_when_qps_is_set(scripted_server: ScriptedSer
 
 async def test_no_rate_limiter_by_default(client: Client) -> None:
     assert client.transport.rate_limiter is None
+
+
+async def test_retry_waits_at_least_retry_after(
+    scripted_server: ScriptedServer, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    waits: list[float] = []
+
+    async def record(delay: float) -> None:
+        waits.append(delay)
+
+    monkeypatch.setattr("setpoint.client.transport.asyncio.sleep", record)
+    scripted_server.answer(
+        "GET",
+        CM_PATH,
+        lambda: web.Response(status=429, headers={"Retry-After": "7"}),
+        lambda: json_response(CM),
+    )
+    await client.get("v1", "ConfigMap", "x")
+    assert waits == [7.0]
+
+
+@pytest.mark.parametrize(("patch_type", "attempts"), [("merge", 2), ("json", 1)])
+async def test_5xx_retries_merge_patches_but_not_json_patches(
+    scripted_server: ScriptedServer, client: Client, patch_type: str, attempts: int
+) -> None:
+    scripted_server.answer(
+        "PATCH", CM_PATH, lambda: web.Response(status=500), lambda: json_response(CM)
+    )
+    body: Any = {"data": {"a": "b"}}
+    if patch_type == "json":
+        body = [{"op": "add", "path": "/data/a", "value": "b"}]
+    try:
+        await client.patch("v1", "ConfigMap", "x", body, patch_type=patch_type)
+    except ServerError:
+        pass
+    calls = scripted_server.calls("PATCH", CM_PATH)
+    assert len(calls) == attempts
+    assert calls[0].headers["Content-Type"].startswith(f"application/{patch_type}")

@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from setpoint.api.gvk import ObjectKey
+from setpoint.cache.cached_object import CachedObject
 from setpoint.client.metrics import REGISTRY
 from setpoint.controller import log_context
 from setpoint.controller.controller import CacheSyncTimeoutError, Controller
@@ -17,7 +18,7 @@ from setpoint.controller.handlers import EnqueueRequestForObject
 from setpoint.controller.predicates import predicate_for
 from setpoint.controller.rate_limiters import ItemExponentialFailureRateLimiter
 from setpoint.controller.reconcile import Request, Result, TerminalError
-from setpoint.controller.source import InformerSource
+from setpoint.controller.source import ChannelSource, InformerSource
 
 from .fake_informer import FakeInformer
 from .objects import cached
@@ -391,3 +392,100 @@ def test_result_validation() -> None:
         Result(requeue_after=-1)
     with pytest.raises(TypeError, match="requeue_after"):
         Result(requeue_after="5s")  # type: ignore[arg-type]
+
+
+async def test_sync_reconcile_timeout_never_overlaps_with_its_own_retry() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("slow-sync"))
+    running = 0
+    overlaps = 0
+    calls = 0
+    lock = threading.Lock()
+
+    def reconcile(request: Request) -> None:
+        nonlocal running, overlaps, calls
+        with lock:
+            running += 1
+            calls += 1
+            overlaps += running > 1
+            first = calls == 1
+        if first:
+            threading.Event().wait(0.2)  # outlives the timeout
+        with lock:
+            running -= 1
+
+    async with make_controller("t-sync-timeout", reconcile, informer, reconcile_timeout=0.05):
+        await wait_until(lambda: calls >= 2)
+    assert overlaps == 0
+    assert sample("controller_runtime_reconcile_timeouts_total", "t-sync-timeout") == 1
+
+
+async def test_channel_source_delivers_generic_events() -> None:
+    channel: asyncio.Queue[CachedObject] = asyncio.Queue()
+    seen: list[Request] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request)
+
+    source = ChannelSource(channel, EnqueueRequestForObject())
+    async with Controller("t-channel", reconcile, sources=[source]):
+        await channel.put(cached("external", "ns1"))
+        await wait_until(lambda: seen == [ObjectKey("ns1", "external")])
+
+
+async def test_watch_on_a_running_controller_starts_the_source_at_once() -> None:
+    first, second = FakeInformer(), FakeInformer()
+    first.upsert(cached("a"))
+    second.upsert(cached("b"))
+    seen: set[str] = set()
+
+    async def reconcile(request: Request) -> None:
+        seen.add(request.name)
+
+    controller = make_controller("t-late-watch", reconcile, first)
+    async with controller:
+        await wait_until(lambda: seen == {"a"})
+        await controller.watch(InformerSource(second, EnqueueRequestForObject()))
+        await wait_until(lambda: seen == {"a", "b"})
+    with pytest.raises(RuntimeError, match="after stop"):
+        await controller.watch(InformerSource(second, EnqueueRequestForObject()))
+    with pytest.raises(RuntimeError, match="only once"):
+        await controller.start()
+
+
+async def test_two_running_controllers_may_not_share_a_name() -> None:
+    informer = FakeInformer()
+    first = make_controller("t-same-name", lambda r: None, informer)
+    second = make_controller("t-same-name", lambda r: None, informer)
+    async with first:
+        with pytest.raises(ValueError, match="already used"):
+            await second.start()
+        await second.stop()  # must not release the name the first one holds
+        third = make_controller("t-same-name", lambda r: None, informer)
+        with pytest.raises(ValueError, match="already used"):
+            await third.start()
+        twin = make_controller("t-same-name", lambda r: None, informer, skip_name_validation=True)
+        async with twin:
+            pass
+    reused = make_controller("t-same-name", lambda r: None, informer)
+    async with reused:  # the name is free again once the first stopped
+        pass
+
+
+async def test_cancelled_error_from_inside_a_reconcile_does_not_kill_the_worker() -> None:
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    calls = 0
+
+    async def reconcile(request: Request) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            inner = asyncio.create_task(asyncio.sleep(10))
+            await asyncio.sleep(0)
+            inner.cancel()
+            await inner  # raises CancelledError into the reconcile
+
+    async with make_controller("t-inner-cancel", reconcile, informer):
+        await wait_until(lambda: calls == 2)  # the only worker survived and retried
+    assert sample("controller_runtime_reconcile_errors_total", "t-inner-cancel") == 1

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given
 
 from setpoint.api.selectors import LabelSelector, SelectorError
+from setpoint.cache.cached_object import CachedObject
 from setpoint.controller.predicates import (
     AnnotationsChanged,
     FunctionPredicate,
@@ -96,3 +99,23 @@ def test_base_predicate_passes_everything() -> None:
     obj = cached()
     assert predicate.create(obj) and predicate.update(obj, obj)
     assert predicate.delete(obj) and predicate.generic(obj)
+
+
+class Constant(Predicate):
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def create(self, obj: CachedObject) -> bool:
+        return self.value
+
+    def update(self, old: CachedObject, new: CachedObject) -> bool:
+        return self.value
+
+
+@given(st.lists(st.booleans(), max_size=5))
+def test_combinators_follow_boolean_logic(values: list[bool]) -> None:
+    obj = cached()
+    predicates = [Constant(v) for v in values]
+    assert and_(*predicates).create(obj) is all(values)
+    assert or_(*predicates).update(obj, obj) is any(values)
+    assert not_(and_(*predicates)).create(obj) is (not all(values))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given
 
 from setpoint.controller.rate_limiters import (
     BucketRateLimiter,
@@ -111,3 +115,18 @@ def test_defaults_and_custom_limiters_satisfy_the_protocol() -> None:
             return 0
 
     assert isinstance(Fixed(), RateLimiter)
+
+
+@given(
+    base=st.floats(min_value=1e-4, max_value=10.0),
+    factor=st.floats(min_value=1.0, max_value=1e7),
+    failures=st.integers(min_value=1, max_value=200),
+)
+def test_exponential_delays_double_until_the_cap(base: float, factor: float, failures: int) -> None:
+    cap = base * factor
+    limiter = ItemExponentialFailureRateLimiter(base, cap)
+    delays = [limiter.when("k") for _ in range(failures)]
+    assert delays[0] == pytest.approx(min(base, cap))
+    for previous, current in itertools.pairwise(delays):
+        assert current == pytest.approx(min(previous * 2, cap))
+    assert all(d <= cap for d in delays)

@@ -40,7 +40,14 @@ async def lease(client: Client, namespace: str, name: str) -> dict[str, Any]:
 
 
 async def test_elector_writes_a_lease_the_server_accepts(client: Client, namespace: str) -> None:
-    config = LeaderElectionConfig(name="solo", namespace=namespace, identity="solo-1", **SHORT)
+    config = LeaderElectionConfig(
+        name="solo",
+        namespace=namespace,
+        identity="solo-1",
+        lease_duration=SHORT["lease_duration"],
+        renew_deadline=SHORT["renew_deadline"],
+        retry_period=SHORT["retry_period"],
+    )
     elector = LeaderElector(ClientLeaseLock(client, namespace, "solo"), config)
     await asyncio.wait_for(elector.acquire(), 10)
     spec = (await lease(client, namespace, "solo"))["spec"]
@@ -173,3 +180,28 @@ async def test_losing_the_lease_stops_controllers_and_run_raises(
         await asyncio.wait_for(running, 15)
     assert not operator.is_leader
     assert all(controller.queue.shutting_down for controller in operator.controllers)
+
+
+async def test_a_standby_warms_up_its_cache_when_asked(
+    local_cluster: Cluster, client: Client, namespace: str
+) -> None:
+    seen: list[tuple[str, str]] = []
+    await create_config_map(client, namespace, "before-failover")
+    leader = leader_elected_operator(local_cluster, namespace, "leader", seen)
+    await leader.start()
+    await eventually(lambda: leader.is_leader, 15, "the leader to lead")
+    cold = leader_elected_operator(local_cluster, namespace, "cold", seen)
+    warm = leader_elected_operator(local_cluster, namespace, "warm", seen, warm_up_caches=True)
+    await cold.start()
+    await warm.start()
+    try:
+        await eventually(lambda: warm.cache.has_synced and bool(warm.cache.informers), 15)
+        informer = warm.cache.informers[0]
+        assert informer.store.get(Request(namespace, "before-failover")) is not None
+        assert not warm.is_leader
+        assert cold.cache.informers == []  # without warm-up a standby watches nothing
+        assert [name for _, name in seen if name == "before-failover"] != []
+        assert {identity for identity, _ in seen} == {"leader"}
+    finally:
+        for operator in (cold, warm, leader):
+            await operator.stop()

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from setpoint.client.metrics import REGISTRY
 from setpoint.manager.leader_election import (
     LeaderElectionConfig,
     LeaderElectionLost,
@@ -14,6 +15,14 @@ from setpoint.manager.leader_election import (
     format_micro_time,
 )
 from tests.manager.in_memory_lease import InMemoryLeaseLock
+
+
+def master_status(lease: str) -> float | None:
+    value: float | None = REGISTRY.get_sample_value(
+        "leader_election_master_status", {"name": lease}
+    )
+    return value
+
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
@@ -27,7 +36,7 @@ def elector(lock: InMemoryLeaseLock, identity: str, lease_duration: float = 1.0)
         renew_deadline=0.5,
         retry_period=0.05,
     )
-    return LeaderElector(lock, config)  # type: ignore[arg-type]
+    return LeaderElector(lock, config)
 
 
 async def test_first_candidate_creates_the_lease() -> None:
@@ -87,12 +96,14 @@ async def test_renewing_keeps_acquire_time_and_transitions() -> None:
 
 
 async def test_release_lets_a_successor_in_at_once() -> None:
-    lock = InMemoryLeaseLock()
+    lock = InMemoryLeaseLock(name="released-lease")
     first, second = elector(lock, "a", lease_duration=30), elector(lock, "b", lease_duration=30)
+    assert master_status("released-lease") == 0
     await first.acquire()
-    await asyncio.wait_for(asyncio.shield(asyncio.sleep(0.1)), 1)
+    assert master_status("released-lease") == 1
     assert await first.release()
     assert not first.is_leader
+    assert master_status("released-lease") == 0
     spec = lock.stored["spec"]  # type: ignore[index]
     assert spec["holderIdentity"] == ""
     assert spec["leaseDurationSeconds"] == 1

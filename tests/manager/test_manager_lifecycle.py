@@ -7,11 +7,13 @@ leader election the manager never calls the API server, which is what lets them 
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
 
+from setpoint.cli.run import run_operators
 from setpoint.client.client import Client
 from setpoint.client.config import ClientConfig
 from setpoint.manager.manager import Manager, ManagerError, RunnableFailed
@@ -158,7 +160,7 @@ def test_bad_options_are_named() -> None:
     with pytest.raises(ManagerError, match="list of names"):
         Manager(namespaces="default")
     with pytest.raises(TypeError, match="async start"):
-        Manager().add(lambda: None)  # type: ignore[arg-type]
+        Manager().add(lambda: None)  # type: ignore[arg-type,return-value]
 
 
 def test_client_and_cache_need_a_connection_first() -> None:
@@ -167,3 +169,46 @@ def test_client_and_cache_need_a_connection_first() -> None:
         _ = manager.client
     with pytest.raises(ManagerError, match="connect"):
         _ = manager.cache
+
+
+async def test_run_operators_exits_1_and_stops_the_others_when_one_fails(client: Client) -> None:
+    healthy, failing = Manager(client), Manager(client)
+    worker = Worker(work_seconds=0)
+
+    async def broken() -> None:
+        raise RuntimeError("controller crashed")
+
+    healthy.add(worker)
+    failing.add(broken)
+    assert await asyncio.wait_for(run_operators([healthy, failing]), 10) == 1
+    assert worker.stop_called
+
+
+async def test_run_operators_exits_0_after_a_requested_stop(client: Client) -> None:
+    manager = Manager(client)
+    worker = Worker(work_seconds=0)
+    manager.add(worker)
+    running = asyncio.create_task(run_operators([manager]))
+    await asyncio.wait_for(worker.started.wait(), 5)
+    manager.request_stop()
+    assert await asyncio.wait_for(running, 10) == 0
+
+
+async def test_a_taken_port_fails_start_and_leaves_nothing_running(client: Client) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        manager = Manager(
+            client,
+            metrics_bind_address="127.0.0.1:0",
+            health_probe_bind_address=f"127.0.0.1:{port}",
+        )
+        with pytest.raises(OSError):
+            await manager.run(handle_signals=False)
+        assert manager.metrics_endpoint is not None
+        with pytest.raises(RuntimeError):
+            _ = manager.metrics_endpoint.url  # stopped: no port any more
+    finally:
+        taken.close()

@@ -89,7 +89,9 @@ def validate_event(obj: dict[str, Any], *, events_api: bool) -> list[FieldError]
             if namespace not in ("", "default"):
                 errors.append(
                     fe.invalid(
-                        "involvedObject.namespace", involved_namespace, "does not match event.namespace"
+                        "involvedObject.namespace",
+                        involved_namespace,
+                        "does not match event.namespace",
                     )
                 )
         elif namespace != involved_namespace:
@@ -122,7 +124,9 @@ def validate_event(obj: dict[str, Any], *, events_api: bool) -> list[FieldError]
                 errors.append(fe.invalid(field, "", f"can have at most {limit} characters"))
         if len(_text(obj, "message")) > NOTE_LENGTH_LIMIT:
             note_field = "note" if events_api else "message"
-            errors.append(fe.invalid(note_field, "", f"can have at most {NOTE_LENGTH_LIMIT} characters"))
+            errors.append(
+                fe.invalid(note_field, "", f"can have at most {NOTE_LENGTH_LIMIT} characters")
+            )
     for problem in validate_dns1123_subdomain(namespace):
         errors.append(fe.invalid("namespace", namespace, problem))
     if events_api:

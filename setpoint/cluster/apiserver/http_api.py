@@ -21,8 +21,8 @@ from aiohttp import web
 
 from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
 from setpoint.api.selectors import LabelSelector, SelectorError
+from setpoint.cluster.apiserver import crds, request_body, status_errors
 from setpoint.cluster.apiserver import field_errors as fe
-from setpoint.cluster.apiserver import request_body, status_errors
 from setpoint.cluster.apiserver.list_options import (
     parse_bool,
     parse_list_options,
@@ -60,6 +60,13 @@ ACCEPTED_MEDIA_TYPES_MESSAGE: Final = (
     "application/json",
     "application/yaml",
     "application/vnd.kubernetes.protobuf",
+)
+AGGREGATED_DISCOVERY_AS: Final = "as=APIGroupDiscoveryList"
+AGGREGATED_DISCOVERY_PARAMS: Final = frozenset(
+    {"g=apidiscovery.k8s.io", "v=v2", AGGREGATED_DISCOVERY_AS}
+)
+AGGREGATED_DISCOVERY_CONTENT_TYPE: Final = (
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 )
 NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
 DRY_RUN_ALL: Final = "All"
@@ -187,10 +194,14 @@ class APIHandler:
             raise status_errors.not_acceptable(ACCEPTED_MEDIA_TYPES_MESSAGE)
         if head == "api":
             if len(parts) == 1:
+                if _wants_aggregated_discovery(accept):
+                    return _aggregated(request, self._registry.aggregated_discovery(core=True))
                 return self._discovery(request, self._registry.api_versions(self._server_address()))
             return await self._group_version(request, "", parts[1], parts[2:])
         if head == "apis":
             if len(parts) == 1:
+                if _wants_aggregated_discovery(accept):
+                    return _aggregated(request, self._registry.aggregated_discovery(core=False))
                 return self._discovery(request, self._registry.api_group_list())
             if len(parts) == 2:
                 body = self._registry.api_group(parts[1])
@@ -261,6 +272,18 @@ class APIHandler:
         method = request.method
         resource = target.resource
         ops = self._operations
+        if target.watch_path and target.name is not None and not target.subresource:
+            # The deprecated /watch/.../NAME form: a watch selecting one object by name.
+            if method != "GET":
+                raise _method_not_allowed()
+            query = query_dict(request.query)
+            selector = f"metadata.name={target.name}"
+            if query.get("fieldSelector"):
+                selector = f"{query['fieldSelector']},{selector}"
+            query["fieldSelector"] = selector
+            options = parse_list_options(query, watch=True)
+            _require_verb(resource, "watch")
+            return await serve_watch(request, ops, resource, target.namespace, options, {})
         if target.name is None:
             if method == "GET":
                 query = query_dict(request.query)
@@ -312,13 +335,13 @@ class APIHandler:
             if target.subresource:
                 raise _method_not_allowed()
             _require_verb(resource, "delete")
-            options = await _delete_options(request)
+            delete_options = await _delete_options(request)
             if resource.plural == "namespaces" and not resource.group:
                 result = await delete_namespace(
-                    ops, resource, name, options, self._on_namespace_terminating
+                    ops, resource, name, delete_options, self._on_namespace_terminating
                 )
             else:
-                result = await ops.delete(resource, target.namespace, name, options)
+                result = await ops.delete(resource, target.namespace, name, delete_options)
             return _result(result)
         raise _method_not_allowed()
 
@@ -365,10 +388,14 @@ class APIHandler:
         else:
             desired = apply_patch(request, resource, scale, body, scale_patch=True)
         desired_meta = desired.get("metadata") if isinstance(desired, dict) else None
-        requested_rv = desired_meta.get("resourceVersion") if isinstance(desired_meta, dict) else None
+        requested_rv = (
+            desired_meta.get("resourceVersion") if isinstance(desired_meta, dict) else None
+        )
         if requested_rv and parse_resource_version(str(requested_rv)) != record.revision:
             raise status_errors.stale_resource_version(resource.group, resource.plural, name)
-        replicas = (desired.get("spec") or {}).get("replicas") if isinstance(desired, dict) else None
+        replicas = (
+            (desired.get("spec") or {}).get("replicas") if isinstance(desired, dict) else None
+        )
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             raise status_errors.invalid(
                 "autoscaling",
@@ -377,7 +404,7 @@ class APIHandler:
                 [fe.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
             )
         new = copy.deepcopy(obj)
-        _set_path(new, _spec_replicas_path(resource), replicas)
+        crds.write_path(new, _spec_replicas_path(resource), replicas)
         result = await ops.update_object(resource, record, new, _write_options(request))
         if result.code >= 300:
             return _result(result)
@@ -411,6 +438,26 @@ class APIHandler:
         if "deletionTimestamp" in current["metadata"] and NAMESPACE_FINALIZER in finalizers:
             self._on_namespace_terminating(name)
         return _result(result)
+
+
+def _wants_aggregated_discovery(accept: str | None) -> bool:
+    """Whether the client asks for apidiscovery.k8s.io/v2 (kubectl and client-go do)."""
+    if not accept or AGGREGATED_DISCOVERY_AS not in accept:
+        return False
+    for item in accept.split(","):
+        params = {p.strip() for p in item.split(";")[1:]}
+        if params >= AGGREGATED_DISCOVERY_PARAMS:
+            return True
+    return False
+
+
+def _aggregated(request: web.BaseRequest, body: bytes) -> web.Response:
+    if request.method not in ("GET", "HEAD"):
+        raise _method_not_allowed()
+    response = web.Response(status=200, body=body)
+    # Set verbatim: client-go picks the parser from these parameters.
+    response.headers["Content-Type"] = AGGREGATED_DISCOVERY_CONTENT_TYPE
+    return response
 
 
 def _result(result: Result) -> web.Response:
@@ -505,8 +552,10 @@ def apply_patch(
 ) -> Any:
     """The object after applying the request's patch, by its Content-Type."""
     kind = request_body.media_type(request)
-    accepted = request_body.CUSTOM_PATCH_TYPES if resource.is_custom else (
-        request_body.BUILTIN_PATCH_TYPES
+    accepted = (
+        request_body.CUSTOM_PATCH_TYPES
+        if resource.is_custom
+        else (request_body.BUILTIN_PATCH_TYPES)
     )
     if kind == request_body.MERGE_PATCH:
         patch = request_body.decode_json(body)
@@ -537,67 +586,29 @@ def _patch_rejected(detail: str) -> APIError:
 
 # -- scale --------------------------------------------------------------------------------
 
-
-def _json_path(path: str) -> list[str]:
-    return [segment for segment in path.strip(".").split(".") if segment]
-
-
-def _get_path(obj: dict[str, Any], path: str) -> Any:
-    value: Any = obj
-    for segment in _json_path(path):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(segment)
-    return value
-
-
-def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
-    segments = _json_path(path)
-    node = obj
-    for segment in segments[:-1]:
-        child = node.get(segment)
-        if not isinstance(child, dict):
-            child = node[segment] = {}
-        node = child
-    node[segments[-1]] = value
+BUILTIN_SCALE: Final = {
+    "specReplicasPath": ".spec.replicas",
+    "statusReplicasPath": ".status.replicas",
+}
 
 
 def _spec_replicas_path(resource: ServedResource) -> str:
-    return resource.scale_paths.spec_replicas if resource.scale_paths else ".spec.replicas"
+    spec = resource.scale_spec or BUILTIN_SCALE
+    return str(spec.get("specReplicasPath") or ".spec.replicas")
 
 
 def scale_of(resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
     """The ``autoscaling/v1`` Scale of an object with the ``scale`` subresource."""
-    metadata = obj.get("metadata") or {}
-    scale_meta = {
-        key: metadata[key]
-        for key in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-        if key in metadata
-    }
-    if resource.scale_paths is not None:
-        paths = resource.scale_paths
-        spec_replicas = _get_path(obj, paths.spec_replicas)
-        status_replicas = _get_path(obj, paths.status_replicas)
-        selector = _get_path(obj, paths.label_selector) if paths.label_selector else None
-    else:
-        spec_replicas = _get_path(obj, ".spec.replicas")
-        if spec_replicas is None:
-            spec_replicas = 1
-        status_replicas = _get_path(obj, ".status.replicas")
-        raw_selector = _get_path(obj, ".spec.selector")
-        selector = None
-        if isinstance(raw_selector, dict):
-            try:
-                selector = str(LabelSelector.from_dict(raw_selector))
-            except SelectorError:
-                selector = None
-    status: dict[str, Any] = {"replicas": status_replicas if isinstance(status_replicas, int) else 0}
-    if selector:
-        status["selector"] = selector
-    return {
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": scale_meta,
-        "spec": {"replicas": spec_replicas if isinstance(spec_replicas, int) else 0},
-        "status": status,
-    }
+    if resource.scale_spec is not None:
+        return crds.scale_of(obj, resource.scale_spec)
+    scale = crds.scale_of(obj, BUILTIN_SCALE)
+    spec_replicas, found = crds.read_path(obj, ".spec.replicas")
+    # Built-in workloads default spec.replicas to 1.
+    scale["spec"] = {"replicas": spec_replicas if found and isinstance(spec_replicas, int) else 1}
+    raw_selector, _ = crds.read_path(obj, ".spec.selector")
+    if isinstance(raw_selector, dict):
+        try:
+            scale["status"]["selector"] = str(LabelSelector.from_dict(raw_selector))
+        except SelectorError:
+            pass
+    return scale

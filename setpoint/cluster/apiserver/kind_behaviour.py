@@ -45,7 +45,9 @@ class KindBehaviour:
             return [], []
         return self._validator(resource, obj)
 
-    def spec_changed(self, new: dict[str, Any], old: dict[str, Any]) -> bool:
+    def spec_changed(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> bool:
         """Whether a change warrants a new ``metadata.generation``: anything but metadata/status."""
         keys = (set(new) | set(old)) - _NON_SPEC_TOP_LEVEL
         return any(new.get(key) != old.get(key) for key in keys)
@@ -75,4 +77,3 @@ class KindBehaviour:
         old: dict[str, Any] | None,
     ) -> None:
         """React to a durable write: ``obj`` is None after a delete, ``old`` None after a create."""
-

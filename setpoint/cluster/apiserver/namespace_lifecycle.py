@@ -87,7 +87,9 @@ class NamespaceBehaviour(KindBehaviour):
         new["spec"] = {**(new.get("spec") or {}), **_spec_finalizers(old)}
         _set_name_label(new)
 
-    def spec_changed(self, new: dict[str, Any], old: dict[str, Any]) -> bool:
+    def spec_changed(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> bool:
         return False
 
     def holds_deletion(self, obj: dict[str, Any]) -> bool:
@@ -230,7 +232,9 @@ class NamespaceCleaner:
         else:
             spec.pop("finalizers", None)
         obj["spec"] = spec
-        await finalize_namespace(self._operations, self._namespaces, record.key, obj, record.revision)
+        await finalize_namespace(
+            self._operations, self._namespaces, record.key, obj, record.revision
+        )
 
 
 async def finalize_namespace(

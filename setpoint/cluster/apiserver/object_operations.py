@@ -168,19 +168,18 @@ def object_fields(resource: ServedResource, obj: dict[str, Any], key: str) -> di
 
 
 def check_field_selector(resource: ServedResource, options: ListOptions) -> None:
-    """400 for field-selector fields the resource does not support (as upstream)."""
+    """400 for field-selector fields the resource does not support (upstream's wording)."""
     if options.field_selector is None:
         return
     for name, _operator, _value in options.field_selector.requirements:
-        if name not in ("metadata.name", "metadata.namespace") and (
-            name not in resource.field_selectors
-        ):
+        if name in ("metadata.name", "metadata.namespace") or name in resource.field_selectors:
+            continue
+        if resource.is_custom:
             raise status_errors.bad_request(
                 f'"{name}" is not a known field selector: only "metadata.name", '
-                f'"metadata.namespace"'
-                if not resource.field_selectors
-                else f"field label not supported: {name}"
+                '"metadata.namespace"'
             )
+        raise status_errors.bad_request(f"field label not supported: {name}")
 
 
 class Matcher:
@@ -375,7 +374,6 @@ class ObjectOperations:
         self, resource: ServedResource, namespace: str | None, obj: dict[str, Any]
     ) -> dict[str, Any]:
         """Check the body's identity and fill the server-owned metadata of a new object."""
-        check_type(resource, obj)
         metadata = _metadata(obj, resource)
         if resource.namespaced:
             body_namespace = metadata.get("namespace")
@@ -417,6 +415,7 @@ class ObjectOperations:
     ) -> Result:
         """POST: store a new object and answer 201 with it."""
         behaviour = self._behaviour_for(resource)
+        obj = check_type(resource, obj)
         metadata = self.prepare_new(resource, namespace, obj)
         behaviour.prepare_create(resource, obj)
         name = metadata.get("name") or ""
@@ -491,7 +490,7 @@ class ObjectOperations:
         subresource: str = "",
     ) -> Result:
         """PUT: replace an object (or only its status through ``/status``)."""
-        check_type(resource, obj)
+        obj = check_type(resource, obj)
         metadata = _metadata(obj, resource)
         body_name = metadata.get("name") or ""
         if body_name != name:
@@ -607,7 +606,9 @@ class ObjectOperations:
             raise status_errors.invalid(
                 resource.group, resource.kind, new_meta.get("name", ""), errors
             )
-        if (resource.tracks_generation or resource.is_custom) and behaviour.spec_changed(new, old):
+        if (resource.tracks_generation or resource.is_custom) and behaviour.spec_changed(
+            resource, new, old
+        ):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour)
         if new == old:
@@ -794,14 +795,11 @@ class ObjectOperations:
         return Result(200, _list_body(resource, metadata, deleted))
 
 
-def check_type(resource: ServedResource, obj: dict[str, Any]) -> None:
-    """Default a missing apiVersion/kind; 400 when the body names another type."""
+def check_type(resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
+    """The body with apiVersion/kind defaulted (first, as upstream writes them); 400 when the
+    body names another type."""
     api_version = obj.get("apiVersion")
     kind = obj.get("kind")
-    if not api_version:
-        obj["apiVersion"] = resource.api_version
-    if not kind:
-        obj["kind"] = resource.kind
     if api_version and api_version != resource.api_version:
         raise status_errors.bad_request(
             f"the API version in the data ({api_version}) does not match the expected API "
@@ -812,6 +810,11 @@ def check_type(resource: ServedResource, obj: dict[str, Any]) -> None:
             f'{kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
             f"the object provided is unrecognized (must be of type {resource.kind})"
         )
+    if api_version and kind:
+        return obj
+    typed = {"apiVersion": resource.api_version, "kind": resource.kind}
+    typed.update((key, value) for key, value in obj.items() if key not in typed)
+    return typed
 
 
 def _check_delete_options(options: DeleteOptions) -> None:

@@ -56,7 +56,9 @@ class PodBehaviour(KindBehaviour):
             "qosClass": qos_class(spec if isinstance(spec, dict) else {}),
         }
 
-    def spec_changed(self, new: dict[str, Any], old: dict[str, Any]) -> bool:
+    def spec_changed(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> bool:
         return False  # pods do not track generation in 1.32
 
     def delete_grace_seconds(

@@ -136,6 +136,31 @@ class ResourceRegistry:
             lambda: {"kind": "APIGroup", "apiVersion": "v1", **self._group_document(group)},
         )
 
+    def aggregated_discovery(self, *, core: bool) -> bytes:
+        """``/api`` (``core``) or ``/apis`` as an apidiscovery.k8s.io/v2 APIGroupDiscoveryList."""
+        groups = [""] if core else list(self._group_order)
+        return self._cached(
+            f"aggregated/{core}",
+            lambda: {
+                "kind": "APIGroupDiscoveryList",
+                "apiVersion": "apidiscovery.k8s.io/v2",
+                "metadata": {},
+                "items": [self._group_discovery(group) for group in groups],
+            },
+        )
+
+    def _group_discovery(self, group: str) -> dict[str, Any]:
+        versions = []
+        for version in self.versions_of(group):
+            resources = [
+                _aggregated_entry(r)
+                for r in sorted(self._resources.values(), key=lambda r: r.plural)
+                if (r.group, r.version) == (group, version)
+            ]
+            versions.append({"version": version, "resources": resources, "freshness": "Current"})
+        metadata = {"name": group} if group else {}
+        return {"metadata": metadata, "versions": versions}
+
     def resource_list(self, group: str, version: str) -> bytes | None:
         """``/api/v1`` or ``/apis/{g}/{v}``, or None when that group/version is not served."""
         if not self.has_group_version(group, version):
@@ -184,3 +209,29 @@ def _resource_entries(resources: Iterable[ServedResource]) -> Iterator[dict[str,
                 sub_entry["kind"] = resource.kind
             sub_entry["verbs"] = ["update"] if sub == "finalize" else list(SUBRESOURCE_VERBS)
             yield sub_entry
+
+
+def _aggregated_entry(resource: ServedResource) -> dict[str, Any]:
+    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    entry: dict[str, Any] = {
+        "resource": resource.plural,
+        "responseKind": kind,
+        "scope": "Namespaced" if resource.namespaced else "Cluster",
+        "singularResource": resource.singular or resource.kind.lower(),
+        "verbs": list(resource.verbs),
+    }
+    if resource.short_names:
+        entry["shortNames"] = list(resource.short_names)
+    if resource.categories:
+        entry["categories"] = list(resource.categories)
+    subresources = []
+    for sub in resource.subresources:
+        if sub == "scale":
+            response = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+        else:
+            response = kind
+        verbs = ["update"] if sub == "finalize" else list(SUBRESOURCE_VERBS)
+        subresources.append({"subresource": sub, "responseKind": response, "verbs": verbs})
+    if subresources:
+        entry["subresources"] = subresources
+    return entry

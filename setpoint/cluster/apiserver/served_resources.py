@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from setpoint.cluster.apiserver.field_errors import FieldError
+
 NameRule = Literal["subdomain", "label", "path_segment"]
 
 #: The verbs of an ordinary resource, in the order kube-apiserver's discovery lists them.
@@ -48,18 +50,9 @@ TERMINATING_CUSTOM_RESOURCE_VERBS: tuple[str, ...] = (
 #: Verbs of the ``status`` and ``scale`` subresources.
 SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 
-#: Validates a custom resource (or built-in) body; returns Status causes, may default/prune in
-#: place; the returned strings are unknown-field paths (for Strict/Warn field validation).
-ObjectValidator = Callable[[dict[str, Any]], tuple[list[dict[str, str]], list[str]]]
-
-
-@dataclass(frozen=True, slots=True)
-class ScalePaths:
-    """Where a custom resource keeps what its ``scale`` subresource shows (JSON paths)."""
-
-    spec_replicas: str
-    status_replicas: str
-    label_selector: str | None = None
+#: Validates a custom resource body, pruning and defaulting it in place: returns the field
+#: errors and the paths of unknown fields (for Strict/Warn field validation).
+ObjectValidator = Callable[[dict[str, Any]], tuple[list[FieldError], list[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +82,8 @@ class ServedResource:
     is_custom: bool = False
     storage_version: str = ""
     validator: ObjectValidator | None = None
-    scale_paths: ScalePaths | None = None
+    #: A custom resource's ``subresources.scale`` (specReplicasPath, statusReplicasPath, ...).
+    scale_spec: Mapping[str, Any] | None = None
     deprecated_warning: str | None = None
     #: The CRD's own name, for custom resources.
     crd_name: str = ""

@@ -15,7 +15,11 @@ from aiohttp import web
 
 from setpoint.cluster.apiserver.builtin_resources import builtin_resources
 from setpoint.cluster.apiserver.builtin_validation_hook import builtin_validator
-from setpoint.cluster.apiserver.crd_serving import CRD_STORAGE_ROOT, CRDBehaviour, CustomResourceBehaviour
+from setpoint.cluster.apiserver.crd_serving import (
+    CRD_STORAGE_ROOT,
+    CRDBehaviour,
+    CustomResourceBehaviour,
+)
 from setpoint.cluster.apiserver.event_rules import EventBehaviour
 from setpoint.cluster.apiserver.http_api import APIHandler
 from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
@@ -25,13 +29,24 @@ from setpoint.cluster.apiserver.namespace_lifecycle import (
     NamespaceAdmission,
     NamespaceBehaviour,
     NamespaceCleaner,
+    delete_namespace,
     namespace_terminating,
     new_namespace,
 )
-from setpoint.cluster.apiserver.object_operations import ObjectOperations, WriteOptions, decode
+from setpoint.cluster.apiserver.object_operations import (
+    DeleteOptions,
+    ObjectOperations,
+    WriteOptions,
+    decode,
+)
 from setpoint.cluster.apiserver.pod_rules import PodBehaviour
 from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.serving_certificate import (
+    ServingCertificate,
+    generate_serving_certificate,
+)
+from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import Storage
 
 log = logging.getLogger(__name__)
@@ -51,11 +66,22 @@ def generate_token() -> str:
 class APIServer:
     """A Kubernetes-compatible API server over ``storage`` on 127.0.0.1:``port``."""
 
-    def __init__(self, storage: Storage, *, port: int = 0, token: str | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        port: int = 0,
+        token: str | None = None,
+        https_port: int | None = 0,
+    ) -> None:
         self.storage = storage
         self.token = token or generate_token()
         self._requested_port = port
+        self._requested_https_port = https_port
         self.port = 0
+        #: The HTTPS listener's port (0 when none); kubectl needs it (see serving_certificate).
+        self.https_port = 0
+        self.certificate: ServingCertificate | None = None
         self.registry = ResourceRegistry()
         validator = builtin_validator()
         self._default_behaviour = KindBehaviour(validator)
@@ -93,6 +119,11 @@ class APIServer:
         """``http://127.0.0.1:PORT`` once started."""
         return f"http://{LOOPBACK}:{self.port}"
 
+    @property
+    def https_url(self) -> str:
+        """``https://127.0.0.1:PORT`` once started with an HTTPS listener ('' without)."""
+        return f"https://{LOOPBACK}:{self.https_port}" if self.https_port else ""
+
     async def start(self) -> None:
         """Bootstrap the stored state and start listening."""
         await self._bootstrap()
@@ -104,14 +135,28 @@ class APIServer:
             server_address=lambda: f"{LOOPBACK}:{self.port}",
         )
         server = web.Server(handler, handler_cancellation=True)
-        runner = web.ServerRunner(server, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS)
+        runner = web.ServerRunner(
+            server, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS
+        )
         await runner.setup()
+        self._runner = runner
         site = web.TCPSite(runner, LOOPBACK, self._requested_port, reuse_address=True)
         await site.start()
-        self._runner = runner
-        sockets = server_sockets(runner)
-        self.port = sockets[0] if sockets else self._requested_port
-        log.info("API server listening on %s", self.url)
+        self.port = server_sockets(runner)[0]
+        if self._requested_https_port is not None:
+            self.certificate = generate_serving_certificate()
+            secure = web.TCPSite(
+                runner,
+                LOOPBACK,
+                self._requested_https_port,
+                ssl_context=self.certificate.server_context(),
+                reuse_address=True,
+            )
+            await secure.start()
+            self.https_port = server_sockets(runner)[-1]
+            log.info("API server listening on %s and %s", self.url, self.https_url)
+        else:
+            log.info("API server listening on %s", self.url)
 
     async def _bootstrap(self) -> None:
         namespaces = self._builtin("", "namespaces")
@@ -124,9 +169,30 @@ class APIServer:
             if namespace_terminating(obj):
                 self.namespace_cleaner.start_cleanup(obj["metadata"]["name"])
 
+    async def create_namespace(self, name: str) -> None:
+        """Create namespace ``name`` directly (no HTTP round trip); 409 APIError if it exists."""
+        namespaces = self._builtin("", "namespaces")
+        await self.operations.create(namespaces, None, new_namespace(name), WriteOptions())
+
+    async def delete_namespace(self, name: str) -> None:
+        """Delete namespace ``name`` and its content (as a DELETE would); no error if absent."""
+        namespaces = self._builtin("", "namespaces")
+        try:
+            await delete_namespace(
+                self.operations,
+                namespaces,
+                name,
+                DeleteOptions(),
+                self.namespace_cleaner.start_cleanup,
+            )
+        except APIError as exc:
+            if exc.code != 404:
+                raise
+
     async def stop(self) -> None:
         """Stop listening, end watches, and stop background work (the storage stays open)."""
         await self.namespace_cleaner.close()
+        await self.crds.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

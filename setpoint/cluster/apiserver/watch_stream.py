@@ -65,7 +65,7 @@ def _error_line(error: status_errors.APIError) -> bytes:
 
 
 async def serve_watch(
-    request: web.Request,
+    request: web.BaseRequest,
     operations: ObjectOperations,
     resource: ServedResource,
     namespace: str | None,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
-from setpoint.cluster.apiserver.storage import Storage
+from setpoint.cluster.apiserver.storage import Record, Storage
 from tests.cluster.storage.objects import configmap, key_of
 
 
@@ -18,8 +20,8 @@ async def populated(storage: Storage) -> Storage:
     return storage
 
 
-def keys(records: list[object]) -> list[str]:
-    return [r.key for r in records]  # type: ignore[attr-defined]
+def keys(records: Sequence[Record]) -> list[str]:
+    return [r.key for r in records]
 
 
 async def test_list_returns_keys_under_prefix_in_order(populated: Storage) -> None:
@@ -83,3 +85,11 @@ async def test_count_by_prefix(populated: Storage) -> None:
     assert populated.count("/core/secrets/") == 0
     populated.delete(key_of("a", "ns1"))
     assert populated.count("/core/configmaps/ns1/") == 2
+
+
+async def test_prefix_ending_in_the_largest_character(storage: Storage) -> None:
+    storage.create("/g/r/\U0010ffff", {"metadata": {}})
+    storage.create("/g/r/\U0010ffff/x", {"metadata": {}})
+    storage.create("/g/s/a", {"metadata": {}})
+    assert keys(storage.list("/g/r/\U0010ffff")) == ["/g/r/\U0010ffff", "/g/r/\U0010ffff/x"]
+    assert storage.count("/g/r/\U0010ffff") == 2

@@ -1,4 +1,5 @@
-"""A failed commit (disk full, I/O error) fails its writes and leaves no trace of them."""
+"""Commits seen from outside: a failed one (disk full, I/O error) fails its writes and leaves
+no trace of them; a slow one keeps its events from watchers until it is on disk."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class Faults:
 
     failing_commits: int = 0
     failing_inserts: int = 0
-    hold_commit: bool = False
+    holding_commits: int = 0
     commit_started: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
 
@@ -35,12 +36,14 @@ def faulty_connection(faults: Faults) -> type[sqlite3.Connection]:
 
     class FaultyConnection(sqlite3.Connection):
         def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-            if sql == "COMMIT" and faults.failing_commits:
+            if sql == "COMMIT" and (faults.failing_commits or faults.holding_commits):
                 faults.commit_started.set()
-                if faults.hold_commit:
+                if faults.holding_commits:
                     faults.release.wait(HANDSHAKE_TIMEOUT)
-                faults.failing_commits -= 1
-                raise sqlite3.OperationalError("disk I/O error")
+                    faults.holding_commits -= 1
+                if faults.failing_commits:
+                    faults.failing_commits -= 1
+                    raise sqlite3.OperationalError("disk I/O error")
             return super().execute(sql, *args)
 
         def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:
@@ -116,7 +119,7 @@ async def test_writes_queued_behind_a_failed_batch_fail_too(
     await storage.wait_durable(other.revision)
 
     faults.failing_commits = 1
-    faults.hold_commit = True
+    faults.holding_commits = 1
     first = storage.update(key_of("x"), configmap("x", v="1"), expected_revision=base.revision)
     started = await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
     assert started
@@ -148,3 +151,46 @@ async def test_a_late_wait_on_a_failed_revision_still_fails(
     await storage.wait_durable(ok.revision)
     with pytest.raises(CommitError):
         await storage.wait_durable(lost.revision)
+
+
+async def test_events_reach_watchers_only_once_durable(
+    storage: SqliteStorage, faults: Faults
+) -> None:
+    peek = storage.watch("/", 0)
+    watch = storage.watch("/", 0)
+    faults.holding_commits = 1
+    record = storage.create(key_of("a"), configmap("a"))
+    started = await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
+    assert started
+    peek.close()
+    assert await drain(peek) == [], "nothing is announced while the commit is in progress"
+    faults.release.set()
+    await storage.wait_durable(record.revision)
+    (event,) = await take(watch, 1)
+    assert event.revision == record.revision
+    watch.close()
+
+
+async def test_concurrent_writers_are_all_acknowledged_in_order(
+    storage: SqliteStorage, tmp_path: Path
+) -> None:
+    watch = storage.watch("/", 0, buffer=10_000)
+    writers, per_writer = 16, 25
+
+    async def writer(w: int) -> list[int]:
+        revisions = []
+        for i in range(per_writer):
+            record = storage.create(key_of(f"w{w}-{i}"), configmap(f"w{w}-{i}"))
+            await storage.wait_durable(record.revision)
+            revisions.append(record.revision)
+        return revisions
+
+    results = await asyncio.gather(*(writer(w) for w in range(writers)))
+    total = writers * per_writer
+    assert sorted(r for revisions in results for r in revisions) == list(range(1, total + 1))
+    assert [e.revision for e in await take(watch, total)] == list(range(1, total + 1))
+    watch.close()
+    await storage.close()
+    reopened = SqliteStorage(tmp_path / "data.db")
+    assert reopened.count("/") == total
+    await reopened.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from setpoint.cluster.apiserver.storage import SqliteStorage, StorageOpenError
+from setpoint.cluster.apiserver.storage import InvalidValueError, SqliteStorage, StorageOpenError
 from tests.cluster.storage.objects import configmap, key_of, rv
 from tests.cluster.storage.test_watch import take
 
@@ -169,4 +169,17 @@ async def test_a_file_in_use_by_another_storage_is_refused(tmp_path: Path) -> No
             SqliteStorage(path)
     finally:
         await first.close()
+    await SqliteStorage(path).close()
+
+
+async def test_a_path_in_a_missing_directory_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "missing" / "data.db"
+    with pytest.raises(StorageOpenError, match=f"{path}: cannot open"):
+        SqliteStorage(path)
+
+
+async def test_bad_options_are_refused_without_locking_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "data.db"
+    with pytest.raises(InvalidValueError, match="max_events"):
+        SqliteStorage(path, history_max_events=0)
     await SqliteStorage(path).close()

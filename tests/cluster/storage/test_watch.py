@@ -8,6 +8,7 @@ import pytest
 
 from setpoint.cluster.apiserver.storage import (
     ExpiredError,
+    InvalidValueError,
     Storage,
     Watch,
     WatchEvent,
@@ -213,3 +214,28 @@ async def test_a_consumer_waiting_for_events_is_woken_by_a_write(storage: Storag
     (event,) = await waiter
     assert event.revision == record.revision
     watch.close()
+
+
+async def test_negative_from_revision_is_rejected(storage: Storage) -> None:
+    with pytest.raises(InvalidValueError, match="from_revision"):
+        storage.watch("/", -1)
+    with pytest.raises(InvalidValueError, match="buffer"):
+        storage.watch("/", 0, buffer=0)
+
+
+async def test_history_lists_retained_events_without_watching(
+    make_storage: StorageFactory,
+) -> None:
+    storage = make_storage(history_max_events=4)
+    await write_three(storage)
+    last = storage.create(key_of("b"), configmap("b"))
+    storage.create("/core/secrets/default/s", {"metadata": {"name": "s"}})
+    await storage.wait_durable(storage.revision)
+    assert [(e.type, e.revision) for e in storage.history(key_of(""), 1)] == [
+        ("MODIFIED", 2),
+        ("DELETED", 3),
+        ("ADDED", last.revision),
+    ]
+    assert storage.history("/", storage.revision) == []
+    with pytest.raises(ExpiredError):
+        storage.history("/", 0)

@@ -47,6 +47,8 @@ class SchemaNode:
     nullable: bool = False
     format: str = ""
     format_check: FormatChecker | None = None
+    # A fixed detail for format failures (built-in quantities); empty: kube-openapi's message.
+    format_error: str = ""
     enum: list[Any] | None = None
     minimum: float | None = None
     maximum: float | None = None
@@ -63,6 +65,8 @@ class SchemaNode:
     items: SchemaNode | None = None
     properties: dict[str, SchemaNode] = field(default_factory=dict)
     required: tuple[str, ...] = ()
+    # Built-in (Go-typed) objects: a required field given as null counts as missing.
+    null_is_missing: bool = False
     # None: not given (anything allowed, nothing kept by pruning); True/False; or a schema.
     additional_properties: SchemaNode | bool | None = None
     min_properties: int | None = None

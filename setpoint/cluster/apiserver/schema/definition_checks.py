@@ -100,7 +100,9 @@ def validate_crd_schema(
 
 def _status_root_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
     for key, value in schema.items():
-        if value in (None, False, "", 0, [], {}):
+        # Zero values are skipped, as upstream's reflection does; additionalProperties is a
+        # pointer there, so even ``false`` counts as set.
+        if value is None or value == "" or (value is False and key != "additionalProperties"):
             continue
         if key == "type":
             if value != "object":
@@ -179,9 +181,7 @@ def _standard_errors(schema: Mapping[str, Any], path: str, ctx: _Context) -> lis
     return errors
 
 
-def _openapi_errors(
-    schema: Any, path: str, *, is_root: bool, ctx: _Context
-) -> list[FieldError]:
+def _openapi_errors(schema: Any, path: str, *, is_root: bool, ctx: _Context) -> list[FieldError]:
     if not isinstance(schema, Mapping):
         return []
     errors = _standard_errors(schema, path, ctx)
@@ -208,9 +208,7 @@ def _openapi_errors(
                 if is_root:
                     sub_ctx = sub_ctx.forbid_defaults(f"in top-level {name}")
             errors.extend(
-                _openapi_errors(
-                    child, _key(f"{path}.properties", name), is_root=False, ctx=sub_ctx
-                )
+                _openapi_errors(child, _key(f"{path}.properties", name), is_root=False, ctx=sub_ctx)
             )
     errors.extend(_openapi_errors(schema.get("not"), f"{path}.not", is_root=False, ctx=ctx))
     for keyword in ("allOf", "oneOf", "anyOf"):
@@ -378,7 +376,9 @@ def _invariants(schema: Any, level: str, path: str) -> list[FieldError]:
     extra = schema.get("additionalProperties")
     if extra is not None:
         if level == _ROOT:
-            errors.append(fe.forbidden(f"{path}.additionalProperties", "must not be used at the root"))
+            errors.append(
+                fe.forbidden(f"{path}.additionalProperties", "must not be used at the root")
+            )
         if isinstance(extra, Mapping):
             errors.extend(_invariants(extra, _FIELD, f"{path}.additionalProperties"))
     int_or_string = bool(schema.get("x-kubernetes-int-or-string"))
@@ -416,11 +416,15 @@ def _invariants(schema: Any, level: str, path: str) -> list[FieldError]:
             prop = props.get(name)
             if isinstance(prop, Mapping) and prop.get("type") != "string":
                 prop_path = _key(f"{path}.properties", name)
-                errors.append(fe.invalid(f"{prop_path}.type", prop.get("type") or "", "must be string"))
+                errors.append(
+                    fe.invalid(f"{prop_path}.type", prop.get("type") or "", "must be string")
+                )
     metadata = props.get("metadata")
     if isinstance(metadata, Mapping):
         errors.extend(
-            _metadata_errors(metadata, check_metadata, level, _key(f"{path}.properties", "metadata"))
+            _metadata_errors(
+                metadata, check_metadata, level, _key(f"{path}.properties", "metadata")
+            )
         )
     if embedded and not preserve and not props:
         detail = (
@@ -528,9 +532,7 @@ def _nested_errors(
     return errors
 
 
-def _completeness(
-    structural: Any, validation: Any, s_path: str, v_path: str
-) -> list[FieldError]:
+def _completeness(structural: Any, validation: Any, s_path: str, v_path: str) -> list[FieldError]:
     """Every property named inside anyOf/allOf/oneOf/not must exist in the structural part."""
     if not isinstance(validation, Mapping):
         return []
@@ -546,7 +548,9 @@ def _completeness(
     return errors
 
 
-def _nested_completeness(structural: Any, nested: Any, s_path: str, v_path: str) -> list[FieldError]:
+def _nested_completeness(
+    structural: Any, nested: Any, s_path: str, v_path: str
+) -> list[FieldError]:
     if not isinstance(nested, Mapping):
         return []
     if not isinstance(structural, Mapping):

@@ -140,8 +140,11 @@ class ValueValidator:
         if kind == "string":
             self._check_string(node, value, path)
             if node.format_check is not None and not node.format_check(value):
-                message = f"{path} in body must be of type {node.format}: {go_quote(value)}"
-                self.errors.append(fe.type_invalid(self.field_of(path), value, message))
+                if node.format_error:
+                    self.errors.append(fe.invalid(self.field_of(path), value, node.format_error))
+                else:
+                    message = f"{path} in body must be of type {node.format}: {go_quote(value)}"
+                    self.errors.append(fe.type_invalid(self.field_of(path), value, message))
         elif kind in ("integer", "number"):
             self._check_number(node, value, path)
         elif kind == "array":
@@ -280,7 +283,7 @@ class ValueValidator:
                 previous = old_map.get(name, MISSING) if old_map is not None else MISSING
                 self.validate(child, value[name], f"{path}.{name}" if path else name, previous)
         for name in node.required:
-            if name not in value:
+            if name not in value or (node.null_is_missing and value[name] is None):
                 self.errors.append(fe.required(self.field_of(f"{path}.{name}")))
 
     def _check_combinators(self, node: SchemaNode, value: Any, path: str, old: Any) -> None:
@@ -338,6 +341,9 @@ def _fewest(failures: list[list[FieldError]]) -> list[FieldError]:
 
 def _enum_matches(value: Any, candidate: Any) -> bool:
     # Go converts the value to the enum entry's type, so 1 matches 1.0 but true never matches 1.
+    # A null never matches, not even a null entry (kube-openapi skips untyped entries).
+    if value is None or candidate is None:
+        return False
     if isinstance(value, bool) or isinstance(candidate, bool):
         return isinstance(value, bool) and isinstance(candidate, bool) and value == candidate
     if isinstance(value, int | float) and isinstance(candidate, int | float):

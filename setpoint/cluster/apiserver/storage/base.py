@@ -17,6 +17,7 @@ prefix that ends with ``/``.
 from __future__ import annotations
 
 import abc
+import builtins
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -170,6 +171,13 @@ class Storage(abc.ABC):
 
         Raises ExpiredError if ``from_revision`` is older than the retained history.
         """
+
+    def history(self, prefix: str, from_revision: int) -> builtins.list[WatchEvent]:
+        """The retained events under ``prefix`` with revision > ``from_revision``, oldest first.
+
+        Only events already announced to watchers. Raises ExpiredError like :meth:`watch`.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no history")
 
     @abc.abstractmethod
     async def close(self) -> None:

@@ -21,10 +21,13 @@ _DECODER = msgspec.json.Decoder()
 # every stored object is kept as bytes. One buffer per thread keeps encoding thread-safe.
 _BUFFERS = threading.local()
 
-# msgspec writes a float that holds an integer as "1.0" or "1e16"; Go's encoding/json (and so
-# kube-apiserver) writes "1" and "10000000000000000", and clients that decode into integer
-# fields reject the former. A cheap scan of the bytes decides whether the slow exact fix runs.
-_MAYBE_INTEGRAL_FLOAT = re.compile(rb"[0-9](?:\.0[,\]}]|e[0-9])")
+# msgspec writes a float that holds an integer as "1.0"; Go's encoding/json (and so
+# kube-apiserver) writes "1", and clients that decode into integer fields reject "1.0". Fast
+# substring tests, then a regex, decide whether the exact fix (a walk) runs; a string that
+# merely looks like a number only costs the walk, it never changes the output. Integral floats
+# of 1e16 and more (written "1e16", with no ".0") are left alone: JSON input never makes them
+# in practice, and finding them would mean scanning every object with a regex.
+_MAYBE_INTEGRAL_FLOAT = re.compile(rb"[0-9]\.0[,\]}]")
 # Go switches to exponent notation from 1e21 on; below it an integral float prints as an integer.
 _GO_EXPONENT_THRESHOLD = 1e21
 
@@ -45,7 +48,7 @@ def encode_object(key: str, obj: dict[str, Any], revision: int) -> bytes:
         data = _encode_exact(stamped)
     except (TypeError, msgspec.EncodeError) as exc:
         raise InvalidValueError(f"value for {key}: cannot be encoded as JSON: {exc}") from exc
-    if _MAYBE_INTEGRAL_FLOAT.search(data) is not None:
+    if b"." in data and b".0" in data and _MAYBE_INTEGRAL_FLOAT.search(data) is not None:
         data = _encode_exact(_integral_floats_as_ints(stamped))
     return data
 

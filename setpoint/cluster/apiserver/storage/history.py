@@ -68,6 +68,8 @@ class EventHistory:
 
     def since(self, from_revision: int, prefix: str) -> list[WatchEvent]:
         """Retained events after ``from_revision`` under ``prefix``; ExpiredError if too old."""
+        if from_revision < 0:
+            raise InvalidValueError(f"from_revision: must not be negative, got {from_revision}")
         self._trim()
         if from_revision < self._compacted:
             raise ExpiredError(from_revision, self._compacted)

@@ -24,6 +24,8 @@ from setpoint.cluster.apiserver.storage.base import (
 )
 from setpoint.cluster.apiserver.storage.codec import encode_object, restamp
 
+_MAX_CHAR = chr(0x10FFFF)
+
 
 @dataclass(frozen=True, slots=True)
 class Change:
@@ -42,11 +44,20 @@ def check_key(key: str) -> None:
         )
 
 
+def check_issued(revision: int, newest: int) -> None:
+    """Raise :class:`InvalidValueError` for a revision no write has been given yet."""
+    if revision > newest:
+        raise InvalidValueError(
+            f"revision: {revision} has not been written yet (the newest is {newest})"
+        )
+
+
 def prefix_upper_bound(prefix: str) -> str | None:
     """The least string above all strings that start with ``prefix`` (None: unbounded)."""
-    if not prefix:
+    stem = prefix.rstrip(_MAX_CHAR)  # a maximal last character cannot be incremented
+    if not stem:
         return None
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    return stem[:-1] + chr(ord(stem[-1]) + 1)
 
 
 class Keyspace:

@@ -6,6 +6,7 @@ JSON size plus a small fixed overhead, and lists are O(log n + k).
 
 from __future__ import annotations
 
+import builtins
 import time
 from typing import Any
 
@@ -14,6 +15,7 @@ from setpoint.cluster.apiserver.storage.base import (
     Storage,
     StorageClosedError,
     Watch,
+    WatchEvent,
 )
 from setpoint.cluster.apiserver.storage.history import (
     HISTORY_MAX_AGE_SECONDS,
@@ -21,7 +23,7 @@ from setpoint.cluster.apiserver.storage.history import (
     Clock,
     EventHistory,
 )
-from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace
+from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace, check_issued
 from setpoint.cluster.apiserver.storage.watch import DEFAULT_WATCH_BUFFER, StorageWatch, WatchHub
 
 
@@ -92,6 +94,12 @@ class MemoryStorage(Storage):
     async def wait_durable(self, revision: int) -> None:
         """Return at once: a write in memory is durable and announced when it returns."""
         self._check_open()
+        check_issued(revision, self._keyspace.revision)
+
+    def history(self, prefix: str, from_revision: int) -> builtins.list[WatchEvent]:
+        """The retained events under ``prefix`` with revision > ``from_revision``, oldest first."""
+        self._check_open()
+        return self._history.since(from_revision, prefix)
 
     def watch(
         self, prefix: str, from_revision: int, *, buffer: int = DEFAULT_WATCH_BUFFER

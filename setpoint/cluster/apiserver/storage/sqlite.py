@@ -8,12 +8,15 @@ While one batch commits the next one fills up, so concurrent writers share each 
 
 If a commit fails, that batch and everything queued after it (which may build on it) are
 undone in the in-memory view, newest first, and their ``wait_durable`` callers get
-:class:`CommitError`. Their revisions are not reused by this process.
+:class:`CommitError`. Their revisions are not handed out again by this process (after a
+restart they may be, as they were never acknowledged nor announced). Reads made while such a
+write was pending did see it: the price of answering reads from memory without waiting.
 """
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import heapq
 import itertools
 import sqlite3
@@ -30,6 +33,7 @@ from setpoint.cluster.apiserver.storage.base import (
     StorageClosedError,
     StorageError,
     Watch,
+    WatchEvent,
 )
 from setpoint.cluster.apiserver.storage.history import (
     HISTORY_MAX_AGE_SECONDS,
@@ -37,7 +41,7 @@ from setpoint.cluster.apiserver.storage.history import (
     Clock,
     EventHistory,
 )
-from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace
+from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace, check_issued
 from setpoint.cluster.apiserver.storage.sqlite_file import SqliteFile
 from setpoint.cluster.apiserver.storage.watch import DEFAULT_WATCH_BUFFER, StorageWatch, WatchHub
 
@@ -67,20 +71,20 @@ class SqliteStorage(Storage):
         self._file = SqliteFile(path, factory=connection_factory)
         try:
             state = self._file.load()
+            self._history = EventHistory(
+                compacted_revision=_compacted_revision(state.events, state.revision),
+                max_events=history_max_events,
+                max_age=history_max_age,
+                clock=clock,
+            )
         except BaseException:
-            self._file.close()
+            self._file.close()  # release the lock: the caller may fix the problem and retry
             raise
+        for event, at in state.events:
+            self._history.extend((event,), at=at)
         self._keyspace = Keyspace(state.records, revision=state.revision)
         self._durable_revision = state.revision
         self._clock = clock
-        self._history = EventHistory(
-            compacted_revision=_compacted_revision(state.events, state.revision),
-            max_events=history_max_events,
-            max_age=history_max_age,
-            clock=clock,
-        )
-        for event, at in state.events:
-            self._history.extend((event,), at=at)
         self._hub = WatchHub()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="setpoint-sqlite")
         self._pending: ChangeBatch = []
@@ -146,14 +150,19 @@ class SqliteStorage(Storage):
     async def wait_durable(self, revision: int) -> None:
         """Return once ``revision`` is committed to disk and announced; CommitError if it failed."""
         self._check_open()
+        check_issued(revision, self._keyspace.revision)
+        for low, high, error in self._failed:
+            if low <= revision <= high:
+                raise _commit_error(revision, error)
         if revision > self._durable_revision:
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             heapq.heappush(self._waiters, (revision, next(self._waiter_ids), future))
             await future
-            return
-        for low, high, error in self._failed:
-            if low <= revision <= high:
-                raise _commit_error(revision, error)
+
+    def history(self, prefix: str, from_revision: int) -> builtins.list[WatchEvent]:
+        """The retained events under ``prefix`` with revision > ``from_revision``, oldest first."""
+        self._check_open()
+        return self._history.since(from_revision, prefix)
 
     def watch(
         self, prefix: str, from_revision: int, *, buffer: int = DEFAULT_WATCH_BUFFER

@@ -1,0 +1,137 @@
+"""A server under test, run as a child process on 127.0.0.1 (never in the load generator).
+
+The load generator and the server each get their own process, so on a 2-core machine each can
+have one core. :class:`ServerProcess` starts a command, waits until ``GET /version`` answers,
+reads the process's RSS, and stops it (SIGTERM, then SIGKILL after a grace period).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+import aiohttp
+import psutil
+import yaml
+
+log = logging.getLogger(__name__)
+
+#: A Python server on a busy 2-core machine can take a few seconds to import and bind.
+READY_TIMEOUT_SECONDS: Final = 60.0
+#: Poll interval of the readiness probe: short enough not to add to measured phases.
+READY_POLL_SECONDS: Final = 0.1
+#: How long a SIGTERMed server may take to exit before it is killed.
+STOP_GRACE_SECONDS: Final = 10.0
+MIB: Final = 1024 * 1024
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def token_from_kubeconfig(path: Path) -> str:
+    """The bearer token of the first user in the kubeconfig ``path``."""
+    document = yaml.safe_load(path.read_text())
+    token: str = document["users"][0]["user"]["token"]
+    return token
+
+
+class ServerProcess:
+    """One server under test: ``argv`` started with stdout/stderr sent to ``log_path``."""
+
+    def __init__(self, name: str, argv: Sequence[str], port: int, log_path: Path) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.log_path = log_path
+        self.headers: dict[str, str] = {}
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        """The server's process id (it must be running)."""
+        if self._process is None:
+            raise RuntimeError(f"{self.name}: not started")
+        return self._process.pid
+
+    def rss_bytes(self) -> int:
+        """Resident set size of the server process now."""
+        rss: int = psutil.Process(self.pid).memory_info().rss
+        return rss
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        with self.log_path.open("ab") as log_file:
+            return subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+
+    def _authorize_from(self, kubeconfig: Path | None) -> bool:
+        """Take the bearer token from ``kubeconfig`` once written; False while it is not."""
+        if kubeconfig is None or self.headers:
+            return True
+        if not kubeconfig.exists():
+            return False
+        self.headers = {"Authorization": f"Bearer {token_from_kubeconfig(kubeconfig)}"}
+        return True
+
+    async def start(self, kubeconfig: Path | None = None) -> None:
+        """Start the process and wait until ``/version`` answers (and the kubeconfig exists)."""
+        self._process = self._spawn()
+        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+        async with aiohttp.ClientSession() as session:
+            while True:
+                if self._process.poll() is not None:
+                    raise RuntimeError(
+                        f"{self.name} exited with code {self._process.returncode} before it was "
+                        f"ready; see {self.log_path}"
+                    )
+                if self._authorize_from(kubeconfig):
+                    with contextlib.suppress(aiohttp.ClientError, OSError):
+                        async with session.get(f"{self.url}/version", headers=self.headers) as r:
+                            if r.status == 200:
+                                log.info("%s ready at %s (pid %d)", self.name, self.url, self.pid)
+                                return
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(
+                        f"{self.name} not ready after {READY_TIMEOUT_SECONDS:g}s; see "
+                        f"{self.log_path}"
+                    )
+                await asyncio.sleep(READY_POLL_SECONDS)
+
+    def stop(self) -> None:
+        """SIGTERM the server, wait for it, SIGKILL it if it hangs."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            log.warning("%s did not stop within %gs; killing it", self.name, STOP_GRACE_SECONDS)
+            process.kill()
+            process.wait()
+
+
+def python_module_argv(module: str, *args: str) -> list[str]:
+    """``python -m module args...`` with this interpreter."""
+    return [sys.executable, "-m", module, *args]

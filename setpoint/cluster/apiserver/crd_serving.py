@@ -1,0 +1,313 @@
+"""Serving CustomResourceDefinitions: CRD writes change what the server serves, at once.
+
+Creating a CRD defaults and validates it, accepts its names (or reports the conflict), sets
+``NamesAccepted``/``Established`` synchronously, and registers one :class:`ServedResource` per
+served version, so discovery and the endpoints exist when the create returns. Deleting a CRD
+marks it ``Terminating``, deletes its custom resources, then removes the
+``customresourcecleanup.apiextensions.k8s.io`` finalizer, so the CRD and its endpoints go.
+
+:class:`CustomResourceBehaviour` holds the rules of the custom resources themselves: schema
+pruning, defaulting and validation, status dropped on create with the status subresource, and
+version conversion (strategy None: only ``apiVersion`` changes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import Callable
+from typing import Any, Final
+
+from setpoint.cluster.apiserver import crds
+from setpoint.cluster.apiserver.field_errors import FieldError
+from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.object_operations import (
+    DeleteOptions,
+    ObjectOperations,
+    decode,
+    now_timestamp,
+)
+from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.status_errors import APIError
+
+log = logging.getLogger(__name__)
+
+CRD_STORAGE_ROOT: Final = "/apiextensions.k8s.io/customresourcedefinitions/"
+#: Polling while custom resources with finalizers hold a deleted CRD (starts fast, backs off).
+CLEANUP_FIRST_DELAY_SECONDS: Final = 0.02
+CLEANUP_MAX_DELAY_SECONDS: Final = 2.0
+
+
+def _spec_without_meta(obj: dict[str, Any], *, include_status: bool) -> dict[str, Any]:
+    skip = {"metadata"} if include_status else {"metadata", "status"}
+    return {key: value for key, value in obj.items() if key not in skip}
+
+
+class CustomResourceBehaviour(KindBehaviour):
+    """Rules of custom resources, driven by their CRD (carried on the ServedResource)."""
+
+    def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        if resource.has_status:
+            obj.pop("status", None)
+
+    def validate(
+        self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> tuple[list[FieldError], list[str]]:
+        if resource.validator is None:
+            return [], []
+        return resource.validator(obj)
+
+    def spec_changed(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> bool:
+        include_status = not resource.has_status
+        return _spec_without_meta(new, include_status=include_status) != _spec_without_meta(
+            old, include_status=include_status
+        )
+
+    def to_storage(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
+        if resource.version == resource.storage_version:
+            return obj
+        return {**obj, "apiVersion": f"{resource.group}/{resource.storage_version}"}
+
+    def from_storage(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
+        obj["apiVersion"] = resource.api_version
+        return obj
+
+
+def _custom_resource_validator(
+    crd: dict[str, Any], version: str
+) -> Callable[[dict[str, Any]], tuple[list[FieldError], list[str]]]:
+    compiled = crds.compiled_schema(crd, version)
+    scale = crds.scale_subresource(crd, version)
+
+    def validate(obj: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
+        unknown = compiled.normalize(obj)
+        errors = compiled.validate(obj)
+        if scale is not None:
+            errors.extend(crds.validate_scale_paths(obj, scale))
+        return errors, unknown
+
+    return validate
+
+
+def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> list[ServedResource]:
+    """One ServedResource per served version of a CRD (names as accepted)."""
+    storage = crds.storage_version(crd) or ""
+    name = (crd.get("metadata") or {}).get("name", "")
+    found: list[ServedResource] = []
+    for info in crds.resource_infos(crd, terminating=terminating):
+        version = crds.find_version(crd, info.version) or {}
+        warning = None
+        if version.get("deprecated"):
+            warning = version.get("deprecationWarning") or (
+                f"{info.group}/{info.version} {info.kind} is deprecated"
+            )
+        found.append(
+            ServedResource(
+                group=info.group,
+                version=info.version,
+                plural=info.resource,
+                kind=info.kind,
+                namespaced=info.namespaced,
+                singular=info.singular,
+                short_names=info.short_names,
+                categories=info.categories,
+                verbs=info.verbs,
+                subresources=info.subresources,
+                tracks_generation=True,
+                is_custom=True,
+                storage_version=storage,
+                storage_group=info.group,
+                storage_resource=info.resource,
+                validator=_custom_resource_validator(crd, info.version),
+                scale_spec=crds.scale_subresource(crd, info.version),
+                deprecated_warning=warning,
+                crd_name=name,
+            )
+        )
+    return found
+
+
+class CRDBehaviour(KindBehaviour):
+    """Rules of CRD objects, and the serving of their custom resources."""
+
+    def __init__(
+        self,
+        registry: ResourceRegistry,
+        operations: ObjectOperations,
+        validator: BuiltinValidator | None,
+    ) -> None:
+        super().__init__(validator)
+        self._registry = registry
+        self._operations = operations
+        self._served: dict[str, list[ServedResource]] = {}
+        self._cleanups: dict[str, asyncio.Task[None]] = {}
+
+    # -- CRD writes ---------------------------------------------------------------------
+
+    def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        obj.pop("status", None)
+        _replace(obj, crds.default_crd(obj))
+        meta = obj["metadata"]
+        finalizers = meta.get("finalizers")
+        if not isinstance(finalizers, list):
+            finalizers = meta["finalizers"] = []
+        if crds.CLEANUP_FINALIZER not in finalizers:
+            finalizers.append(crds.CLEANUP_FINALIZER)
+        self._accept_names(obj)
+
+    def prepare_update(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> None:
+        # The status is the server's (the naming and establishing controllers' here).
+        new["status"] = copy.deepcopy(old.get("status") or {})
+        _replace(new, crds.default_crd(new))
+        if "deletionTimestamp" not in new["metadata"]:
+            self._accept_names(new)
+
+    def _accept_names(self, crd: dict[str, Any]) -> None:
+        others = [decode(r.value) for r in self._operations.storage.list(CRD_STORAGE_ROOT)]
+        accepted, conditions = crds.accept_names(crd, others, now=now_timestamp())
+        status = crd.get("status")
+        if not isinstance(status, dict):
+            status = crd["status"] = {}
+        status["acceptedNames"] = accepted
+        status["conditions"] = conditions
+
+    def validate(
+        self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
+    ) -> tuple[list[FieldError], list[str]]:
+        errors, unknown = super().validate(resource, obj, old)
+        # The status is the server's own (set by the naming step above), not user input.
+        spec_only = {key: value for key, value in obj.items() if key != "status"}
+        return errors + crds.validate_crd(spec_only, old), unknown
+
+    def spec_changed(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> bool:
+        return new.get("spec") != old.get("spec")
+
+    async def after_write(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+    ) -> None:
+        if obj is None:
+            name = (old or {}).get("metadata", {}).get("name", "")
+            self._unserve(name)
+            return
+        if "deletionTimestamp" in obj["metadata"]:
+            await self._begin_cleanup(obj)
+            return
+        self._serve(obj)
+
+    # -- serving --------------------------------------------------------------------------
+
+    def _serve(self, crd: dict[str, Any], *, terminating: bool = False) -> None:
+        name = crd["metadata"]["name"]
+        self._unserve(name)
+        established = crds.find_condition(crd, crds.ESTABLISHED)
+        if established is None or established.get("status") != "True":
+            return
+        served = served_resources_of(crd, terminating=terminating)
+        for resource in served:
+            self._registry.add(resource)
+        self._served[name] = served
+
+    def _unserve(self, name: str) -> None:
+        for resource in self._served.pop(name, []):
+            current = self._registry.get(resource.group, resource.version, resource.plural)
+            if current is not None and current.crd_name == name:
+                self._registry.remove(resource.group, resource.version, resource.plural)
+
+    async def serve_stored(self) -> None:
+        """Serve every CRD found in storage (after a restart); resume pending deletions."""
+        for record in self._operations.storage.list(CRD_STORAGE_ROOT):
+            crd = decode(record.value)
+            if "deletionTimestamp" in crd["metadata"]:
+                await self._begin_cleanup(crd)
+            else:
+                self._serve(crd)
+
+    # -- deletion -------------------------------------------------------------------------
+
+    async def _begin_cleanup(self, crd: dict[str, Any]) -> None:
+        name = crd["metadata"]["name"]
+        self._serve(crd, terminating=True)
+        if await self._delete_instances(name):
+            await self._finish(name)
+            return
+        task = self._cleanups.get(name)
+        if task is None or task.done():
+            self._cleanups[name] = asyncio.get_running_loop().create_task(
+                self._wait_and_finish(name), name=f"crd-cleanup-{name}"
+            )
+
+    async def _delete_instances(self, name: str) -> bool:
+        """Delete every custom resource of CRD ``name``; True when none is left."""
+        served = self._served.get(name) or []
+        if not served:
+            return True
+        resource = served[0]
+        storage = self._operations.storage
+        for record in storage.list(resource.storage_root):
+            if b'"deletionTimestamp"' in record.value:
+                continue
+            try:
+                await self._operations.delete_record(resource, record, DeleteOptions())
+            except APIError as exc:
+                if exc.code not in (404, 409):
+                    log.warning("CRD %s cleanup: %s", name, exc.message)
+        return storage.count(resource.storage_root) == 0
+
+    async def _wait_and_finish(self, name: str) -> None:
+        delay = CLEANUP_FIRST_DELAY_SECONDS
+        while not await self._delete_instances(name):
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, CLEANUP_MAX_DELAY_SECONDS)
+        await self._finish(name)
+
+    async def _finish(self, name: str) -> None:
+        storage = self._operations.storage
+        record = storage.get(CRD_STORAGE_ROOT + name)
+        if record is None:
+            self._unserve(name)
+            return
+        crd = decode(record.value)
+        meta = crd["metadata"]
+        meta["finalizers"] = [
+            f for f in meta.get("finalizers") or [] if f != crds.CLEANUP_FINALIZER
+        ]
+        crd_resource = self._registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        if crd_resource is None:
+            return
+        await self._operations.update_object(crd_resource, record, crd)
+
+    async def close(self) -> None:
+        """Stop pending cleanups (the server is stopping)."""
+        for task in self._cleanups.values():
+            task.cancel()
+        for task in self._cleanups.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._cleanups.clear()
+
+
+__all__ = [
+    "CRD_STORAGE_ROOT",
+    "CRDBehaviour",
+    "CustomResourceBehaviour",
+    "now_timestamp",
+    "served_resources_of",
+]
+
+
+def _replace(target: dict[str, Any], source: dict[str, Any]) -> None:
+    """Make ``target`` equal to ``source`` in place (callers hold ``target``)."""
+    target.clear()
+    target.update(source)

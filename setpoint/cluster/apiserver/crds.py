@@ -1,0 +1,924 @@
+"""CustomResourceDefinitions (``apiextensions.k8s.io/v1``) as kube-apiserver 1.32 handles them.
+
+The API server calls, for a CRD write::
+
+    crd = default_crd(body)                       # singular, listKind, conversion, storedVersions
+    errors = validate_crd(crd, old=stored_or_None) # 422 Invalid if any
+    accepted, conditions = accept_names(crd, other_crds, now=timestamp)
+
+and then serves each of :func:`resource_infos` (one per served version) at once. For custom
+resources it uses :func:`version_schema` / :func:`compiled_schema`, :func:`storage_version`,
+:func:`scale_subresource` with :func:`read_path` / :func:`write_path`, :func:`scale_of` and
+:func:`validate_scale_paths`.
+
+Paths and messages mirror ``apiextensions-apiserver`` (``apis/apiextensions/validation``,
+``v1/defaults.go``, ``controller/status/naming_controller.go``,
+``controller/establish``, ``registry/customresource/validator.go``), including its habit of
+reporting a schema shared by all versions under ``spec.validation`` (the internal version hoists
+identical per-version schemas there before validating).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from setpoint.api.gvk import ResourceInfo
+from setpoint.api.names import validate_dns1035_label, validate_dns1123_subdomain
+from setpoint.cluster.apiserver import field_errors as fe
+from setpoint.cluster.apiserver.field_errors import FieldError, GoValue
+from setpoint.cluster.apiserver.schema.definition_checks import validate_crd_schema
+from setpoint.cluster.apiserver.schema.structural import CompiledSchema, compile_schema
+from setpoint.cluster.apiserver.schema.value_validation import strict_equal
+
+GROUP: Final = "apiextensions.k8s.io"
+KIND: Final = "CustomResourceDefinition"
+
+# Verbs discovery lists for a custom resource, in upstream's order.
+CUSTOM_RESOURCE_VERBS: Final = (
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+)
+# While the CRD is being deleted its resources only support these.
+TERMINATING_VERBS: Final = ("delete", "deletecollection", "get", "list", "watch")
+# The finalizer that makes kube-apiserver delete all custom resources before the CRD.
+CLEANUP_FINALIZER: Final = "customresourcecleanup.apiextensions.k8s.io"
+
+SCOPES: Final = ("Cluster", "Namespaced")
+CONVERSION_STRATEGIES: Final = ("None", "Webhook")
+CONVERSION_REVIEW_VERSIONS: Final = ("v1", "v1beta1")
+PRINTER_COLUMN_TYPES: Final = ("boolean", "date", "integer", "number", "string")
+PRINTER_COLUMN_FORMATS: Final = (
+    "byte",
+    "date",
+    "date-time",
+    "double",
+    "float",
+    "int32",
+    "int64",
+    "password",
+)
+# Upstream limit on a version's deprecationWarning.
+MAX_DEPRECATION_WARNING_LENGTH: Final = 256
+# Scale replicas are int32 in autoscaling/v1.
+MAX_INT32: Final = 2**31 - 1
+
+API_APPROVAL_ANNOTATION: Final = "api-approved.kubernetes.io"
+_PROTECTED_GROUP_SUFFIXES: Final = (".k8s.io", ".kubernetes.io")
+_APPROVAL_DOC: Final = "https://github.com/kubernetes/enhancements/pull/1111"
+
+# Condition types and reasons (apiextensions v1 and the naming/establishing controllers).
+NAMES_ACCEPTED: Final = "NamesAccepted"
+ESTABLISHED: Final = "Established"
+TERMINATING: Final = "Terminating"
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (tolerates malformed input)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _spec(crd: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = crd.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _versions(crd: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    versions = _spec(crd).get("versions")
+    if not isinstance(versions, list):
+        return []
+    return [v for v in versions if isinstance(v, Mapping)]
+
+
+def _names(crd: Mapping[str, Any]) -> Mapping[str, Any]:
+    names = _spec(crd).get("names")
+    return names if isinstance(names, Mapping) else {}
+
+
+# --- defaulting ---
+
+
+def default_crd(crd: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``crd`` with the v1 defaults applied (``SetDefaults_CustomResourceDefinition``).
+
+    ``names.singular`` = lower-cased kind, ``names.listKind`` = kind + ``List``,
+    ``conversion.strategy: None``, a webhook service port of 443, and the storage version
+    recorded in ``status.storedVersions`` if it is not there yet.
+    """
+    result: dict[str, Any] = copy.deepcopy(dict(crd))
+    spec = result.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return result
+    names = spec.setdefault("names", {})
+    if isinstance(names, dict):
+        kind = names.get("kind") or ""
+        if not names.get("singular"):
+            names["singular"] = kind.lower()
+        if not names.get("listKind") and kind:
+            names["listKind"] = kind + "List"
+    conversion = spec.get("conversion")
+    if conversion is None:
+        spec["conversion"] = {"strategy": "None"}
+    elif isinstance(conversion, dict):
+        client_config = conversion.get("webhook", {}).get("clientConfig")
+        if isinstance(client_config, dict):
+            service = client_config.get("service")
+            if isinstance(service, dict) and service.get("port") is None:
+                service["port"] = 443
+    record_storage_version(result)
+    return result
+
+
+def record_storage_version(crd: dict[str, Any]) -> None:
+    """Add the storage version to ``status.storedVersions`` if missing (on create and update)."""
+    storage = storage_version(crd)
+    if storage is None:
+        return
+    status = crd.setdefault("status", {})
+    if not isinstance(status, dict):
+        return
+    stored = status.get("storedVersions")
+    if not isinstance(stored, list):
+        stored = status["storedVersions"] = []
+    if storage not in stored:
+        stored.append(storage)
+
+
+# --- versions and schemas ---
+
+
+def storage_version(crd: Mapping[str, Any]) -> str | None:
+    """The name of the version marked ``storage: true`` (the first one, if several)."""
+    for version in _versions(crd):
+        if version.get("storage"):
+            name = version.get("name")
+            return name if isinstance(name, str) else None
+    return None
+
+
+def served_versions(crd: Mapping[str, Any]) -> list[str]:
+    """Names of the served versions, in spec order."""
+    return [str(v.get("name")) for v in _versions(crd) if v.get("served")]
+
+
+def find_version(crd: Mapping[str, Any], version: str) -> Mapping[str, Any] | None:
+    """The ``spec.versions`` entry called ``version``."""
+    for entry in _versions(crd):
+        if entry.get("name") == version:
+            return entry
+    return None
+
+
+def version_schema(crd: Mapping[str, Any], version: str) -> dict[str, Any] | None:
+    """The ``openAPIV3Schema`` of ``version`` (None if the version or schema is missing)."""
+    entry = find_version(crd, version)
+    if entry is None:
+        return None
+    schema = entry.get("schema")
+    if not isinstance(schema, Mapping):
+        return None
+    result = schema.get("openAPIV3Schema")
+    return dict(result) if isinstance(result, Mapping) else None
+
+
+def compiled_schema(crd: Mapping[str, Any], version: str) -> CompiledSchema:
+    """The compiled schema of ``version``, cached across calls (compiled once per schema)."""
+    return compile_schema(version_schema(crd, version))
+
+
+def version_subresources(crd: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+    """``subresources`` of ``version`` (``{}`` if none)."""
+    entry = find_version(crd, version)
+    subresources = entry.get("subresources") if entry is not None else None
+    return subresources if isinstance(subresources, Mapping) else {}
+
+
+def has_status_subresource(crd: Mapping[str, Any], version: str) -> bool:
+    """Whether ``version`` has the ``status`` subresource."""
+    return version_subresources(crd, version).get("status") is not None
+
+
+def scale_subresource(crd: Mapping[str, Any], version: str) -> Mapping[str, Any] | None:
+    """The ``scale`` subresource spec (specReplicasPath, ...) of ``version``, if enabled."""
+    scale = version_subresources(crd, version).get("scale")
+    return scale if isinstance(scale, Mapping) else None
+
+
+def is_namespaced(crd: Mapping[str, Any]) -> bool:
+    """Whether the custom resources are namespaced."""
+    return _spec(crd).get("scope") == "Namespaced"
+
+
+# --- discovery ---
+
+
+def resource_infos(crd: Mapping[str, Any], *, terminating: bool = False) -> list[ResourceInfo]:
+    """One :class:`ResourceInfo` per served version, as discovery shows the CRD's resources.
+
+    Names come from ``status.acceptedNames`` once the CRD has them, else from the spec.
+    """
+    status = _mapping(crd.get("status"))
+    accepted = status.get("acceptedNames") if isinstance(status, Mapping) else None
+    names = accepted if isinstance(accepted, Mapping) and accepted.get("plural") else _names(crd)
+    group = str(_spec(crd).get("group") or "")
+    kind = str(names.get("kind") or "")
+    infos = []
+    for entry in _versions(crd):
+        if not entry.get("served"):
+            continue
+        version = str(entry.get("name") or "")
+        subresources = version_subresources(crd, version)
+        infos.append(
+            ResourceInfo(
+                group=group,
+                version=version,
+                kind=kind,
+                resource=str(names.get("plural") or ""),
+                namespaced=is_namespaced(crd),
+                list_kind=str(names.get("listKind") or f"{kind}List"),
+                singular=str(names.get("singular") or kind.lower()),
+                verbs=TERMINATING_VERBS if terminating else CUSTOM_RESOURCE_VERBS,
+                short_names=tuple(str(n) for n in names.get("shortNames") or ()),
+                categories=tuple(str(c) for c in names.get("categories") or ()),
+                subresources=tuple(
+                    s for s in ("status", "scale") if subresources.get(s) is not None
+                ),
+            )
+        )
+    return infos
+
+
+# --- naming: NamesAccepted and Established ---
+
+
+def _condition(kind: str, status: str, reason: str, message: str, now: str) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": status,
+        "lastTransitionTime": now,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def find_condition(crd: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    """The status condition of type ``kind``, if any."""
+    status = crd.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    for condition in conditions if isinstance(conditions, list) else []:
+        if isinstance(condition, Mapping) and condition.get("type") == kind:
+            return condition
+    return None
+
+
+def set_condition(
+    conditions: list[dict[str, Any]], condition: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """``conditions`` with ``condition`` replacing the one of its type (``SetCRDCondition``).
+
+    The old ``lastTransitionTime`` is kept when the status does not change.
+    """
+    result: list[dict[str, Any]] = []
+    replaced = False
+    for existing in conditions:
+        if existing.get("type") == condition.get("type"):
+            merged = dict(condition)
+            if existing.get("status") == condition.get("status"):
+                merged["lastTransitionTime"] = existing.get("lastTransitionTime")
+            result.append(merged)
+            replaced = True
+        else:
+            result.append(existing)
+    if not replaced:
+        result.append(dict(condition))
+    return result
+
+
+def _used_names(
+    existing: Iterable[Mapping[str, Any]], group: str, own: str
+) -> tuple[set[str], set[str]]:
+    resources: set[str] = set()
+    kinds: set[str] = set()
+    for other in existing:
+        metadata = _mapping(other.get("metadata"))
+        if metadata.get("name") == own or _spec(other).get("group") != group:
+            continue
+        status = _mapping(other.get("status"))
+        accepted = status.get("acceptedNames") if isinstance(status, Mapping) else None
+        if not isinstance(accepted, Mapping):
+            continue
+        resources.update(str(accepted.get(k) or "") for k in ("plural", "singular"))
+        resources.update(str(n) for n in accepted.get("shortNames") or ())
+        kinds.update(str(accepted.get(k) or "") for k in ("kind", "listKind"))
+    return resources, kinds
+
+
+def _conflict(requested: str, accepted: str, used: set[str]) -> str | None:
+    """``equalToAcceptedOrFresh``: the conflict message, or None if the name may be taken."""
+    if requested == accepted or requested not in used:
+        return None
+    return f"{fe.go_quote(requested)} is already in use"
+
+
+def accept_names(
+    crd: Mapping[str, Any], existing_crds: Iterable[Mapping[str, Any]], *, now: str = ""
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Compute ``status.acceptedNames`` and the conditions after the naming controller ran.
+
+    ``existing_crds`` are the other stored CRDs (the CRD itself is skipped by name). Names
+    already accepted by another CRD of the same group conflict. Without conflicts the result is
+    ``NamesAccepted=True/NoConflicts`` and ``Established=True/InitialNamesAccepted`` (the
+    establishing controller's step, done synchronously); with one, ``NamesAccepted=False`` with
+    the conflict reason and ``Established=False/NotAccepted`` unless it was established before.
+    ``now`` is the RFC 3339 time for ``lastTransitionTime``.
+    """
+    metadata = _mapping(crd.get("metadata"))
+    own = str(metadata.get("name") or "") if isinstance(metadata, Mapping) else ""
+    resources, kinds = _used_names(existing_crds, str(_spec(crd).get("group") or ""), own)
+    requested = _names(crd)
+    status = _mapping(crd.get("status"))
+    previous = status.get("acceptedNames") if isinstance(status, Mapping) else None
+    accepted_before: Mapping[str, Any] = previous if isinstance(previous, Mapping) else {}
+    names: dict[str, Any] = dict(accepted_before)
+    reason, message = "", ""
+
+    def check(field: str, used: set[str], conflict_reason: str) -> None:
+        nonlocal reason, message
+        wanted = str(requested.get(field) or "")
+        problem = _conflict(wanted, str(accepted_before.get(field) or ""), used)
+        if problem is not None:
+            reason, message = conflict_reason, problem
+        elif wanted:
+            names[field] = wanted
+
+    check("plural", resources, "PluralConflict")
+    check("singular", resources, "SingularConflict")
+    wanted_short = list(requested.get("shortNames") or [])
+    if wanted_short != list(accepted_before.get("shortNames") or []):
+        known = set(accepted_before.get("shortNames") or [])
+        problems = [
+            problem
+            for short in wanted_short
+            if short not in known and (problem := _conflict(short, "", resources)) is not None
+        ]
+        if problems:
+            reason = "ShortNamesConflict"
+            message = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+        elif wanted_short:
+            names["shortNames"] = wanted_short
+        else:
+            names.pop("shortNames", None)
+    check("kind", kinds, "KindConflict")
+    check("listKind", kinds, "ListKindConflict")
+    if requested.get("categories"):
+        names["categories"] = list(requested["categories"])
+    else:
+        names.pop("categories", None)
+
+    conditions = [dict(c) for c in (status.get("conditions") or []) if isinstance(c, Mapping)]
+    if reason:
+        accepted_condition = _condition(NAMES_ACCEPTED, "False", reason, message, now)
+    else:
+        accepted_condition = _condition(
+            NAMES_ACCEPTED, "True", "NoConflicts", "no conflicts found", now
+        )
+    conditions = set_condition(conditions, accepted_condition)
+    established_before = find_condition(crd, ESTABLISHED)
+    if not reason:
+        established = _condition(
+            ESTABLISHED, "True", "InitialNamesAccepted", "the initial names have been accepted", now
+        )
+        if established_before is None or established_before.get("status") != "True":
+            conditions = set_condition(conditions, established)
+    elif established_before is None:
+        conditions = set_condition(
+            conditions,
+            _condition(ESTABLISHED, "False", "NotAccepted", "not all names are accepted", now),
+        )
+    return names, conditions
+
+
+def terminating_condition(now: str = "") -> dict[str, Any]:
+    """The condition a CRD gets while its custom resources are being deleted."""
+    return _condition(
+        TERMINATING,
+        "True",
+        "InstanceDeletionInProgress",
+        "CustomResource deletion is in progress",
+        now,
+    )
+
+
+# --- validation ---
+
+
+def _go_versions(versions: Sequence[Mapping[str, Any]]) -> GoValue:
+    # Upstream prints the internal Go structs with %#v; name/served/storage are what matter.
+    items = ", ".join(
+        "apiextensions.CustomResourceDefinitionVersion{"
+        f"Name:{fe.go_quote(str(v.get('name') or ''))}, "
+        f"Served:{str(bool(v.get('served'))).lower()}, "
+        f"Storage:{str(bool(v.get('storage'))).lower()}, ...}}"
+        for v in versions
+    )
+    return GoValue("[]apiextensions.CustomResourceDefinitionVersion{" + items + "}")
+
+
+def _identical(versions: Sequence[Mapping[str, Any]], key: str) -> bool:
+    """Whether every version has the same ``key`` (then upstream hoists it to the spec)."""
+    if not versions:
+        return False
+    first = versions[0].get(key)
+    return all(strict_equal(v.get(key), first) for v in versions)
+
+
+def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+    """Every problem with a (defaulted) CRD, as kube-apiserver's CRD strategy reports it.
+
+    Metadata other than the name (labels, annotations...) is the generic object-meta check's
+    job. ``old`` is the stored CRD on update (immutable fields, stored versions).
+    """
+    errors = _name_errors(crd)
+    errors.extend(_spec_errors(crd))
+    errors.extend(_status_errors(crd))
+    errors.extend(_api_approval_errors(crd, old))
+    spec = _spec(crd)
+    if spec.get("preserveUnknownFields") is True and not (
+        old is not None and _spec(old).get("preserveUnknownFields") is True
+    ):
+        detail = (
+            "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in "
+            "spec.versions[*].schema instead"
+        )
+        errors.append(fe.invalid("spec.preserveUnknownFields", True, detail))
+    if old is not None:
+        for field, new_value, old_value in (
+            ("spec.group", spec.get("group"), _spec(old).get("group")),
+            ("spec.names.plural", _names(crd).get("plural"), _names(old).get("plural")),
+        ):
+            if new_value != old_value:
+                errors.append(fe.invalid(field, new_value, "field is immutable"))
+    return errors
+
+
+def _name_errors(crd: Mapping[str, Any]) -> list[FieldError]:
+    metadata = _mapping(crd.get("metadata"))
+    name = str(metadata.get("name") or "") if isinstance(metadata, Mapping) else ""
+    if not name:
+        return []  # a missing name is reported by the generic object-meta validation
+    problems = validate_dns1123_subdomain(name)
+    spec = _spec(crd)
+    if name != f"{_names(crd).get('plural') or ''}.{spec.get('group') or ''}":
+        problems.append('must be spec.names.plural+"."+spec.group')
+    return [fe.invalid("metadata.name", name, problem) for problem in problems]
+
+
+def _spec_errors(crd: Mapping[str, Any]) -> list[FieldError]:
+    spec = _spec(crd)
+    errors: list[FieldError] = []
+    group = spec.get("group") or ""
+    if not group:
+        errors.append(fe.required("spec.group", ""))
+    elif problems := validate_dns1123_subdomain(str(group)):
+        errors.append(fe.invalid("spec.group", group, ",".join(problems)))
+    elif len(str(group).split(".")) < 2:
+        errors.append(fe.invalid("spec.group", group, "should be a domain with at least one dot"))
+    scope = spec.get("scope") or ""
+    if not scope:
+        errors.append(fe.required("spec.scope", ""))
+    elif scope not in SCOPES:
+        errors.append(fe.not_supported("spec.scope", scope, SCOPES))
+
+    versions = _versions(crd)
+    hoist_schema = _identical(versions, "schema")
+    hoist_subresources = _identical(versions, "subresources")
+    hoist_columns = _identical(versions, "additionalPrinterColumns")
+    shared_schema = versions[0].get("schema") if versions and hoist_schema else None
+    if not _has_openapi_schema(shared_schema):
+        for index, version in enumerate(versions):
+            if not _has_openapi_schema(version.get("schema")):
+                path = f"spec.versions[{index}].schema.openAPIV3Schema"
+                errors.append(fe.required(path, "schemas are required"))
+
+    any_status = any(_subresource(v, "status") for v in versions)
+    storage_count = 0
+    seen: set[str] = set()
+    unique = True
+    for index, version in enumerate(versions):
+        path = f"spec.versions[{index}]"
+        name = str(version.get("name") or "")
+        storage_count += bool(version.get("storage"))
+        if name in seen:
+            unique = False
+        seen.add(name)
+        if problems := validate_dns1035_label(name):
+            errors.append(fe.invalid(f"{path}.name", name, ",".join(problems)))
+        errors.extend(_deprecation_errors(version, path))
+        if not hoist_schema and _has_openapi_schema(version.get("schema")):
+            errors.extend(
+                validate_crd_schema(
+                    version["schema"]["openAPIV3Schema"],
+                    f"{path}.schema",
+                    status_enabled=_subresource(version, "status"),
+                )
+            )
+        if not hoist_subresources:
+            errors.extend(_subresource_errors(version.get("subresources"), f"{path}.subresources"))
+        if not hoist_columns:
+            for i, column in enumerate(version.get("additionalPrinterColumns") or []):
+                errors.extend(_column_errors(column, f"{path}.additionalPrinterColumns[{i}]"))
+    if not unique:
+        errors.append(
+            fe.invalid("spec.versions", _go_versions(versions), "must contain unique version names")
+        )
+    if storage_count != 1:
+        detail = "must have exactly one version marked as storage version"
+        errors.append(fe.invalid("spec.versions", _go_versions(versions), detail))
+
+    names = _names(crd)
+    for field in ("plural", "singular", "kind", "listKind"):
+        if not names.get(field):
+            errors.append(fe.required(f"spec.names.{field}", ""))
+    errors.extend(validate_names(names, "spec.names"))
+    if hoist_schema and _has_openapi_schema(shared_schema):
+        assert isinstance(shared_schema, Mapping)
+        errors.extend(
+            validate_crd_schema(
+                shared_schema["openAPIV3Schema"], "spec.validation", status_enabled=any_status
+            )
+        )
+    if hoist_subresources and versions:
+        errors.extend(_subresource_errors(versions[0].get("subresources"), "spec.subresources"))
+    if hoist_columns and versions:
+        for i, column in enumerate(versions[0].get("additionalPrinterColumns") or []):
+            errors.extend(_column_errors(column, f"spec.additionalPrinterColumns[{i}]"))
+    errors.extend(_conversion_errors(spec.get("conversion")))
+    return errors
+
+
+def _has_openapi_schema(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and schema.get("openAPIV3Schema") is not None
+
+
+def _subresource(version: Mapping[str, Any], name: str) -> bool:
+    subresources = version.get("subresources")
+    return isinstance(subresources, Mapping) and subresources.get(name) is not None
+
+
+def _deprecation_errors(version: Mapping[str, Any], path: str) -> list[FieldError]:
+    warning = version.get("deprecationWarning")
+    field = f"{path}.deprecationWarning"
+    if not version.get("deprecated") and warning is not None:
+        return [fe.invalid(field, warning, "can only be set for deprecated versions")]
+    if warning is None:
+        return []
+    text = str(warning)
+    errors = []
+    if len(text.encode()) > MAX_DEPRECATION_WARNING_LENGTH:
+        errors.append(fe.invalid(field, text, "must be <= 256 characters long"))
+    if not text:
+        errors.append(fe.invalid(field, text, "must not be an empty string"))
+    for index, char in enumerate(text):
+        if not char.isprintable():
+            detail = (
+                "must only contain printable UTF-8 characters; "
+                f"non-printable character found at index {len(text[:index].encode())}"
+            )
+            errors.append(fe.invalid(field, text, detail))
+            break
+    return errors
+
+
+def validate_names(names: Mapping[str, Any], path: str) -> list[FieldError]:
+    """``ValidateCustomResourceDefinitionNames`` for ``spec.names`` or ``status.acceptedNames``."""
+    errors: list[FieldError] = []
+    for field in ("plural", "singular"):
+        value = str(names.get(field) or "")
+        if value and (problems := validate_dns1035_label(value)):
+            errors.append(fe.invalid(f"{path}.{field}", value, ",".join(problems)))
+    for field in ("kind", "listKind"):
+        value = str(names.get(field) or "")
+        if value and (problems := validate_dns1035_label(value.lower())):
+            detail = "may have mixed case, but should otherwise match: " + ",".join(problems)
+            errors.append(fe.invalid(f"{path}.{field}", value, detail))
+    for index, short in enumerate(names.get("shortNames") or []):
+        if problems := validate_dns1035_label(str(short)):
+            errors.append(fe.invalid(f"{path}.shortNames[{index}]", short, ",".join(problems)))
+    kind = names.get("kind") or ""
+    if kind and kind == names.get("listKind"):
+        errors.append(fe.invalid(f"{path}.listKind", kind, "kind and listKind may not be the same"))
+    for index, category in enumerate(names.get("categories") or []):
+        if problems := validate_dns1035_label(str(category)):
+            errors.append(fe.invalid(f"{path}.categories[{index}]", category, ",".join(problems)))
+    return errors
+
+
+def _simple_json_path_errors(text: str, path: str) -> list[FieldError]:
+    if not text:
+        return [fe.invalid(path, text, "must not be empty")]
+    if not text.startswith("."):
+        return [fe.invalid(path, text, "must be a simple json path starting with .")]
+    return []
+
+
+def _subresource_errors(subresources: Any, path: str) -> list[FieldError]:
+    if not isinstance(subresources, Mapping):
+        return []
+    scale = subresources.get("scale")
+    if not isinstance(scale, Mapping):
+        return []
+    errors: list[FieldError] = []
+    for field, prefixes, detail in (
+        ("specReplicasPath", (".spec.",), "should be a json path under .spec"),
+        ("statusReplicasPath", (".status.",), "should be a json path under .status"),
+    ):
+        value = str(scale.get(field) or "")
+        field_path = f"{path}.scale.{field}"
+        if not value:
+            errors.append(fe.required(field_path, ""))
+        elif problems := _simple_json_path_errors(value, field_path):
+            errors.extend(problems)
+        elif not value.startswith(prefixes):
+            errors.append(fe.invalid(field_path, value, detail))
+    selector = str(scale.get("labelSelectorPath") or "")
+    if selector:
+        field_path = f"{path}.scale.labelSelectorPath"
+        if problems := _simple_json_path_errors(selector, field_path):
+            errors.extend(problems)
+        elif not selector.startswith((".spec.", ".status.")):
+            detail = "should be a json path under either .spec or .status"
+            errors.append(fe.invalid(field_path, selector, detail))
+    return errors
+
+
+def _column_errors(column: Any, path: str) -> list[FieldError]:
+    if not isinstance(column, Mapping):
+        return [fe.invalid(path, column, "must be an object")]
+    errors: list[FieldError] = []
+    if not column.get("name"):
+        errors.append(fe.required(f"{path}.name", ""))
+    kinds = "must be one of " + ",".join(PRINTER_COLUMN_TYPES)
+    column_type = column.get("type") or ""
+    if not column_type:
+        errors.append(fe.required(f"{path}.type", kinds))
+    elif column_type not in PRINTER_COLUMN_TYPES:
+        errors.append(fe.invalid(f"{path}.type", column_type, kinds))
+    column_format = column.get("format") or ""
+    if column_format and column_format not in PRINTER_COLUMN_FORMATS:
+        detail = "must be one of " + ",".join(PRINTER_COLUMN_FORMATS)
+        errors.append(fe.invalid(f"{path}.format", column_format, detail))
+    json_path = str(column.get("jsonPath") or "")
+    if not json_path:
+        errors.append(fe.required(f"{path}.JSONPath", ""))
+    else:
+        errors.extend(_simple_json_path_errors(json_path, f"{path}.JSONPath"))
+    return errors
+
+
+def _conversion_errors(conversion: Any) -> list[FieldError]:
+    if not isinstance(conversion, Mapping):
+        return []
+    path = "spec.conversion"
+    errors: list[FieldError] = []
+    strategy = conversion.get("strategy") or ""
+    if not strategy:
+        errors.append(fe.required(f"{path}.strategy", ""))
+    elif strategy not in CONVERSION_STRATEGIES:
+        errors.append(fe.not_supported(f"{path}.strategy", strategy, CONVERSION_STRATEGIES))
+    webhook = conversion.get("webhook")
+    webhook = webhook if isinstance(webhook, Mapping) else {}
+    client_config = webhook.get("clientConfig")
+    review_versions = webhook.get("conversionReviewVersions") or []
+    if strategy == "Webhook":
+        config_path = f"{path}.webhookClientConfig"
+        if not isinstance(client_config, Mapping):
+            errors.append(fe.required(config_path, "required when strategy is set to Webhook"))
+        elif (client_config.get("url") is None) == (client_config.get("service") is None):
+            errors.append(fe.required(config_path, "exactly one of url or service is required"))
+        versions_path = f"{path}.conversionReviewVersions"
+        if not review_versions:
+            errors.append(fe.required(versions_path, "must specify at least one version"))
+        elif not any(v in CONVERSION_REVIEW_VERSIONS for v in review_versions):
+            detail = "must include at least one of " + ", ".join(CONVERSION_REVIEW_VERSIONS)
+            errors.append(fe.invalid(versions_path, GoValue(_go_strings(review_versions)), detail))
+    else:
+        if client_config is not None:
+            detail = "should not be set when strategy is not set to Webhook"
+            errors.append(fe.forbidden(f"{path}.webhookClientConfig", detail))
+        if review_versions:
+            detail = "should not be set when strategy is not set to Webhook"
+            errors.append(fe.forbidden(f"{path}.conversionReviewVersions", detail))
+    return errors
+
+
+def _go_strings(values: Iterable[Any]) -> str:
+    return "[]string{" + ", ".join(fe.go_quote(str(v)) for v in values) + "}"
+
+
+def _status_errors(crd: Mapping[str, Any]) -> list[FieldError]:
+    status = crd.get("status")
+    if not isinstance(status, Mapping):
+        status = {}
+    errors: list[FieldError] = []
+    accepted = status.get("acceptedNames")
+    if isinstance(accepted, Mapping):
+        errors.extend(validate_names(accepted, "status.acceptedNames"))
+    stored = [str(v) for v in status.get("storedVersions") or []]
+    path = "status.storedVersions"
+    if not stored:
+        errors.append(
+            fe.invalid(path, GoValue("[]string(nil)"), "must have at least one stored version")
+        )
+        return errors
+    remaining = {name: index for index, name in enumerate(stored)}
+    for version in _versions(crd):
+        name = str(version.get("name") or "")
+        if version.get("storage") and name not in remaining and name not in stored:
+            errors.append(
+                fe.invalid(
+                    path, GoValue(_go_strings(stored)), "must have the storage version " + name
+                )
+            )
+        remaining.pop(name, None)
+    for name, index in remaining.items():
+        errors.append(fe.invalid(f"{path}[{index}]", name, "must appear in spec.versions"))
+    return errors
+
+
+def _is_protected_group(group: str) -> bool:
+    return group in ("k8s.io", "kubernetes.io") or group.endswith(_PROTECTED_GROUP_SUFFIXES)
+
+
+def _approval_state(crd: Mapping[str, Any]) -> tuple[str, str]:
+    metadata = _mapping(crd.get("metadata"))
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    value = annotations.get(API_APPROVAL_ANNOTATION) if isinstance(annotations, Mapping) else None
+    if value is None:
+        reason = (
+            "protected groups must have approval annotation "
+            f"{fe.go_quote(API_APPROVAL_ANNOTATION)}, see {_APPROVAL_DOC}"
+        )
+        return "missing", reason
+    text = str(value)
+    if text.startswith("unapproved"):
+        return "bypassed", ""
+    if text.startswith(("http://", "https://")):
+        return "approved", ""
+    reason = (
+        f"protected groups must have approval annotation {fe.go_quote(API_APPROVAL_ANNOTATION)} "
+        f'with either a URL or a reason starting with "unapproved", see {_APPROVAL_DOC}'
+    )
+    return "invalid", reason
+
+
+def _api_approval_errors(crd: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[FieldError]:
+    if not _is_protected_group(str(_spec(crd).get("group") or "")):
+        return []
+    state, reason = _approval_state(crd)
+    if old is not None and _approval_state(old)[0] == state:
+        return []
+    path = f"metadata.annotations[{API_APPROVAL_ANNOTATION}]"
+    if state == "missing":
+        return [fe.required(path, reason)]
+    if state == "invalid":
+        metadata = crd.get("metadata") or {}
+        return [
+            fe.invalid(
+                path, str(metadata.get("annotations", {}).get(API_APPROVAL_ANNOTATION)), reason
+            )
+        ]
+    return []
+
+
+# --- the scale subresource ---
+
+
+def _path_parts(json_path: str) -> list[str]:
+    """``.spec.replicas`` → ``["spec", "replicas"]`` (the leading period is optional)."""
+    return [part for part in json_path.removeprefix(".").split(".") if part]
+
+
+def read_path(obj: Mapping[str, Any], json_path: str) -> tuple[Any, bool]:
+    """The value at a simple JSON path like ``.spec.replicas`` and whether it was found."""
+    current: Any = obj
+    for part in _path_parts(json_path):
+        if not isinstance(current, Mapping) or part not in current:
+            return None, False
+        current = current[part]
+    return current, True
+
+
+def write_path(obj: dict[str, Any], json_path: str, value: Any) -> None:
+    """Set the value at a simple JSON path, creating the objects on the way."""
+    parts = _path_parts(json_path)
+    current = obj
+    for part in parts[:-1]:
+        child = current.get(part)
+        if not isinstance(child, dict):
+            child = current[part] = {}
+        current = child
+    if parts:
+        current[parts[-1]] = value
+
+
+_GO_TYPE_NAMES: Final = {
+    str: "string",
+    float: "float64",
+    bool: "bool",
+    dict: "map[string]interface {}",
+    list: "[]interface {}",
+}
+
+
+def _go_plain(value: Any) -> str:
+    """Go's ``%v`` of a decoded JSON value (strings bare)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return fe.go_float(value)
+    return str(value)
+
+
+def _nested_int(obj: Mapping[str, Any], json_path: str) -> tuple[int, str | None]:
+    """``unstructured.NestedInt64``: the integer (0 if absent) and the type error, if any."""
+    value, found = read_path(obj, json_path)
+    if not found or value is None:
+        return 0, None
+    if isinstance(value, bool) or not isinstance(value, int):
+        accessor = "." + ".".join(_path_parts(json_path))
+        go_type = _GO_TYPE_NAMES.get(type(value), "interface {}")
+        problem = (
+            f"{accessor} accessor error: {_go_plain(value)} is of the type {go_type}, "
+            "expected int64"
+        )
+        return 0, problem
+    return value, None
+
+
+def scale_of(obj: Mapping[str, Any], scale: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``autoscaling/v1`` Scale of a custom resource (``scaleFromCustomResource``)."""
+    spec_replicas, _ = _nested_int(obj, str(scale.get("specReplicasPath") or ""))
+    status_replicas, _ = _nested_int(obj, str(scale.get("statusReplicasPath") or ""))
+    selector = ""
+    selector_path = str(scale.get("labelSelectorPath") or "")
+    if selector_path:
+        value, found = read_path(obj, selector_path)
+        selector = value if found and isinstance(value, str) else ""
+    metadata = _mapping(obj.get("metadata"))
+    scale_meta = {
+        key: metadata[key]
+        for key in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+        if isinstance(metadata, Mapping) and metadata.get(key)
+    }
+    status: dict[str, Any] = {"replicas": status_replicas}
+    if selector:
+        status["selector"] = selector
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": scale_meta,
+        "spec": {"replicas": spec_replicas} if spec_replicas else {},
+        "status": status,
+    }
+
+
+def validate_scale_paths(
+    obj: Mapping[str, Any], scale: Mapping[str, Any], *, spec: bool = True
+) -> list[FieldError]:
+    """Replica counts at the scale paths must be non-negative int32 (``ValidateScaleSpec`` and
+    ``ValidateScaleStatus``); with ``spec=False`` only the status side is checked."""
+    errors: list[FieldError] = []
+    paths = [str(scale.get("statusReplicasPath") or "")]
+    if spec:
+        paths.insert(0, str(scale.get("specReplicasPath") or ""))
+    for json_path in paths:
+        value, problem = _nested_int(obj, json_path)
+        if problem is not None:
+            errors.append(fe.invalid(json_path, value, problem))
+        elif value < 0:
+            errors.append(fe.invalid(json_path, value, "should be a non-negative integer"))
+        elif value > MAX_INT32:
+            errors.append(
+                fe.invalid(json_path, value, f"should be less than or equal to {MAX_INT32}")
+            )
+    selector_path = str(scale.get("labelSelectorPath") or "")
+    if selector_path:
+        value, found = read_path(obj, selector_path)
+        if found and value is not None and not isinstance(value, str):
+            accessor = "." + ".".join(_path_parts(selector_path))
+            go_type = _GO_TYPE_NAMES.get(type(value), "int64")
+            detail = (
+                f"{accessor} accessor error: {_go_plain(value)} is of the type {go_type}, "
+                "expected string"
+            )
+            errors.append(fe.invalid(selector_path, "", detail))
+    return errors

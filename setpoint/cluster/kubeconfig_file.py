@@ -1,0 +1,62 @@
+"""Writing the kubeconfig that points clients at the local cluster.
+
+One cluster, one user and one context, each named ``setpoint``, with a bearer token. The server
+is the HTTPS listener when there is one: kubectl sends a token only over TLS. The file is
+written atomically (temporary file + rename) and readable by its owner only, so a client that
+polls for it never reads half a file and other users cannot read the token.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+CONTEXT_NAME: Final = "setpoint"
+
+
+def kubeconfig_document(
+    server_url: str, token: str, certificate_authority_pem: bytes | None = None
+) -> dict[str, Any]:
+    """The kubeconfig as a dict (with the CA's PEM for an https server)."""
+    cluster: dict[str, Any] = {"server": server_url}
+    if certificate_authority_pem is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(certificate_authority_pem).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": CONTEXT_NAME, "cluster": cluster}],
+        "users": [{"name": CONTEXT_NAME, "user": {"token": token}}],
+        "contexts": [
+            {"name": CONTEXT_NAME, "context": {"cluster": CONTEXT_NAME, "user": CONTEXT_NAME}}
+        ],
+        "current-context": CONTEXT_NAME,
+        "preferences": {},
+    }
+
+
+def write_kubeconfig(
+    path: str | Path,
+    server_url: str,
+    token: str,
+    certificate_authority_pem: bytes | None = None,
+) -> Path:
+    """Write the kubeconfig to ``path`` atomically with mode 0600; return the path."""
+    target = Path(path).expanduser()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    document = kubeconfig_document(server_url, token, certificate_authority_pem)
+    text = yaml.safe_dump(document, sort_keys=False)
+    fd, temporary = tempfile.mkstemp(prefix=".kubeconfig-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,132 @@
+"""``LocalCluster``: the local control plane in-process, for tests and tools.
+
+::
+
+    async with LocalCluster(in_memory=True) as cluster:
+        cluster.url, cluster.token, cluster.kubeconfig_path
+
+It runs in the caller's event loop. ``url`` is plain HTTP; the kubeconfig points at a second,
+HTTPS listener with a self-signed certificate (its CA data is in the kubeconfig), because
+kubectl sends bearer tokens only over TLS. Both need the token.
+
+With ``data_dir`` the objects live in SQLite there and survive restarts; otherwise they are
+kept in memory. Without ``kubeconfig_path`` a kubeconfig is written to a temporary directory
+that is removed on exit.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+from setpoint.cluster.apiserver.server import APIServer
+from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
+from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
+from setpoint.cluster.kubeconfig_file import write_kubeconfig
+
+#: The SQLite file inside ``--data-dir``.
+DATA_FILE_NAME: Final = "setpoint.db"
+
+
+def open_storage(data_dir: str | Path | None) -> Storage:
+    """SQLite storage under ``data_dir``, or in-memory storage when it is None."""
+    if data_dir is None:
+        return MemoryStorage()
+    directory = Path(data_dir).expanduser()
+    directory.mkdir(parents=True, exist_ok=True)
+    return SqliteStorage(directory / DATA_FILE_NAME)
+
+
+class LocalCluster:
+    """An API server on 127.0.0.1 with a kubeconfig, as an async context manager."""
+
+    def __init__(
+        self,
+        *,
+        in_memory: bool = True,
+        data_dir: str | Path | None = None,
+        port: int = 0,
+        kubeconfig_path: str | Path | None = None,
+        token: str | None = None,
+    ) -> None:
+        if data_dir is not None and in_memory and data_dir:
+            in_memory = False
+        self._data_dir = None if in_memory else data_dir
+        if not in_memory and data_dir is None:
+            raise ValueError("data_dir: required unless in_memory=True")
+        self._port = port
+        self._token = token
+        self._requested_kubeconfig = kubeconfig_path
+        self._temporary_dir: str | None = None
+        self.server: APIServer | None = None
+        self.storage: Storage | None = None
+        self.kubeconfig_path: Path = Path()
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return self._running().url
+
+    @property
+    def https_url(self) -> str:
+        """``https://127.0.0.1:PORT``: the TLS listener the kubeconfig points at."""
+        return self._running().https_url
+
+    @property
+    def token(self) -> str:
+        """The bearer token clients must send."""
+        return self._running().token
+
+    def _running(self) -> APIServer:
+        if self.server is None:
+            raise RuntimeError("the local cluster is not running; use 'async with LocalCluster()'")
+        return self.server
+
+    async def start(self) -> None:
+        """Open the storage, start the server, then write the kubeconfig."""
+        self.storage = open_storage(self._data_dir)
+        self.server = APIServer(self.storage, port=self._port, token=self._token)
+        try:
+            await self.server.start()
+            if self._requested_kubeconfig is None:
+                self._temporary_dir = tempfile.mkdtemp(prefix="setpoint-cluster-")
+                path: str | Path = Path(self._temporary_dir) / "kubeconfig"
+            else:
+                path = self._requested_kubeconfig
+            server = self.server
+            if server.certificate is not None:
+                self.kubeconfig_path = write_kubeconfig(
+                    path, server.https_url, server.token, server.certificate.certificate_pem
+                )
+            else:
+                self.kubeconfig_path = write_kubeconfig(path, server.url, server.token)
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop the server, close the storage, remove temporary files."""
+        if self.server is not None:
+            await self.server.stop()
+        if self.storage is not None:
+            await self.storage.close()
+        self.server = None
+        self.storage = None
+        if self._temporary_dir is not None:
+            shutil.rmtree(self._temporary_dir, ignore_errors=True)
+            self._temporary_dir = None
+
+    async def __aenter__(self) -> LocalCluster:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()

@@ -1,0 +1,133 @@
+"""A local cluster on its own thread and event loop, usable from any test or synchronous code.
+
+Tests with function-scoped event loops (pytest-asyncio's default) cannot share a server that
+lives in one of those loops; this one lives in a loop of its own, so one server per session
+serves every test, sync or async.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from setpoint.cluster.apiserver.server import APIServer
+from setpoint.cluster.local_cluster import LocalCluster
+
+T = TypeVar("T")
+
+#: How long starting the server may take before the test session gives up.
+START_TIMEOUT_SECONDS: Final = 30.0
+STOP_TIMEOUT_SECONDS: Final = 10.0
+
+
+class BackgroundCluster:
+    """A :class:`LocalCluster` served from a daemon thread; ``start()``/``stop()`` are sync."""
+
+    def __init__(
+        self,
+        *,
+        in_memory: bool = True,
+        data_dir: str | Path | None = None,
+        kubeconfig_path: str | Path | None = None,
+    ) -> None:
+        self._options: dict[str, Any] = {
+            "in_memory": in_memory,
+            "data_dir": data_dir,
+            "kubeconfig_path": kubeconfig_path,
+        }
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self.cluster: LocalCluster | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return self._cluster().url
+
+    @property
+    def token(self) -> str:
+        """The bearer token."""
+        return self._cluster().token
+
+    @property
+    def kubeconfig_path(self) -> Path:
+        """The kubeconfig file (cluster, user and context named ``setpoint``)."""
+        return self._cluster().kubeconfig_path
+
+    def _cluster(self) -> LocalCluster:
+        if self.cluster is None:
+            raise RuntimeError("the background cluster is not running")
+        return self.cluster
+
+    def start(self) -> BackgroundCluster:
+        """Start the thread and wait until the server answers."""
+        self._thread = threading.Thread(
+            target=self._run, name="setpoint-local-cluster", daemon=True
+        )
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT_SECONDS):
+            raise TimeoutError("the local cluster did not start in time")
+        if self._error is not None:
+            raise RuntimeError("the local cluster failed to start") from self._error
+        return self
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve())
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+        finally:
+            loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        async with LocalCluster(**self._options) as cluster:
+            self.cluster = cluster
+            self._ready.set()
+            await self._stop.wait()
+        self.cluster = None
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` in the server's loop and return its result (from another thread)."""
+        if self._loop is None:
+            raise RuntimeError("the background cluster is not running")
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        return future.result()
+
+    def create_namespace(self, name: str) -> None:
+        """Create namespace ``name`` in the running server."""
+        self.run(self._server().create_namespace(name))
+
+    def delete_namespace(self, name: str) -> None:
+        """Delete namespace ``name`` (and its content) in the running server."""
+        self.run(self._server().delete_namespace(name))
+
+    def _server(self) -> APIServer:
+        server = self._cluster().server
+        if server is None:
+            raise RuntimeError("the background cluster is not running")
+        return server
+
+    def stop(self) -> None:
+        """Stop the server and join the thread."""
+        if self._loop is not None and self._stop is not None and self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(STOP_TIMEOUT_SECONDS)
+            self._thread = None
+
+    def __enter__(self) -> BackgroundCluster:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

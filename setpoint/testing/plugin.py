@@ -1,0 +1,45 @@
+"""pytest plugin: one local cluster per test session, and a fresh namespace per test.
+
+Enable it with ``pytest_plugins = ["setpoint.testing.plugin"]`` in ``conftest.py``.
+
+- ``local_cluster`` (session): a :class:`BackgroundCluster` with ``.url``, ``.token`` and
+  ``.kubeconfig_path``; it runs in its own thread and event loop, so sync tests and async tests
+  with any event-loop scope can use it.
+- ``namespace`` (function): the name of a namespace created for the test and deleted after it
+  (deleting it deletes everything the test left in it).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Final
+
+import pytest
+
+from setpoint.testing.background_cluster import BackgroundCluster
+
+#: Test namespaces are ``test-`` plus random hex: unique, and valid DNS labels.
+NAMESPACE_PREFIX: Final = "test-"
+NAMESPACE_RANDOM_BYTES: Final = 5
+
+
+@pytest.fixture(scope="session")
+def local_cluster() -> Iterator[BackgroundCluster]:
+    """An in-memory local cluster shared by the whole test session."""
+    cluster = BackgroundCluster(in_memory=True).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def namespace(local_cluster: BackgroundCluster) -> Iterator[str]:
+    """A fresh namespace in the session's local cluster, deleted after the test."""
+    name = NAMESPACE_PREFIX + secrets.token_hex(NAMESPACE_RANDOM_BYTES)
+    local_cluster.create_namespace(name)
+    try:
+        yield name
+    finally:
+        local_cluster.delete_namespace(name)

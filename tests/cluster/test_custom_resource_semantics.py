@@ -1,0 +1,105 @@
+"""CRDs and custom resources: defaults, conditions, conflicts, field validation, versions."""
+
+from __future__ import annotations
+
+import copy
+
+from tests.cluster.crd_manifests import widget, widget_crd
+from tests.cluster.raw_api import RawAPI
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+async def test_crd_defaults_and_conditions(api: RawAPI) -> None:
+    crd = widget_crd()
+    del crd["spec"]["names"]["singular"]
+    reply = await api.request("POST", CRDS, crd)
+    assert reply.status == 201
+    names = reply.body["spec"]["names"]
+    assert (names["singular"], names["listKind"]) == ("widget", "WidgetList")
+    assert reply.body["spec"]["conversion"] == {"strategy": "None"}
+    assert reply.body["status"]["storedVersions"] == ["v1"]
+    assert reply.body["status"]["acceptedNames"]["plural"] == "widgets"
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in reply.body["status"]["conditions"]}
+    assert conditions == {
+        "NamesAccepted": ("True", "NoConflicts"),
+        "Established": ("True", "InitialNamesAccepted"),
+    }
+    await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")
+
+
+async def test_crd_name_must_be_plural_dot_group(api: RawAPI) -> None:
+    crd = widget_crd()
+    crd["metadata"]["name"] = "wrong.example.com"
+    reply = await api.request("POST", CRDS, crd)
+    assert reply.status == 422
+    assert [c["field"] for c in reply.body["details"]["causes"]] == ["metadata.name"]
+
+
+async def test_conflicting_kind_is_not_accepted(api: RawAPI) -> None:
+    first = widget_crd()
+    group = first["spec"]["group"]
+    await api.request("POST", CRDS, first)
+    second = copy.deepcopy(first)
+    second["metadata"]["name"] = f"gadgets.{group}"
+    second["spec"]["names"].update(plural="gadgets", singular="gadget", shortNames=["gd"])
+    reply = await api.request("POST", CRDS, second)
+    assert reply.status == 201
+    conditions = {c["type"]: c for c in reply.body["status"]["conditions"]}
+    assert conditions["NamesAccepted"]["status"] == "False"
+    assert conditions["NamesAccepted"]["reason"] == "KindConflict"
+    assert conditions["Established"]["status"] == "False"
+    assert (await api.request("GET", f"/apis/{group}/v1/gadgets")).status == 404
+    for name in (second["metadata"]["name"], first["metadata"]["name"]):
+        await api.request("DELETE", f"{CRDS}/{name}")
+
+
+async def test_field_validation_strict_and_warn(api: RawAPI, namespace: str) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    await api.request("POST", CRDS, crd)
+    path = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
+    body = widget("w", group)
+    body["spec"]["extra"] = 1
+    strict = await api.request("POST", f"{path}?fieldValidation=Strict", body)
+    assert strict.status == 400
+    assert strict.body["message"] == (
+        'Widget in version "v1" cannot be handled as a Widget: strict decoding error: '
+        'unknown field "spec.extra"'
+    )
+    warned = await api.request("POST", path, body)
+    assert warned.status == 201
+    assert warned.headers.getall("Warning") == ['299 - "unknown field \\"spec.extra\\""']
+    assert "extra" not in warned.body["spec"]  # pruned
+    await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")
+
+
+async def test_served_versions_share_storage(api: RawAPI, namespace: str) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    v1 = crd["spec"]["versions"][0]
+    v2 = {**copy.deepcopy(v1), "name": "v2", "storage": False}
+    crd["spec"]["versions"].append(v2)
+    await api.request("POST", CRDS, crd)
+    created = await api.request(
+        "POST", f"/apis/{group}/v1/namespaces/{namespace}/widgets", widget("w", group)
+    )
+    assert created.status == 201
+    as_v2 = await api.request("GET", f"/apis/{group}/v2/namespaces/{namespace}/widgets/w")
+    assert as_v2.body["apiVersion"] == f"{group}/v2"
+    assert as_v2.body["spec"] == created.body["spec"]
+    listed = await api.request("GET", f"/apis/{group}/v2/namespaces/{namespace}/widgets")
+    assert [i["apiVersion"] for i in listed.body["items"]] == [f"{group}/v2"]
+    groups = await api.request("GET", f"/apis/{group}")
+    assert groups.body["preferredVersion"]["version"] == "v2"
+    await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")
+
+
+async def test_create_drops_status_with_status_subresource(api: RawAPI, namespace: str) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    await api.request("POST", CRDS, crd)
+    body = {**widget("w", group), "status": {"ready": True}}
+    created = await api.request("POST", f"/apis/{group}/v1/namespaces/{namespace}/widgets", body)
+    assert "status" not in created.body
+    await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")

@@ -1,0 +1,97 @@
+"""The real kubectl against the local cluster: the everyday commands and their output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from setpoint.testing.background_cluster import BackgroundCluster
+from tests.cluster.crd_manifests import widget, widget_crd
+from tests.cluster.kubectl_runner import Kubectl
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def kubectl(local_cluster: BackgroundCluster, tmp_path: Path) -> Kubectl:
+    return Kubectl(local_cluster.kubeconfig_path, tmp_path / "kube-cache")
+
+
+def test_configmap_lifecycle(kubectl: Kubectl, namespace: str) -> None:
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "demo", "namespace": namespace},
+        "data": {"a": "1"},
+    }
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(manifest))
+    assert kubectl.json("get", "configmap", "demo", "-n", namespace)["data"] == {"a": "1"}
+
+    kubectl.run("label", "configmap", "demo", "-n", namespace, "tier=web")
+    kubectl.run(
+        "patch", "configmap", "demo", "-n", namespace, "--type=merge", "-p", '{"data":{"b":"2"}}'
+    )
+    listed = kubectl.json("get", "configmaps", "-n", namespace, "-l", "tier=web")
+    assert [(i["metadata"]["name"], i["data"]) for i in listed["items"]] == [
+        ("demo", {"a": "1", "b": "2"})
+    ]
+
+    kubectl.run("delete", "configmap", "demo", "-n", namespace)
+    missing = kubectl.run("get", "configmap", "demo", "-n", namespace, check=False)
+    assert missing.returncode != 0
+    assert 'configmaps "demo" not found' in missing.stderr
+
+
+def test_custom_resource_and_discovery(kubectl: Kubectl, namespace: str) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(crd))
+    groups = json.loads(kubectl.run("get", "--raw", "/apis").stdout)
+    assert group in [g["name"] for g in groups["groups"]]
+
+    kubectl.run(
+        "create",
+        "--validate=false",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin=json.dumps(widget("w1", group, size=2)),
+    )
+    fetched = kubectl.json("get", f"widgets.{group}", "w1", "-n", namespace)
+    assert fetched["spec"] == {"size": 2, "color": "blue"}
+
+    kubectl.run(
+        "patch",
+        f"widgets.{group}",
+        "w1",
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        '{"spec":{"size":5}}',
+    )
+    assert kubectl.json("get", "wd", "w1", "-n", namespace)["spec"]["size"] == 5
+
+    rejected = kubectl.run(
+        "create",
+        "--validate=false",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin=json.dumps(widget("bad", group, size=-1)),
+        check=False,
+    )
+    assert rejected.returncode != 0
+    assert (
+        "spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0"
+        in (rejected.stderr)
+    )
+
+    kubectl.run("delete", f"widgets.{group}", "w1", "-n", namespace)
+    kubectl.run("delete", "crd", crd["metadata"]["name"])
+    groups = json.loads(kubectl.run("get", "--raw", "/apis").stdout)
+    assert group not in [g["name"] for g in groups["groups"]]

@@ -1,0 +1,230 @@
+"""The user-facing API against the local cluster: decorators, Context, class reconcilers."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+import aiohttp
+import pytest
+
+from setpoint.api.owners import set_controller_reference
+from setpoint.client.client import Client
+from setpoint.client.errors import ApiError
+from setpoint.controller.builder import Builder
+from setpoint.controller.reconcile import Request, Result
+from setpoint.manager.context import Context
+from setpoint.manager.manager import Manager, ManagerError
+from setpoint.manager.operator import Operator
+from tests.manager.waiting import eventually
+
+
+class Cluster(Protocol):
+    kubeconfig_path: str
+
+
+@pytest.fixture
+async def client(local_cluster: Cluster) -> AsyncIterator[Client]:
+    async with await Client.from_kubeconfig(local_cluster.kubeconfig_path) as client:
+        yield client
+
+
+def config_map(namespace: str, name: str, **metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace, **metadata},
+        "data": {"size": "2"},
+    }
+
+
+async def test_context_reconciler_creates_children_and_sees_them_owned(
+    local_cluster: Cluster, client: Client, namespace: str
+) -> None:
+    """A ConfigMap "parent" gets a Secret child; deleting the child by hand recreates it."""
+    op = Operator("parents", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
+    owned_counts: list[int] = []
+
+    @op.reconciler(for_=("v1", "ConfigMap"), owns=[("v1", "Secret")], max_concurrent=2)
+    async def reconcile(ctx: Context, request: Request) -> Result | None:
+        parent = await ctx.get()
+        if parent is None:
+            return None
+        children = await ctx.owned("v1", "Secret")
+        owned_counts.append(len(children))
+        if not children:
+            child = {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": f"{request.name}-child", "namespace": request.namespace},
+                "stringData": {"size": parent["data"]["size"]},
+            }
+            set_controller_reference(parent, child)
+            await ctx.client.create(child)
+            ctx.recorder.normal(parent, "Created", f"created secret {request.name}-child")
+        return None
+
+    async with op:
+        await client.create(config_map(namespace, "p1"))
+        await eventually(lambda: 1 in owned_counts, 15, "the child to be seen as owned")
+        secret = await client.get("v1", "Secret", "p1-child", namespace=namespace)
+        (reference,) = secret["metadata"]["ownerReferences"]
+        assert (reference["kind"], reference["name"], reference["controller"]) == (
+            "ConfigMap",
+            "p1",
+            True,
+        )
+        await client.delete("v1", "Secret", "p1-child", namespace=namespace)
+
+        async def recreated() -> bool:
+            try:
+                again = await client.get("v1", "Secret", "p1-child", namespace=namespace)
+            except Exception:
+                return False
+            return bool(again["metadata"]["uid"] != secret["metadata"]["uid"])
+
+        for _ in range(200):
+            if await recreated():
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the deleted child was not recreated")
+        await op.get_event_recorder("parents/configmap").flush()
+    events = await client.list("events.k8s.io/v1", "Event", namespace=namespace)
+    assert any(event.get("reason") == "Created" for event in events)
+
+
+async def test_request_only_sync_and_class_reconcilers(
+    local_cluster: Cluster, client: Client, namespace: str
+) -> None:
+    op = Operator("forms", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
+    calls: dict[str, set[str]] = {"plain": set(), "sync": set(), "class": set(), "method": set()}
+    threads: set[str] = set()
+
+    @op.reconciler(for_=("v1", "ConfigMap"), name="plain")
+    async def plain(request: Request) -> None:
+        calls["plain"].add(request.name)
+
+    @op.reconciler(for_=("v1", "ConfigMap"), name="sync")
+    def blocking(ctx: Context, request: Request) -> None:
+        threads.add(threading.current_thread().name)
+        calls["sync"].add(request.name)
+
+    @op.reconciler(for_=("v1", "ConfigMap"), name="class")
+    class Decorated:
+        async def reconcile(self, ctx: Context, request: Request) -> Result:
+            calls["class"].add(request.name)
+            return Result()
+
+    class WithState:
+        def __init__(self, label: str) -> None:
+            self.label = label
+
+        async def reconcile(self, request: Request) -> None:
+            calls[self.label].add(request.name)
+
+    op.add_reconciler(WithState("method"), for_=("v1", "ConfigMap"), name="method")
+
+    async with op:
+        await client.create(config_map(namespace, "c1"))
+        await eventually(lambda: all("c1" in names for names in calls.values()), 15)
+    assert threading.main_thread().name not in threads
+
+
+async def test_builder_with_a_manager_and_probes_reflect_cache_sync(
+    local_cluster: Cluster, client: Client, namespace: str
+) -> None:
+    manager_client = await Client.from_kubeconfig(local_cluster.kubeconfig_path)
+    manager = Manager(
+        manager_client,
+        namespaces=[namespace],
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+    )
+    seen: list[str] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request.name)
+
+    Builder(manager).for_("v1", "ConfigMap").named("builder-test").complete(reconcile)
+    try:
+        async with manager:
+            await client.create(config_map(namespace, "b1"))
+            await eventually(lambda: "b1" in seen, 15)
+            assert manager.probe_endpoint is not None and manager.metrics_endpoint is not None
+            async with aiohttp.ClientSession() as session:
+                async with session.get(manager.probe_endpoint.url + "/readyz?verbose") as ready:
+                    assert ready.status == 200
+                    assert "[+]cache-sync ok" in await ready.text()
+                async with session.get(manager.metrics_endpoint.url + "/metrics") as metrics:
+                    body = await metrics.text()
+            assert 'controller_runtime_reconcile_total{controller="builder-test"' in body
+            assert 'workqueue_adds_total{controller="builder-test"' in body
+            assert "rest_client_requests_total" in body
+    finally:
+        await manager_client.close()
+
+
+def test_registration_errors_are_named() -> None:
+    op = Operator("errors")
+
+    @op.reconciler(for_=("v1", "ConfigMap"))
+    async def first(request: Request) -> None: ...
+
+    with pytest.raises(ManagerError, match="already registered"):
+        op.add_reconciler(first, for_=("v1", "ConfigMap"))
+    with pytest.raises(TypeError, match=r"for_: expected \(api_version, kind\)"):
+        op.add_reconciler(first, for_="v1/ConfigMap", name="x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="takes 3 positional arguments"):
+
+        async def three(a: Any, b: Any, c: Any) -> None: ...
+
+        op.add_reconciler(three, for_=("v1", "Secret"))
+    with pytest.raises(TypeError, match="without arguments"):
+
+        @op.reconciler(for_=("v1", "Pod"))
+        class NeedsArguments:
+            def __init__(self, client: Client) -> None: ...
+
+            async def reconcile(self, request: Request) -> None: ...
+
+    with pytest.raises(ManagerError, match="not a valid name"):
+        Operator("Not A Name")
+
+
+async def server_side_apply_is_served(client: Client, namespace: str) -> bool:
+    probe = config_map(namespace, "apply-probe")
+    try:
+        await client.apply(probe, field_manager="probe")
+    except ApiError:
+        return False
+    return True
+
+
+async def test_apply_owned_makes_a_controlled_child_with_the_operator_as_manager(
+    local_cluster: Cluster, client: Client, namespace: str
+) -> None:
+    if not await server_side_apply_is_served(client, namespace):
+        pytest.skip("the local cluster does not serve server-side apply yet")
+    op = Operator("appliers", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
+    applied: list[dict[str, Any]] = []
+
+    @op.reconciler(for_=("v1", "ConfigMap"), owns=[("v1", "Secret")])
+    async def reconcile(ctx: Context, request: Request) -> None:
+        if request.name != "a1":
+            return
+        applied.append(
+            await ctx.apply_owned(
+                {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a1-child"}}
+            )
+        )
+
+    async with op:
+        await client.create(config_map(namespace, "a1"))
+        await eventually(lambda: bool(applied), 15, "the child to be applied")
+    child = await client.get("v1", "Secret", "a1-child", namespace=namespace)
+    (reference,) = child["metadata"]["ownerReferences"]
+    assert (reference["name"], reference["controller"]) == ("a1", True)
+    assert "appliers" in {entry["manager"] for entry in child["metadata"]["managedFields"]}
