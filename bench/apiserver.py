@@ -33,11 +33,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import aiohttp
+
 from bench import http_load
 from bench.results_table import render_table
 from bench.server_process import MIB, ServerProcess, free_port, python_module_argv
 
 log = logging.getLogger("bench.apiserver")
+
+
+@dataclass(frozen=True)
+class BestOfRounds:
+    """Creates measured in rounds: the best round's rate, every round's, and what was stored."""
+
+    per_second: float
+    rounds: list[float]
+    created: int
+    json_bytes: int
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,9 @@ QUICK: Final = Sizes(
 #: KMock slows down as it fills; it gets a shorter budget per phase and for the fill, and the
 #: figures say how far it got.
 KMOCK_BUDGET_SECONDS: Final = 30.0
+#: Create rates are measured in this many rounds and the best is reported (see
+#: :func:`best_create_rate`).
+CREATE_ROUNDS: Final = 3
 #: Writers in flight during the watch fan-out phase (moderate: the watchers need CPU too).
 WATCH_WRITER_CONCURRENCY: Final = 4
 #: Concurrency of the bulk phases (filling the list namespace and the 100k fill).
@@ -134,21 +149,59 @@ async def start_target(name: str, workdir: Path) -> ServerProcess:
     return server
 
 
+async def best_create_rate(
+    http: aiohttp.ClientSession,
+    url: str,
+    namespace: str,
+    count: int,
+    concurrency: int,
+    budget_seconds: float | None,
+) -> BestOfRounds:
+    """Creates in :data:`CREATE_ROUNDS` rounds of ``count / CREATE_ROUNDS``; the best round's rate.
+
+    The best round is reported because on a shared machine the other processes only ever slow
+    a round down; the best is the closest to what the target itself can do. ``budget_seconds``
+    bounds all rounds together.
+    """
+    per_round = max(count // CREATE_ROUNDS, 1)
+    rates: list[float] = []
+    created = 0
+    json_bytes = 0
+    for number in range(CREATE_ROUNDS):
+        budget = None if budget_seconds is None else budget_seconds / CREATE_ROUNDS
+        run = await http_load.create_config_maps(
+            http,
+            url,
+            namespace,
+            per_round,
+            concurrency,
+            prefix=f"c{concurrency}-r{number}",
+            budget_seconds=budget,
+        )
+        rates.append(run.per_second)
+        created += run.created
+        json_bytes += run.json_bytes
+    return BestOfRounds(max(rates), rates, created, json_bytes)
+
+
 async def measure_ceiling(sizes: Sizes, workdir: Path) -> dict[str, Any]:
     """Creates/s of the bare HTTP handler (nothing stored)."""
     server = await start_target("ceiling", workdir)
     try:
         async with http_load.session(BULK_CONCURRENCY, server.headers) as http:
-            one = await http_load.create_config_maps(
-                http, server.url, NS_CREATES_1, sizes.creates_1, 1, prefix="c1"
-            )
-            sixteen = await http_load.create_config_maps(
-                http, server.url, NS_CREATES_16, sizes.creates_16, 16, prefix="c16"
+            one = await best_create_rate(http, server.url, NS_CREATES_1, sizes.creates_1, 1, None)
+            sixteen = await best_create_rate(
+                http, server.url, NS_CREATES_16, sizes.creates_16, 16, None
             )
     finally:
         server.stop()
     log.info("ceiling: %.0f creates/s (1), %.0f (16)", one.per_second, sixteen.per_second)
-    return {"creates_per_s_1": one.per_second, "creates_per_s_16": sixteen.per_second}
+    return {
+        "creates_per_s_1": one.per_second,
+        "creates_per_s_16": sixteen.per_second,
+        "creates_rounds_1": one.rounds,
+        "creates_rounds_16": sixteen.rounds,
+    }
 
 
 async def measure_server(name: str, sizes: Sizes, workdir: Path) -> dict[str, Any]:
@@ -183,16 +236,11 @@ async def _measure_phases(name: str, server: ServerProcess, sizes: Sizes) -> dic
             (1, NS_CREATES_1, sizes.creates_1),
             (16, NS_CREATES_16, sizes.creates_16),
         ):
-            run = await http_load.create_config_maps(
-                http,
-                url,
-                namespace,
-                count,
-                concurrency,
-                prefix=f"c{concurrency}",
-                budget_seconds=sizes.phase_budget_seconds,
+            run = await best_create_rate(
+                http, url, namespace, count, concurrency, sizes.phase_budget_seconds
             )
             result[f"creates_per_s_{concurrency}"] = run.per_second
+            result[f"creates_rounds_{concurrency}"] = run.rounds
             stored += run.created
             json_bytes += run.json_bytes
             log.info("%s: %.0f creates/s with %d in flight", name, run.per_second, concurrency)

@@ -8,7 +8,8 @@ controller's latency is the time from that stamp to its reconcile seeing the obj
 includes the write's own round trip: an upper bound of event-to-reconcile). The objects
 ``bench-0`` .. ``bench-N-1`` must exist. Patches are spread round-robin over them and started on
 schedule whether or not earlier ones have been answered (up to a bound), so a slow server does not
-silently lower the rate; the achieved rate is printed as JSON at the end.
+silently lower the rate; the achieved rate and the patches' round-trip times (p50/p99) are
+printed as JSON at the end.
 """
 
 from __future__ import annotations
@@ -34,24 +35,27 @@ def object_name(index: int) -> str:
 
 async def write(
     url: str, token: str, namespace: str, objects: int, rate: float, seconds: float
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """Patch for ``seconds`` at ``rate`` patches/s; returns what was achieved."""
     encode = msgspec.json.Encoder().encode
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/merge-patch+json"}
     in_flight = asyncio.Semaphore(MAX_IN_FLIGHT)
     failures = 0
     done = 0
+    round_trips: list[float] = []
 
     async def patch(http: aiohttp.ClientSession, index: int) -> None:
         nonlocal failures, done
         async with in_flight:
             name = object_name(index % objects)
-            body = encode({"data": {"stamp": repr(time.time())}})
             path = f"{url}/api/v1/namespaces/{namespace}/configmaps/{name}"
+            sent = time.perf_counter()
+            body = encode({"data": {"stamp": repr(time.time())}})
             async with http.patch(path, data=body, headers=headers) as response:
                 await response.read()
                 if response.status == 200:
                     done += 1
+                    round_trips.append((time.perf_counter() - sent) * 1000)
                 else:
                     failures += 1
 
@@ -68,7 +72,20 @@ async def write(
             task.add_done_callback(tasks.discard)
         await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - started
-    return {"patches": done, "failures": failures, "rate": done / elapsed}
+    round_trips.sort()
+
+    def percentile(fraction: float) -> float | None:
+        if not round_trips:
+            return None
+        return round_trips[min(len(round_trips) - 1, int(fraction * len(round_trips)))]
+
+    return {
+        "patches": done,
+        "failures": failures,
+        "rate": done / elapsed,
+        "round_trip_p50_ms": percentile(0.5),
+        "round_trip_p99_ms": percentile(0.99),
+    }
 
 
 def main() -> None:

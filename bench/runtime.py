@@ -11,6 +11,8 @@ In one run on this machine:
 (c) event-to-reconcile latency, p50 and p99, with a writer process patching ConfigMaps at
     200/s on the local API server (``setpoint cluster serve --in-memory``, its own process) and a
     ``setpoint.controller.Controller`` on a ``setpoint.cache.Cache`` in this process;
+    The peer: Kopf (standalone, default settings, in its own process) with an ``on.event``
+    handler on the same kind of patches at the same rate;
 (d) the longest the event loop was blocked while the cache synced an initial list of 10,000
     Pods from the local server (a task sleeping 1 ms records its overshoot).
 
@@ -24,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import importlib.util
 import json
 import logging
 import os
@@ -94,6 +97,8 @@ POD_CREATE_CONCURRENCY: Final = 16
 WAIT_TIMEOUT_SECONDS: Final = 300.0
 
 LATENCY_NAMESPACE: Final = "bench-latency"
+KOPF_NAMESPACE: Final = "bench-latency-kopf"
+KOPF_KEYS: Final = ("kopf_latency_p50_ms", "kopf_latency_p99_ms", "kopf_latency_samples")
 PODS_NAMESPACE: Final = "bench-pods"
 
 #: The aims of issue 4.
@@ -163,6 +168,9 @@ async def cache_memory_figures(sizes: Sizes, workdir: Path) -> dict[str, Any]:
             figures[f"{variant}_rss_per_json_byte_{label}"] = result["rss_per_json_byte"]
             figures[f"{variant}_rss_bytes_per_object_{label}"] = result["rss_bytes_per_object"]
             figures[f"json_bytes_per_object_{label}"] = result["json_bytes_per_object"]
+            figures[f"{variant}_rss_per_json_byte_without_managed_fields_{label}"] = result[
+                "rss_per_json_byte_without_managed_fields"
+            ]
             log.info(
                 "%s of %d ConfigMaps: %.0f RSS bytes per object, %.2f x the JSON",
                 variant,
@@ -278,6 +286,60 @@ async def reconcile_latency(server: ServerProcess, sizes: Sizes) -> dict[str, An
         "writer_patches": writer["patches"],
         "writer_failures": writer["failures"],
         "writer_rate_per_s": writer["rate"],
+        "write_round_trip_p50_ms": writer["round_trip_p50_ms"],
+        "write_round_trip_p99_ms": writer["round_trip_p99_ms"],
+    }
+
+
+async def kopf_latency(server: ServerProcess, sizes: Sizes, kubeconfig: Path) -> dict[str, Any]:
+    """The same stamped patches at the same rate, seen by a Kopf handler in its own process."""
+    client = await open_client(server)
+    try:
+        await ensure_namespace(client, KOPF_NAMESPACE)
+        for index in range(sizes.latency_objects):
+            await client.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": object_name(index), "namespace": KOPF_NAMESPACE},
+                    "data": {"stamp": ""},
+                }
+            )
+    finally:
+        await client.close()
+    peer = await asyncio.create_subprocess_exec(
+        *python_module_argv("bench.kopf_peer", KOPF_NAMESPACE),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "KUBECONFIG": str(kubeconfig)},
+    )
+    assert peer.stdin is not None and peer.stdout is not None
+    try:
+        async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
+            ready = await peer.stdout.readline()
+        if ready.strip() != b"ready":
+            raise RuntimeError(f"the Kopf peer did not start (said {ready[:200]!r})")
+        token = server.headers["Authorization"].removeprefix("Bearer ")
+        await _run_module(
+            "bench.latency_writer", server.url, token, KOPF_NAMESPACE,
+            "--objects", str(sizes.latency_objects), "--rate", str(sizes.latency_rate),
+            "--seconds", str(sizes.latency_seconds),
+        )  # fmt: skip
+        await asyncio.sleep(LATENCY_DRAIN_SECONDS)
+        peer.stdin.write(b"stop\n")
+        await peer.stdin.drain()
+        async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
+            out, _ = await peer.communicate()
+    finally:
+        if peer.returncode is None:
+            peer.kill()
+            await peer.wait()
+    latencies: list[float] = json.loads(out)
+    log.info("Kopf latency: %d handler calls", len(latencies))
+    return {
+        "kopf_latency_p50_ms": _percentile(latencies, 0.5),
+        "kopf_latency_p99_ms": _percentile(latencies, 0.99),
+        "kopf_latency_samples": len(latencies),
     }
 
 
@@ -369,6 +431,10 @@ async def loop_block_during_sync(server: ServerProcess, sizes: Sizes) -> dict[st
 # -- the run ------------------------------------------------------------------------------------
 
 
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return None if numerator is None or not denominator else numerator / denominator
+
+
 def _at_most(value: float | None, limit: float) -> bool | None:
     return None if value is None else value <= limit
 
@@ -391,9 +457,17 @@ async def run(sizes: Sizes) -> dict[str, Any]:
         figures.update(await cache_memory_figures(sizes, workdir))
         async with local_cluster(workdir) as server:
             figures.update(await reconcile_latency(server, sizes))
+            if importlib.util.find_spec("kopf") is None:
+                log.warning("kopf is not installed: the Kopf peer is skipped (pip install kopf)")
+                figures.update(dict.fromkeys(KOPF_KEYS))
+            else:
+                figures.update(await kopf_latency(server, sizes, workdir / "kubeconfig"))
             figures.update(await loop_block_during_sync(server, sizes))
     figures["cache_over_dict_10k"] = (
         figures["cache_rss_per_json_byte_10k"] / figures["dict_rss_per_json_byte_10k"]
+    )
+    figures["latency_p99_over_kopf"] = _ratio(
+        figures["latency_p99_ms"], figures["kopf_latency_p99_ms"]
     )
     figures["aims"] = {
         "cache_10k_le_1_5x_json": _at_most(
@@ -433,10 +507,22 @@ def render(figures: dict[str, Any]) -> str:
         ["dict RSS / JSON bytes, 10k ConfigMaps", figures["dict_rss_per_json_byte_10k"]],
         ["dict RSS / JSON bytes, 100k ConfigMaps", figures["dict_rss_per_json_byte_100k"]],
         ["cache / dict memory, 10k", figures["cache_over_dict_10k"]],
+        [
+            "cache RSS / JSON bytes w/o managedFields, 10k",
+            figures["cache_rss_per_json_byte_without_managed_fields_10k"],
+        ],
+        [
+            "cache RSS / JSON bytes w/o managedFields, 100k",
+            figures["cache_rss_per_json_byte_without_managed_fields_100k"],
+        ],
         ["JSON bytes per ConfigMap", figures["json_bytes_per_object_10k"]],
         ["latency p50 (ms)", figures["latency_p50_ms"]],
         ["latency p99 (ms)", figures["latency_p99_ms"]],
         ["latency samples", figures["latency_samples"]],
+        ["  of which the patch round trip p50 (ms)", figures["write_round_trip_p50_ms"]],
+        ["  of which the patch round trip p99 (ms)", figures["write_round_trip_p99_ms"]],
+        ["Kopf peer latency p50 (ms)", figures["kopf_latency_p50_ms"]],
+        ["Kopf peer latency p99 (ms)", figures["kopf_latency_p99_ms"]],
         ["writer rate (patches/s)", figures["writer_rate_per_s"]],
         ["max loop block during Pod sync (ms)", figures["max_loop_block_ms"]],
         ["Pods synced", figures["pods_synced"]],

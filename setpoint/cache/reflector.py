@@ -13,7 +13,9 @@ The loop, as client-go and kube-rs run it:
 3. When the stream ends normally (server timeout) → watch again from the last resourceVersion.
    When the server says the version is too old (HTTP 410, or an ERROR event with code 410) →
    relist (step 1). On any other error → wait (exponential backoff with jitter, 0.8 s → 30 s)
-   and watch again; if listing itself fails, list again after the backoff.
+   and watch again; if listing itself fails, list again after the backoff. A watch that ends
+   at once without a line counts as an error (no hot loop against a broken proxy); a watch
+   that delivers a line resets the backoff (the server is healthy again).
 4. A stream that stays **silent** longer than ``idle_timeout`` (no event, no bookmark) is cut
    and re-watched: a half-dead connection (NAT timeout, a proxy dropping the flow) otherwise
    looks like a quiet resource forever, the "zombie watch" that Kopf users report.
@@ -50,6 +52,7 @@ __all__ = [
     "ListWatchClient",
     "Reflector",
     "ReflectorOptions",
+    "ShortWatchError",
     "describe_resource",
 ]
 
@@ -67,6 +70,14 @@ DEFAULT_WATCH_TIMEOUT_RANGE_S: Final = (300, 600)
 #: Longest stretch of decoding or dispatching before yielding to the event loop. Well under the
 #: 100 ms a stalled loop starts to hurt (probes, leases, other watches).
 DEFAULT_SLICE_S: Final = 0.02
+#: A watch that ends this soon without a single line is a failure, not a normal end (client-go's
+#: "very short watch"): a proxy or server that closes every watch at once would otherwise be
+#: re-watched in a hot loop.
+MIN_WATCH_DURATION_S: Final = 1.0
+
+
+class ShortWatchError(Exception):
+    """The server ended a watch at once without sending anything (retried with backoff)."""
 
 
 class ListWatchClient(Protocol):
@@ -318,6 +329,8 @@ class Reflector:
     async def _consume(self, stream: AsyncIterator[bytes]) -> None:
         idle_timeout = self.options.idle_timeout
         loop = asyncio.get_running_loop()
+        opened = loop.time()
+        received = False
         # One deadline for the whole stream, pushed back on every line (cheaper than a new
         # timeout per event). Only the await on the stream can be interrupted by it.
         deadline = asyncio.timeout(idle_timeout)
@@ -327,6 +340,11 @@ class Reflector:
                     deadline.reschedule(loop.time() + idle_timeout)
                     if line.strip():
                         self._handle_line(line)
+                        if not received:
+                            # The server works again: a later blip starts from a short delay,
+                            # not from the one an earlier outage escalated to.
+                            received = True
+                            self._backoff.reset()
                         self.last_error = None
                         self._progress_since_list = True
         except TimeoutError:
@@ -338,6 +356,11 @@ class Reflector:
                 idle_timeout,
             )
             return
+        lasted = loop.time() - opened
+        if not received and lasted < MIN_WATCH_DURATION_S:
+            raise ShortWatchError(
+                f"very short watch: the server ended it after {lasted:.3f}s without any event"
+            )
         logger.debug("%s: watch stream ended; watching again", self.description)
 
     def _handle_line(self, line: bytes) -> None:

@@ -16,7 +16,6 @@ __all__ = [
     "BOOKMARK",
     "ERROR",
     "EVENT_TYPES",
-    "INITIAL_EVENTS_END_ANNOTATION",
     "ListMeta",
     "ListPage",
     "WatchEvent",
@@ -24,7 +23,6 @@ __all__ = [
     "decode_list_page",
     "decode_status",
     "decode_watch_event",
-    "is_initial_events_end",
     "resource_version_of",
 ]
 
@@ -34,8 +32,6 @@ DELETED: Final = "DELETED"
 BOOKMARK: Final = "BOOKMARK"
 ERROR: Final = "ERROR"
 EVENT_TYPES: Final = frozenset({ADDED, MODIFIED, DELETED, BOOKMARK, ERROR})
-#: Annotation on the bookmark that ends the initial events of a ``sendInitialEvents`` watch.
-INITIAL_EVENTS_END_ANNOTATION: Final = "k8s.io/initial-events-end"
 
 
 class WireDecodeError(ValueError):
@@ -48,7 +44,6 @@ class ListMeta(msgspec.Struct, frozen=True, rename="camel"):
     resource_version: str = ""
     # ``continue`` is a Python keyword, hence the explicit wire name.
     continue_: str = msgspec.field(default="", name="continue")
-    remaining_item_count: int | None = None
 
 
 class ListPage(msgspec.Struct, frozen=True):
@@ -67,14 +62,13 @@ class WatchEvent(msgspec.Struct, frozen=True):
 
 
 class _ObjectHead(msgspec.Struct, frozen=True):
-    """Just enough of an object to read its resourceVersion and annotations (bookmarks)."""
+    """Just enough of an object to read its resourceVersion (bookmarks)."""
 
     metadata: _HeadMeta | None = None
 
 
 class _HeadMeta(msgspec.Struct, frozen=True, rename="camel"):
     resource_version: str = ""
-    annotations: dict[str, str] | None = None
 
 
 _LIST_DECODER: Final = msgspec.json.Decoder(ListPage)
@@ -107,13 +101,6 @@ def resource_version_of(raw: msgspec.Raw | bytes) -> str:
     """``metadata.resourceVersion`` of a raw object ("" when absent)."""
     head = _HEAD_DECODER.decode(raw)
     return head.metadata.resource_version if head.metadata is not None else ""
-
-
-def is_initial_events_end(raw: msgspec.Raw | bytes) -> bool:
-    """Whether a bookmark object carries the ``k8s.io/initial-events-end`` annotation."""
-    head = _HEAD_DECODER.decode(raw)
-    annotations = head.metadata.annotations if head.metadata is not None else None
-    return annotations is not None and annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true"
 
 
 def decode_status(raw: msgspec.Raw | bytes) -> dict[str, Any]:

@@ -50,7 +50,8 @@ async def run_operators(managers: Sequence[Manager]) -> int:
 @click.option(
     "--kubeconfig",
     type=click.Path(dir_okay=False),
-    help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster).",
+    help="Kubeconfig file (default: in a pod its service account, else $KUBECONFIG or "
+    "~/.kube/config).",
 )
 @click.option("--context", "kube_context", help="Kubeconfig context to use.")
 @click.option(
@@ -67,6 +68,11 @@ async def run_operators(managers: Sequence[Manager]) -> int:
 )
 @click.option("--leader-election-id", help="Name of the Lease (default: the operator's).")
 @click.option("--leader-election-namespace", help="Namespace of the Lease.")
+@click.option(
+    "--warm-up-caches/--no-warm-up-caches",
+    default=None,
+    help="With --leader-elect: fill the caches while standing by, for a faster failover.",
+)
 @click.option(
     "--metrics-bind-address",
     default=DEFAULT_METRICS_BIND_ADDRESS,
@@ -94,6 +100,7 @@ def run_command(
     leader_elect: bool | None,
     leader_election_id: str | None,
     leader_election_namespace: str | None,
+    warm_up_caches: bool | None,
     metrics_bind_address: str,
     health_probe_bind_address: str,
     log_format: str,
@@ -124,6 +131,7 @@ def run_command(
                 metrics_bind_address=metrics_bind_address if first else "0",
                 health_probe_bind_address=health_probe_bind_address if first else "0",
                 graceful_shutdown_timeout=graceful_shutdown_timeout,
+                warm_up_caches=warm_up_caches,
             )
             if not first:
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))

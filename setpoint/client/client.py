@@ -37,22 +37,37 @@ and ``watch``, a model class) to get model instances back (see
 
 from __future__ import annotations
 
+import asyncio
 import builtins
+import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Callable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, TypeVar, overload
 
-import aiohttp
 from pydantic import BaseModel
 
 from setpoint.api.gvk import ResourceInfo
-from setpoint.api.selectors import FieldSelector, LabelSelector, escape_field_value
+from setpoint.api.selectors import escape_field_value
 from setpoint.client import json_codec
+from setpoint.client.client_opening import ClientOpening
 from setpoint.client.config import ClientConfig
-from setpoint.client.errors import ConnectionFailed, Gone, NotFound, error_from_status
+from setpoint.client.errors import (
+    ConnectionFailed,
+    Gone,
+    InvalidResponse,
+    NotFound,
+    error_from_status,
+)
+from setpoint.client.object_list import ObjectList
+from setpoint.client.query_params import (
+    Selector,
+    check_path_segment,
+    field_selector_param,
+    label_selector_param,
+)
 from setpoint.client.request_options import (
     FieldValidation,
     PatchType,
@@ -63,13 +78,14 @@ from setpoint.client.request_options import (
 )
 from setpoint.client.rest_mapper import RESTMapper
 from setpoint.client.retry_policy import RetryPolicy
+from setpoint.client.server_warnings import WarningHandler
 from setpoint.client.transport import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
     WATCH_READ_GRACE,
     Transport,
     TransportOptions,
-    iter_lines,
+    watch_lines,
 )
 from setpoint.client.typed_objects import (
     ObjectLike,
@@ -89,42 +105,13 @@ DEFAULT_PAGE_SIZE = 500
 # Field manager for server-side apply when neither the call nor the client names one
 # (the server requires one for apply).
 DEFAULT_APPLY_FIELD_MANAGER = "setpoint"
+# Pause before wait_for resumes an ended or broken watch: short for the caller, but a server
+# that keeps closing watches at once is not hammered.
+WAIT_FOR_RESUME_DELAY = 0.2
 # client-go's DefaultBurst; only used when a qps is given.
 DEFAULT_BURST = 10
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-ItemT = TypeVar("ItemT")
-# An object given to a write comes back as the same type: a dict, or the user's model.
-ObjT = TypeVar("ObjT", bound=dict[str, Any] | BaseModel)
-Selector = str | Mapping[str, str] | LabelSelector | FieldSelector
-
-
-@dataclass(slots=True)
-class ObjectList(Generic[ItemT]):
-    """The result of :meth:`Client.list`: all items (every page) and the list's resourceVersion.
-
-    Start a watch from ``resource_version`` to see every change after this list.
-    """
-
-    items: list[ItemT]
-    resource_version: str
-    kind: str = ""
-    api_version: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)
-    continue_token: str | None = None  # set only for a manual ``limit`` page with more to come
-
-    def __iter__(self) -> Iterator[ItemT]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __repr__(self) -> str:
-        # Lists can hold thousands of objects: never dump them into logs by accident.
-        return (
-            f"ObjectList(kind={self.kind!r}, items=<{len(self.items)} objects>, "
-            f"resource_version={self.resource_version!r})"
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,35 +122,6 @@ class _Target:
     namespace: str | None
     model: type[BaseModel] | None
     body: dict[str, Any] | None
-
-
-def _label_selector(value: Selector | None) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, LabelSelector):
-        if value.matches_nothing:
-            raise ValueError("label_selector: this selector matches nothing; there is no query")
-        return str(value)
-    if isinstance(value, Mapping):
-        return ",".join(f"{key}={val}" for key, val in value.items())
-    return str(value)
-
-
-def _field_selector(value: Selector | None) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, Mapping):
-        return ",".join(f"{key}={escape_field_value(str(val))}" for key, val in value.items())
-    return str(value)
-
-
-def _check_path_segment(field_name: str, value: str | None) -> None:
-    # The API server rejects these too (IsValidPathSegmentName); checking here keeps a name
-    # like "x/status" from silently addressing another URL.
-    if value is None:
-        return
-    if value in (".", "..") or "/" in value or "%" in value:
-        raise ValueError(f"{field_name}: {value!r} may not be '.', '..', or contain '/' or '%'")
 
 
 def _metadata(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -178,39 +136,10 @@ def _metadata(body: Mapping[str, Any]) -> Mapping[str, Any]:
 def _decode_object(data: bytes) -> dict[str, Any]:
     decoded = json_codec.decode(data)
     if not isinstance(decoded, dict):
-        raise ValueError("the server answered with JSON that is not an object")
+        raise InvalidResponse(
+            f"the server answered with JSON that is not an object: {type(decoded).__name__}"
+        )
     return decoded
-
-
-class ClientOpening:
-    """What ``Client.from_*`` return: ``await`` it for a :class:`Client`, or use ``async with``.
-
-    ``async with Client.from_kubeconfig() as client:`` closes the client on exit;
-    ``client = await Client.from_kubeconfig()`` leaves closing to the caller.
-    """
-
-    __slots__ = ("_client", "_open")
-
-    def __init__(self, open_client: Callable[[], Coroutine[Any, Any, Client]]) -> None:
-        self._open = open_client
-        self._client: Client | None = None
-
-    def __await__(self) -> Generator[Any, None, Client]:
-        return self._open().__await__()
-
-    async def __aenter__(self) -> Client:
-        self._client = await self._open()
-        return self._client
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
 
 
 class Client:
@@ -230,6 +159,9 @@ class Client:
         self.transport = transport
         self.mapper = RESTMapper(transport)
 
+    def __repr__(self) -> str:
+        return f"<Client {self.config.server} namespace={self.default_namespace!r}>"
+
     # --- construction and lifetime ------------------------------------------------------------
 
     @classmethod
@@ -246,6 +178,7 @@ class Client:
         user_agent: str | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
+        on_warning: Callable[[str], None] | None = None,
     ) -> ClientOpening:
         """Open a client for ``config``: ``await Client.from_config(c)`` or ``async with ...``.
 
@@ -253,6 +186,7 @@ class Client:
         ``max_retries``: retry policy for 429/5xx/connection errors (``max_retries=0`` disables).
         ``field_manager``: default ``fieldManager`` of writes. ``namespace`` overrides the
         config's default namespace. ``user_agent`` replaces ``setpoint/<version>``.
+        ``on_warning`` receives every server warning text (default: log each text once).
         """
 
         async def open_client() -> Client:
@@ -272,6 +206,8 @@ class Client:
                 read_timeout=read_timeout,
             )
             transport = Transport(opened, options)
+            if on_warning is not None:
+                transport.warnings = WarningHandler(sink=on_warning)
             await transport.open()
             return cls(opened, transport, field_manager=field_manager)
 
@@ -370,7 +306,7 @@ class Client:
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
         send_initial_events: bool = False,
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         """Stream raw watch event lines (bytes without the newline), one per event.
 
         Raises :class:`~setpoint.client.errors.ApiError` (e.g. ``Gone``) if the server refuses
@@ -399,7 +335,7 @@ class Client:
         )
         finished = False
         try:
-            async for line in _guarded_lines(response, path):
+            async for line in watch_lines(response, path):
                 yield line
             finished = True
         finally:
@@ -480,9 +416,9 @@ class Client:
         info = await self.mapper.resource_for(target.api_version, target.kind)
         namespace = (target.namespace or self.default_namespace) if info.namespaced else None
         name = target.name if with_name else None
-        _check_path_segment("metadata.namespace", namespace)
-        _check_path_segment("metadata.name", name)
-        _check_path_segment("subresource", subresource)
+        check_path_segment("metadata.namespace", namespace)
+        check_path_segment("metadata.name", name)
+        check_path_segment("subresource", subresource)
         return info, info.path(namespace, name, subresource)
 
     def _result(self, data: bytes, model: builtins.type[BaseModel] | None) -> Any:
@@ -563,6 +499,38 @@ class Client:
         response = await self.transport.request("GET", path)
         return self._result(response.body, target.model)
 
+    @overload
+    async def list(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = ...,
+        label_selector: Selector | None = ...,
+        field_selector: Selector | None = ...,
+        page_size: int | None = ...,
+        resource_version: str | None = ...,
+        resource_version_match: str | None = ...,
+        limit: int | None = ...,
+        continue_token: str | None = ...,
+    ) -> ObjectList[dict[str, Any]]: ...
+
+    @overload
+    async def list(
+        self,
+        api_version: builtins.type[ModelT],
+        kind: None = ...,
+        *,
+        namespace: str | None = ...,
+        label_selector: Selector | None = ...,
+        field_selector: Selector | None = ...,
+        page_size: int | None = ...,
+        resource_version: str | None = ...,
+        resource_version_match: str | None = ...,
+        limit: int | None = ...,
+        continue_token: str | None = ...,
+    ) -> ObjectList[ModelT]: ...
+
     async def list(
         self,
         api_version: str | builtins.type[BaseModel],
@@ -588,10 +556,10 @@ class Client:
         ``ObjectList.continue_token`` set when more remain; pass it back as ``continue_token``.
         """
         target = self._target(api_version, kind, None, namespace, need_name=False)
-        _check_path_segment("namespace", namespace)
+        check_path_segment("namespace", namespace)
         info = await self.mapper.resource_for(target.api_version, target.kind)
-        labels = _label_selector(label_selector)
-        fields = _field_selector(field_selector)
+        labels = label_selector_param(label_selector)
+        fields = field_selector_param(field_selector)
         if limit is not None:
             if limit < 1:
                 raise ValueError(f"limit: must be >= 1, got {limit}")
@@ -659,6 +627,38 @@ class Client:
             continue_token=metadata.get("continue") or None,
         )
 
+    @overload
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = ...,
+        name: str | None = ...,
+        resource_version: str | None = ...,
+        label_selector: Selector | None = ...,
+        field_selector: Selector | None = ...,
+        timeout_seconds: int | None = ...,
+        bookmarks: bool = ...,
+        send_initial_events: bool = ...,
+    ) -> AsyncGenerator[WatchEvent[dict[str, Any]], None]: ...
+
+    @overload
+    def watch(
+        self,
+        api_version: builtins.type[ModelT],
+        kind: None = ...,
+        *,
+        namespace: str | None = ...,
+        name: str | None = ...,
+        resource_version: str | None = ...,
+        label_selector: Selector | None = ...,
+        field_selector: Selector | None = ...,
+        timeout_seconds: int | None = ...,
+        bookmarks: bool = ...,
+        send_initial_events: bool = ...,
+    ) -> AsyncGenerator[WatchEvent[ModelT], None]: ...
+
     async def watch(
         self,
         api_version: str | builtins.type[BaseModel],
@@ -672,7 +672,7 @@ class Client:
         timeout_seconds: int | None = None,
         bookmarks: bool = False,
         send_initial_events: bool = False,
-    ) -> AsyncIterator[WatchEvent[Any]]:
+    ) -> AsyncGenerator[WatchEvent[Any], None]:
         """Watch changes: ``async for event in client.watch("v1", "ConfigMap", namespace="ns")``.
 
         Without ``resource_version`` the server first sends the current objects as ``ADDED``;
@@ -682,9 +682,9 @@ class Client:
         The iteration ends when the server closes the stream (e.g. after ``timeout_seconds``).
         """
         target = self._target(api_version, kind, None, namespace, need_name=False)
-        _check_path_segment("namespace", namespace)
+        check_path_segment("namespace", namespace)
         info = await self.mapper.resource_for(target.api_version, target.kind)
-        fields = _field_selector(field_selector)
+        fields = field_selector_param(field_selector)
         if name:
             by_name = f"metadata.name={escape_field_value(name)}"
             fields = f"{fields},{by_name}" if fields else by_name
@@ -692,7 +692,7 @@ class Client:
             info,
             namespace,
             resource_version=resource_version,
-            label_selector=_label_selector(label_selector),
+            label_selector=label_selector_param(label_selector),
             field_selector=fields,
             allow_bookmarks=True,
             timeout_seconds=timeout_seconds,
@@ -726,19 +726,41 @@ class Client:
                     payload = to_model(obj, target.model)
                 yield WatchEvent(event_type, payload, rv)
         finally:
-            await lines.aclose()  # type: ignore[attr-defined]
+            await lines.aclose()
 
     # --- writes -------------------------------------------------------------------------------
 
+    @overload
     async def create(
         self,
-        obj: ObjT,
+        obj: ModelT,
+        *,
+        namespace: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+    ) -> ModelT: ...
+
+    @overload
+    async def create(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+    ) -> dict[str, Any]: ...
+
+    async def create(
+        self,
+        obj: ObjectLike,
         *,
         namespace: str | None = None,
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: FieldValidation | str | None = None,
-    ) -> ObjT:
+    ) -> Any:
         """Create ``obj`` (POST); returns the stored object. ``generateName`` works.
 
         Raises :class:`~setpoint.client.errors.AlreadyExists` when the name is taken,
@@ -758,19 +780,43 @@ class Client:
             content_type="application/json",
             idempotent=False,
         )
-        created: ObjT = self._result(response.body, target.model)
+        created: Any = self._result(response.body, target.model)
         return created
+
+    @overload
+    async def update(
+        self,
+        obj: ModelT,
+        *,
+        namespace: str | None = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+    ) -> ModelT: ...
+
+    @overload
+    async def update(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        namespace: str | None = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+    ) -> dict[str, Any]: ...
 
     async def update(
         self,
-        obj: ObjT,
+        obj: ObjectLike,
         *,
         namespace: str | None = None,
         subresource: str | None = None,
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: FieldValidation | str | None = None,
-    ) -> ObjT:
+    ) -> Any:
         """Replace ``obj`` (PUT). Its ``metadata.resourceVersion`` makes this optimistic:
         :class:`~setpoint.client.errors.Conflict` if the object changed since it was read.
         """
@@ -786,12 +832,68 @@ class Client:
             body=json_codec.encode(target.body),
             content_type="application/json",
         )
-        updated: ObjT = self._result(response.body, target.model)
+        updated: Any = self._result(response.body, target.model)
         return updated
 
-    async def update_status(self, obj: ObjT, **kwargs: Any) -> ObjT:
+    @overload
+    async def update_status(self, obj: ModelT, **kwargs: Any) -> ModelT: ...
+
+    @overload
+    async def update_status(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+
+    async def update_status(self, obj: ObjectLike, **kwargs: Any) -> Any:
         """Replace the ``status`` subresource of ``obj`` (PUT ``.../status``); same options."""
         return await self.update(obj, subresource="status", **kwargs)
+
+    @overload
+    async def patch(
+        self,
+        target: ModelT,
+        patch: Any,
+        /,
+        *,
+        namespace: str | None = ...,
+        patch_type: PatchType | str = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+        force: bool | None = ...,
+    ) -> ModelT: ...
+
+    @overload
+    async def patch(
+        self,
+        target: Mapping[str, Any],
+        patch: Any,
+        /,
+        *,
+        namespace: str | None = ...,
+        patch_type: PatchType | str = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+        force: bool | None = ...,
+    ) -> dict[str, Any]: ...
+
+    @overload
+    async def patch(
+        self,
+        target: str,
+        kind: str,
+        name: str,
+        patch: Any,
+        /,
+        *,
+        namespace: str | None = ...,
+        patch_type: PatchType | str = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+        force: bool | None = ...,
+    ) -> dict[str, Any]: ...
 
     async def patch(
         self,
@@ -848,9 +950,35 @@ class Client:
         )
         return self._result(response.body, resolved.model)
 
+    @overload
     async def apply(
         self,
-        obj: ObjT,
+        obj: ModelT,
+        *,
+        field_manager: str | None = ...,
+        force: bool = ...,
+        namespace: str | None = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_validation: FieldValidation | str | None = ...,
+    ) -> ModelT: ...
+
+    @overload
+    async def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_manager: str | None = ...,
+        force: bool = ...,
+        namespace: str | None = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_validation: FieldValidation | str | None = ...,
+    ) -> dict[str, Any]: ...
+
+    async def apply(
+        self,
+        obj: ObjectLike,
         *,
         field_manager: str | None = None,
         force: bool = False,
@@ -858,7 +986,7 @@ class Client:
         subresource: str | None = None,
         dry_run: bool = False,
         field_validation: FieldValidation | str | None = None,
-    ) -> ObjT:
+    ) -> Any:
         """Server-side apply ``obj``: send only the fields you own; creates it if absent.
 
         ``field_manager`` names the owner (default: the client's, else ``"setpoint"``);
@@ -868,7 +996,7 @@ class Client:
         """
         target = self._target(obj, None, None, namespace, need_name=True)
         assert target.body is not None
-        applied: ObjT = await self.patch(
+        applied: Any = await self.patch(
             target.body if target.model is None else obj,
             target.body,
             namespace=namespace,
@@ -881,9 +1009,66 @@ class Client:
         )
         return applied
 
-    async def apply_status(self, obj: ObjT, **kwargs: Any) -> ObjT:
+    @overload
+    async def apply_status(self, obj: ModelT, **kwargs: Any) -> ModelT: ...
+
+    @overload
+    async def apply_status(self, obj: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]: ...
+
+    async def apply_status(self, obj: ObjectLike, **kwargs: Any) -> Any:
         """Server-side apply to the ``status`` subresource; same options as :meth:`apply`."""
         return await self.apply(obj, subresource="status", **kwargs)
+
+    async def wait_for(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        condition: Callable[[dict[str, Any] | None], bool],
+        *,
+        namespace: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Wait until ``condition(obj)`` is true for one object, like ``kubectl wait``.
+
+        ``condition`` gets the object as a dict, or None while it does not exist (so
+        ``lambda o: o is None`` waits for a deletion). Returns the object that satisfied it.
+        Reads once, then follows a watch from that read; a watch that ends or expires is
+        resumed. It waits forever: bound it with ``async with asyncio.timeout(seconds):``.
+        """
+        while True:
+            try:
+                current: dict[str, Any] | None = await self.get(
+                    api_version, kind, name, namespace=namespace
+                )
+            except NotFound:
+                current = None
+            if condition(current):
+                return current
+            listed_rv = (current or {}).get("metadata", {}).get("resourceVersion")
+            if current is None:
+                # Absent: watch from "now" by listing (there is no object to take an RV from).
+                listed = await self.list(
+                    api_version,
+                    kind,
+                    namespace=namespace,
+                    field_selector={"metadata.name": name},
+                )
+                listed_rv = listed.resource_version
+                if listed.items:
+                    continue  # created meanwhile: read it again
+            events = self.watch(
+                api_version, kind, namespace=namespace, name=name, resource_version=listed_rv
+            )
+            try:
+                async with contextlib.aclosing(events):
+                    async for event in events:
+                        obj = None if event.type is WatchEventType.DELETED else event.object
+                        if condition(obj):
+                            return obj
+            except (Gone, ConnectionFailed):
+                pass
+            # The watch ended or broke: resume from a fresh read, without hammering the server.
+            await asyncio.sleep(WAIT_FOR_RESUME_DELAY)
 
     async def scale(
         self,
@@ -970,8 +1155,8 @@ class Client:
         target = self._target(api_version, kind, None, namespace, need_name=False)
         _, path = await self._path(target, with_name=False)
         params: dict[str, str] = {}
-        labels = _label_selector(label_selector)
-        fields = _field_selector(field_selector)
+        labels = label_selector_param(label_selector)
+        fields = field_selector_param(field_selector)
         if labels:
             params["labelSelector"] = labels
         if fields:
@@ -991,14 +1176,3 @@ class Client:
             content_type="application/json",
         )
         return _decode_object(response.body) if response.body else {}
-
-
-async def _guarded_lines(response: aiohttp.ClientResponse, path: str) -> AsyncIterator[bytes]:
-    """Lines of a watch stream; transport failures mid-stream become ``ConnectionFailed``."""
-    try:
-        async for line in iter_lines(response):
-            yield line
-    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise ConnectionFailed(
-            f"watch {path}: stream broken: {type(exc).__name__}: {exc}", method="GET", url=path
-        ) from exc

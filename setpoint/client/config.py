@@ -38,6 +38,9 @@ def _default_user_agent() -> str:
 
 
 DEFAULT_USER_AGENT = _default_user_agent()
+# TLS contexts kept per client: the static one plus a few generations of exec-plugin
+# certificates (each rotation adds one).
+MAX_CACHED_SSL_CONTEXTS = 4
 # The namespace used when neither the kubeconfig context nor the pod says otherwise.
 DEFAULT_NAMESPACE = "default"
 
@@ -55,15 +58,15 @@ class ClientConfig:
     namespace: str = DEFAULT_NAMESPACE
     credentials: CredentialSource | None = None
     ca_file: str | None = None
-    ca_data: bytes | None = None
+    ca_data: bytes | None = field(default=None, repr=False)
     insecure_skip_tls_verify: bool = False
     tls_server_name: str | None = None
     proxy_url: str | None = None
     disable_compression: bool = False  # ask for uncompressed answers (faster on fast networks)
     client_cert_file: str | None = None
     client_key_file: str | None = None
-    client_cert_data: bytes | None = None
-    client_key_data: bytes | None = None
+    client_cert_data: bytes | None = field(default=None, repr=False)
+    client_key_data: bytes | None = field(default=None, repr=False)  # never print private keys
     user_agent: str = DEFAULT_USER_AGENT
     context: str | None = None  # the kubeconfig context this came from, for messages
     # Impersonation (kubeconfig "as", "as-uid", "as-groups", "as-user-extra").
@@ -181,6 +184,8 @@ class ClientConfig:
         if cached is not None:
             return cached
         context = self._build_ssl_context(dynamic_cert)
+        if len(self._ssl_cache) >= MAX_CACHED_SSL_CONTEXTS:
+            self._ssl_cache.clear()  # rotated exec certificates: old contexts are dead weight
         self._ssl_cache[dynamic_cert] = context
         return context
 

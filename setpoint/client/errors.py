@@ -28,6 +28,7 @@ __all__ = [
     "Forbidden",
     "Gone",
     "Invalid",
+    "InvalidResponse",
     "MethodNotAllowed",
     "NoKindMatch",
     "NotAcceptable",
@@ -95,6 +96,10 @@ class ConnectionFailed(ClientError):
         super().__init__(message)
         self.method = method
         self.url = url
+
+
+class InvalidResponse(ClientError):
+    """A 2xx answer whose body is not the JSON expected (not JSON at all, or not an object)."""
 
 
 class NoKindMatch(ClientError, LookupError):

@@ -14,6 +14,9 @@ from typing import Any
 
 import msgspec
 
+from setpoint.api.times import format_micro_time
+from setpoint.client.errors import InvalidResponse
+
 __all__ = ["decode", "encode"]
 
 _encoder = msgspec.json.Encoder()
@@ -30,22 +33,30 @@ def _normalise(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_normalise(item) for item in value]
     if isinstance(value, datetime.datetime):
-        return _format_time(value)
+        # Six fraction digits suit both kinds of timestamp fields: Time accepts any RFC 3339
+        # fraction, while MicroTime (Lease renewTime, Event eventTime) demands exactly six.
+        return format_micro_time(value)
     return value
 
 
-def _format_time(value: datetime.datetime) -> str:
-    # Kubernetes Time is RFC 3339 with a "Z" suffix and second precision.
-    if value.tzinfo is not None:
-        value = value.astimezone(datetime.UTC).replace(tzinfo=None)
-    return value.replace(microsecond=0).isoformat() + "Z"
-
-
 def encode(value: Any) -> bytes:
-    """Encode a JSON-compatible value; integral floats become integers, datetimes RFC 3339."""
+    """Encode a JSON-compatible value; integral floats become integers, datetimes RFC 3339
+    with microseconds (naive datetimes are taken as UTC)."""
     return _encoder.encode(_normalise(value))
 
 
+# How much of an undecodable body to quote in the error.
+MAX_QUOTED_CHARS = 200
+
+
 def decode(data: bytes | str) -> Any:
-    """Decode JSON bytes into plain Python values (dicts, lists, str, int, float, bool, None)."""
-    return msgspec.json.decode(data)
+    """Decode JSON bytes into plain Python values (dicts, lists, str, int, float, bool, None).
+
+    Raises :class:`~setpoint.client.errors.InvalidResponse` quoting the start of the data.
+    """
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        quoted = text[:MAX_QUOTED_CHARS] + ("..." if len(text) > MAX_QUOTED_CHARS else "")
+        raise InvalidResponse(f"invalid JSON from the server ({exc}): {quoted!r}") from exc

@@ -34,7 +34,7 @@ from setpoint.client.rate_limit import TokenBucket
 from setpoint.client.retry_policy import RetryPolicy, is_idempotent_method, parse_retry_after
 from setpoint.client.server_warnings import WarningHandler
 
-__all__ = ["JSON", "RawResponse", "Transport", "TransportOptions"]
+__all__ = ["JSON", "RawResponse", "Transport", "TransportOptions", "iter_lines", "watch_lines"]
 
 LOGGER = logging.getLogger("setpoint.client")
 
@@ -88,7 +88,7 @@ class _ConnectionProblem(Exception):
 def _classify(exc: BaseException) -> _ConnectionProblem:
     if isinstance(exc, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
         return _ConnectionProblem(exc, sent=False, retryable=False)
-    if isinstance(exc, aiohttp.ClientConnectorError):
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
         return _ConnectionProblem(exc, sent=False)
     if isinstance(exc, ssl.SSLError):
         return _ConnectionProblem(exc, sent=False, retryable=False)
@@ -120,6 +120,8 @@ class Transport:
         """Create the HTTP session (must run inside the event loop that will use it)."""
         if self._session is not None:
             return
+        if self.config.uses_tls:
+            self.config.ssl_context()  # fail now, naming the file, if a CA or cert is unusable
         connector = aiohttp.TCPConnector(limit=self.options.max_connections)
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -352,3 +354,14 @@ async def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
     tail = b"".join(partial).strip()
     if tail:
         yield tail
+
+
+async def watch_lines(response: aiohttp.ClientResponse, path: str) -> AsyncIterator[bytes]:
+    """Lines of a watch stream; transport failures mid-stream become ``ConnectionFailed``."""
+    try:
+        async for line in iter_lines(response):
+            yield line
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise ConnectionFailed(
+            f"watch {path}: stream broken: {type(exc).__name__}: {exc}", method="GET", url=path
+        ) from exc

@@ -31,8 +31,15 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 def as_dict(obj: ObjectLike) -> dict[str, Any]:
     """A JSON-ready dict of ``obj``: a shallow copy of a mapping, or a dumped model."""
     if isinstance(obj, BaseModel):
-        dumped = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return dict(dumped)
+        dumped = dict(obj.model_dump(mode="json", by_alias=True, exclude_none=True))
+        if "apiVersion" not in dumped or "kind" not in dumped:
+            # Models may declare their type as class variables rather than fields.
+            try:
+                api_version, kind = static_type_fields(type(obj))
+            except ValueError:
+                return dumped
+            dumped = {"apiVersion": api_version, "kind": kind, **dumped}
+        return dumped
     if isinstance(obj, Mapping):
         return dict(obj)
     raise TypeError(
@@ -61,13 +68,25 @@ def _field_default(model: type[BaseModel], names: tuple[str, ...]) -> str | None
     return None
 
 
-def static_type_fields(model: type[BaseModel]) -> tuple[str, str]:
-    """``(apiVersion, kind)`` of a model class, read from the defaults of those fields.
+def _class_constant(model: type[BaseModel], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = getattr(model, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
-    Raises ``ValueError`` naming the model when it does not declare both defaults.
+
+def static_type_fields(model: type[BaseModel]) -> tuple[str, str]:
+    """``(apiVersion, kind)`` of a model class.
+
+    Read from the defaults of its ``apiVersion``/``kind`` fields, else from class variables
+    (``api_version``/``apiVersion``/``__api_version__`` and ``kind``/``__kind__``).
+    Raises ``ValueError`` naming the model when it declares neither.
     """
-    api_version = _field_default(model, ("apiVersion", "api_version"))
-    kind = _field_default(model, ("kind",))
+    api_version = _field_default(model, ("apiVersion", "api_version")) or _class_constant(
+        model, ("api_version", "apiVersion", "__api_version__")
+    )
+    kind = _field_default(model, ("kind",)) or _class_constant(model, ("kind", "__kind__"))
     if api_version is None or kind is None:
         raise ValueError(
             f"model {model.__name__} must give apiVersion and kind default values "

@@ -76,6 +76,12 @@ class LocalCluster:
         return self._running().https_url
 
     @property
+    def certificate_authority_pem(self) -> bytes | None:
+        """The PEM certificate clients of :attr:`https_url` trust (None without HTTPS)."""
+        certificate = self._running().certificate
+        return certificate.certificate_pem if certificate is not None else None
+
+    @property
     def token(self) -> str:
         """The bearer token clients must send."""
         return self._running().token

@@ -36,7 +36,7 @@ from setpoint.controller.handlers import (
     Handler,
     MapFunction,
 )
-from setpoint.controller.predicates import Predicate
+from setpoint.controller.predicates import Predicate, checked_predicates
 from setpoint.controller.rate_limiters import RateLimiter
 from setpoint.controller.reconcile import ReconcilerLike
 from setpoint.controller.source import CacheLike, KindSource, Source
@@ -105,18 +105,6 @@ def _check_kind(method: str, api_version: str, kind: str) -> None:
         raise ValueError(f"{method}: kind must be a non-empty string")
 
 
-def _check_predicates(method: str, predicates: Sequence[Predicate]) -> tuple[Predicate, ...]:
-    if isinstance(predicates, Predicate):
-        return (predicates,)
-    for index, predicate in enumerate(predicates):
-        if not isinstance(predicate, Predicate):
-            raise TypeError(
-                f"{method}: predicates[{index}] must be a Predicate, got "
-                f"{type(predicate).__name__} (wrap functions with predicate_for(fn))"
-            )
-    return tuple(predicates)
-
-
 class Builder:
     """Builds a :class:`Controller` for ``manager`` (controller-runtime's ``Builder``)."""
 
@@ -150,7 +138,7 @@ class Builder:
             api_version,
             kind,
             EnqueueRequestForObject(),
-            _check_predicates("for_", predicates),
+            checked_predicates("for_", predicates),
             metadata_only,
         )
         return self
@@ -172,7 +160,7 @@ class Builder:
                 api_version,
                 kind,
                 _PendingOwner(only_controller),
-                _check_predicates("owns", predicates),
+                checked_predicates("owns", predicates),
                 metadata_only,
             )
         )
@@ -198,7 +186,7 @@ class Builder:
             handler = EnqueueRequestsFromMapFunc(handler)
         self._watches.append(
             _Watch(
-                api_version, kind, handler, _check_predicates("watches", predicates), metadata_only
+                api_version, kind, handler, checked_predicates("watches", predicates), metadata_only
             )
         )
         return self
@@ -216,7 +204,7 @@ class Builder:
 
     def with_event_filter(self, *predicates: Predicate) -> Builder:
         """Predicates applied to the events of every kind this controller watches."""
-        self._global_predicates.extend(_check_predicates("with_event_filter", predicates))
+        self._global_predicates.extend(checked_predicates("with_event_filter", predicates))
         return self
 
     with_predicates = with_event_filter

@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_CACHE_SYNC_TIMEOUT",
     "DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT",
     "DEFAULT_MAX_CONCURRENT_RECONCILES",
+    "OUTCOME_FAILURE_RETRY_DELAY",
     "PROGRAMMING_ERRORS",
     "CacheSyncTimeoutError",
     "Controller",
@@ -59,6 +60,9 @@ logger = logging.getLogger("setpoint.controller")
 DEFAULT_MAX_CONCURRENT_RECONCILES = 1
 DEFAULT_CACHE_SYNC_TIMEOUT = 120.0
 DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT = 30.0
+# When acting on a reconcile's outcome fails (e.g. a buggy custom rate limiter), the key is
+# retried after this long: slow enough not to spin on the bug, soon enough not to be forgotten.
+OUTCOME_FAILURE_RETRY_DELAY = 10.0
 
 #: Exceptions that signal a bug in the reconciler rather than a failure of the world. Python has
 #: no panic/error split; these are counted in ``controller_runtime_reconcile_panics_total`` (as
@@ -215,6 +219,8 @@ class Controller:
             await self._stop_sources()
             self._release_name()
             raise
+        if self._stopping:
+            return  # stop() was called while the caches synced: it already cleaned up
         metrics.MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent_reconciles)
         if not self._is_async and self.executor is None:
             # One thread per worker: the loop's shared default pool may be smaller than
@@ -323,6 +329,15 @@ class Controller:
                 if self._stopping:
                     return  # keys still queued at shutdown are dropped
                 await self._reconcile(request)
+            except Exception:
+                # Never reached by reconciler errors (handled in _reconcile); this guards the
+                # worker against bugs in pluggable parts, since a dead worker stops the controller.
+                logger.exception(
+                    "controller %s: handling the outcome of reconciling %s failed; retrying in %gs",
+                    self.name, request, OUTCOME_FAILURE_RETRY_DELAY,
+                    extra={"controller": self.name, "key": str(request)},
+                )  # fmt: skip
+                queue.add_after(request, OUTCOME_FAILURE_RETRY_DELAY)
             finally:
                 queue.done(request)
 

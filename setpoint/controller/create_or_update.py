@@ -104,11 +104,23 @@ def _replace(target: MutableMapping[str, Any], source: dict[str, Any]) -> dict[s
     return source
 
 
-async def _create(
-    client: Client, obj: MutableMapping[str, Any], mutate: Mutate, identity: Any
-) -> tuple[OperationResult, dict[str, Any]]:
-    desired = copy.deepcopy(dict(obj))
+async def _read_and_mutate(
+    client: Client, obj: MutableMapping[str, Any], mutate: Mutate
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The object as the server has it (None if absent) and a copy ``mutate`` has applied to.
+
+    When the object is absent, ``mutate`` is applied to a copy of ``obj`` (the skeleton).
+    """
+    identity = _identity(obj)
+    current = await _get_or_none(client, identity)
+    desired = copy.deepcopy(current if current is not None else dict(obj))
     await _mutate(mutate, desired, identity)
+    return current, desired
+
+
+async def _create(
+    client: Client, obj: MutableMapping[str, Any], desired: dict[str, Any]
+) -> tuple[OperationResult, dict[str, Any]]:
     desired.get("metadata", {}).pop("resourceVersion", None)
     created: dict[str, Any] = await client.create(desired)
     return OperationResult.CREATED, _replace(obj, created)
@@ -122,12 +134,9 @@ async def create_or_update(
     ``obj`` needs apiVersion, kind, metadata.name (and namespace for namespaced kinds).
     Raises ``Conflict`` if the object changed between the read and the write.
     """
-    identity = _identity(obj)
-    current = await _get_or_none(client, identity)
+    current, desired = await _read_and_mutate(client, obj, mutate)
     if current is None:
-        return await _create(client, obj, mutate, identity)
-    desired = copy.deepcopy(current)
-    await _mutate(mutate, desired, identity)
+        return await _create(client, obj, desired)
     if json_equal(current, desired):
         return OperationResult.UNCHANGED, _replace(obj, desired)
     updated: dict[str, Any] = await client.update(desired)
@@ -142,12 +151,9 @@ async def create_or_patch(
     With ``optimistic=True`` the patches carry the resourceVersion read, so a concurrent change
     gives ``Conflict`` (use it when ``mutate`` edits lists, which merge patches replace whole).
     """
-    identity = _identity(obj)
-    current = await _get_or_none(client, identity)
+    current, desired = await _read_and_mutate(client, obj, mutate)
     if current is None:
-        return await _create(client, obj, mutate, identity)
-    desired = copy.deepcopy(current)
-    await _mutate(mutate, desired, identity)
+        return await _create(client, obj, desired)
     before_status, after_status = current.get("status"), desired.get("status")
     before_main = {k: v for k, v in current.items() if k != "status"}
     after_main = {k: v for k, v in desired.items() if k != "status"}

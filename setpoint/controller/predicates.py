@@ -30,6 +30,7 @@ __all__ = [
     "ResourceVersionChanged",
     "all_pass",
     "and_",
+    "checked_predicates",
     "not_",
     "or_",
     "predicate_for",
@@ -218,31 +219,36 @@ class _Not(Predicate):
         return not self.predicate.generic(obj)
 
 
-def _check_predicates(name: str, predicates: Sequence[object]) -> None:
+def checked_predicates(
+    where: str, predicates: Predicate | Sequence[object]
+) -> tuple[Predicate, ...]:
+    """``predicates`` (one or several) as a tuple; raises ``TypeError`` naming ``where`` and the
+    position of anything that is not a :class:`Predicate`."""
+    if isinstance(predicates, Predicate):
+        return (predicates,)
     for index, predicate in enumerate(predicates):
         if not isinstance(predicate, Predicate):
             raise TypeError(
-                f"{name}: argument {index} must be a Predicate, got {type(predicate).__name__} "
-                "(wrap plain functions with predicate_for(fn))"
+                f"{where}: predicates[{index}] must be a Predicate, got "
+                f"{type(predicate).__name__} (wrap plain functions with predicate_for(fn))"
             )
+    return tuple(predicates)  # type: ignore[arg-type]  # checked above
 
 
 def and_(*predicates: Predicate) -> Predicate:
     """Passes an event when every predicate passes it (no predicates: everything passes)."""
-    _check_predicates("and_", predicates)
-    return _And(predicates)
+    return _And(checked_predicates("and_", predicates))
 
 
 def or_(*predicates: Predicate) -> Predicate:
     """Passes an event when any predicate passes it (no predicates: nothing passes)."""
-    _check_predicates("or_", predicates)
-    return _Or(predicates)
+    return _Or(checked_predicates("or_", predicates))
 
 
 def not_(predicate: Predicate) -> Predicate:
     """Passes exactly the events ``predicate`` rejects."""
-    _check_predicates("not_", (predicate,))
-    return _Not(predicate)
+    (checked,) = checked_predicates("not_", (predicate,))
+    return _Not(checked)
 
 
 def all_pass(predicates: Sequence[Predicate]) -> Predicate | None:

@@ -12,6 +12,7 @@ current state from the cache, acts, and says whether to run again. The outcome i
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
@@ -58,8 +59,10 @@ class Result:
                     f"Result.requeue_after: expected seconds (int/float) or a timedelta, "
                     f"got {type(delay).__name__}"
                 )
-            if delay < 0 or delay != delay:
-                raise ValueError(f"Result.requeue_after: must be >= 0 seconds, got {delay!r}")
+            if not (0 <= delay < math.inf):  # also rejects NaN
+                raise ValueError(
+                    f"Result.requeue_after: must be a finite number >= 0 seconds, got {delay!r}"
+                )
 
     @property
     def requeue_after_seconds(self) -> float:

@@ -55,7 +55,7 @@ _NOTE_MAX: Final = 1024
 _REASON_MAX: Final = 128
 _NAME_PREFIX_MAX: Final = 200
 _EVENTS_API: Final = "events.k8s.io/v1"
-_SeriesKey = tuple[str, str, str, str, str, str, str, str]
+_SeriesKey = tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -102,6 +102,12 @@ def _reference(obj: Mapping[str, Any] | CachedObject) -> dict[str, Any]:
     if rv:
         ref["resourceVersion"] = rv
     return ref
+
+
+def _identity(ref: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
+    if ref is None:
+        return ("", "", "", "")
+    return (ref.get("uid", ""), ref["kind"], ref.get("namespace", ""), ref["name"])
 
 
 class EventRecorder:
@@ -226,10 +232,8 @@ class EventRecorder:
         if self._stopped:
             self.dropped += 1
             return
-        key: _SeriesKey = (
-            ref.get("uid", ""), ref["kind"], ref.get("namespace", ""), ref["name"],
-            type, reason, action, note,
-        )  # fmt: skip
+        # client-go's isomorphic-event key: the same fact about the same objects.
+        key: _SeriesKey = (*_identity(ref), type, reason, action, note, *_identity(related))
         now = self._clock()
         series = self._series.get(key)
         if series is not None and now - series.last_seen <= self.aggregation_window:

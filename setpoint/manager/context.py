@@ -9,18 +9,24 @@ an event recorder, a logger) with shortcuts scoped to the request::
             return None                                # deleted: children go with it (GC)
         maps = await ctx.owned("v1", "ConfigMap")      # children it controls, from the cache
         await ctx.apply_owned({...})                   # server-side apply, owned by the widget
+        ctx.recorder.normal(widget, "Applied", "applied the config map")   # an Event
         ctx.log.info("applied")                        # controller, key and reconcile id added
 
 Reads come from the cache and are fresh dicts (mutate them freely); writes go through the client.
+Also: `ctx.get(api_version, kind, name)` and `ctx.list(api_version, kind, label_selector=...)`
+(in the request's namespace by default), `ctx.cache` / `ctx.client` for anything else, and
+`ctx.run(coroutine)` for sync reconcilers, which run in a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import copy
+import inspect
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from setpoint.api.owners import set_controller_reference
 from setpoint.cache import OWNER_UID_INDEX, Cache
@@ -33,6 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_FIELD_MANAGER", "Context"]
 
+T = TypeVar("T")
+
 # The server-side apply field manager when the operator does not name one.
 DEFAULT_FIELD_MANAGER = "setpoint"
 
@@ -41,6 +49,7 @@ class Context:
     """Per-reconcile handles and request-scoped shortcuts (see the module docs)."""
 
     __slots__ = (
+        "_loop",
         "_recorder",
         "api_version",
         "controller",
@@ -70,6 +79,8 @@ class Context:
         self.kind = kind
         self._recorder = recorder
         self.field_manager = field_manager
+        # Contexts are made on the event loop; sync reconcilers call back into it via run().
+        self._loop = asyncio.get_running_loop()
         self.log = log or logging.getLogger(f"setpoint.controller.{controller}")
 
     @property
@@ -186,8 +197,25 @@ class Context:
             )
         ]
 
+    def run(self, awaitable: Awaitable[T]) -> T:
+        """From a sync reconciler (which runs in a worker thread): run an async call on the
+        operator's event loop and return its result, e.g. `obj = ctx.run(ctx.get())`."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()  # never run: do not warn that it was not awaited
+            raise RuntimeError("Context.run: called on the event loop; use `await` instead")
+        return asyncio.run_coroutine_threadsafe(_as_coroutine(awaitable), self._loop).result()
+
     def _namespace(self, namespace: str | None) -> str | None:
         return namespace if namespace is not None else self.request.namespace
 
     def __repr__(self) -> str:
         return f"<Context {self.controller} {self.request}>"
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable

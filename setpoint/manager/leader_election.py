@@ -46,6 +46,8 @@ RETRY_PERIOD = 2.0  # how often the leader renews and candidates retry
 # client-go's JitterFactor: candidates wait retry_period * (1 + random() * JITTER) between tries
 # so that replicas started together do not hit the API server in lockstep.
 JITTER_FACTOR = 1.2
+# Re-reads allowed when releasing conflicts with our own last (cancelled) renewal.
+RELEASE_ATTEMPTS = 3
 # client-go's release writes this duration so that successors see the Lease expire at once.
 RELEASED_LEASE_DURATION_SECONDS = 1
 
@@ -191,21 +193,35 @@ class LeaderElector:
         if not self._is_leader or self._lease is None:
             return False
         self._set_leader(False)
-        lease = copy.deepcopy(self._lease)
-        spec = lease.setdefault("spec", {})
-        if spec.get("holderIdentity") != self.identity:
-            return False
-        spec["holderIdentity"] = ""
-        spec["leaseDurationSeconds"] = RELEASED_LEASE_DURATION_SECONDS
-        spec["renewTime"] = format_micro_time(datetime.now(UTC))
         try:
             async with asyncio.timeout(self.config.renew_deadline):
-                self._lease = await self.lock.update(lease)
+                released = await self._write_release(self._lease)
         except Exception as error:  # the lease simply expires later; nothing else to do
             log.warning("failed to release lease %s: %s", self.lease_description, error)
             return False
-        log.info("released lease %s", self.lease_description)
-        return True
+        if released:
+            log.info("released lease %s", self.lease_description)
+        return released
+
+    async def _write_release(self, lease: dict[str, Any]) -> bool:
+        for _ in range(RELEASE_ATTEMPTS):
+            released = copy.deepcopy(lease)
+            spec = released.setdefault("spec", {})
+            if spec.get("holderIdentity") != self.identity:
+                return False  # someone else holds it: nothing of ours to release
+            spec["holderIdentity"] = ""
+            spec["leaseDurationSeconds"] = RELEASED_LEASE_DURATION_SECONDS
+            spec["renewTime"] = format_micro_time(datetime.now(UTC))
+            try:
+                self._lease = await self.lock.update(released)
+                return True
+            except Conflict:
+                # A renewal cancelled mid-flight may have landed: read the current version.
+                current = await self.lock.get()
+                if current is None:
+                    return False
+                lease = current
+        return False
 
     def _lose(self, reason: str) -> NoReturn:
         self._set_leader(False)

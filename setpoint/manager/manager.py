@@ -165,6 +165,7 @@ class Manager:
         self._started = False
         self._stopped = False
         self._cleaned_up = False
+        self._abort_task: asyncio.Task[None] | None = None
         self._stop_lock = asyncio.Lock()
 
     # ----- what the manager holds -----
@@ -201,7 +202,8 @@ class Manager:
 
     @property
     def is_leader(self) -> bool:
-        """True when the leader-election runnables may run (always, without leader election)."""
+        """True while the leader-election runnables may run (once started, always so without
+        leader election)."""
         return self._elected.is_set()
 
     async def wait_for_leadership(self) -> None:
@@ -263,6 +265,7 @@ class Manager:
         metrics_bind_address: str | None = None,
         health_probe_bind_address: str | None = None,
         graceful_shutdown_timeout: float | None = None,
+        warm_up_caches: bool | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -310,6 +313,8 @@ class Manager:
                     f"got {graceful_shutdown_timeout}"
                 )
             self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
+        if warm_up_caches is not None:
+            self.warm_up_caches = warm_up_caches
 
     # ----- lifecycle -----
 
@@ -508,7 +513,16 @@ class Manager:
     def _fail(self, error: BaseException) -> None:
         if self._failure is None and not self._stopped:
             self._failure = error
+        elif self._stopped and isinstance(error, LeaderElectionLost):
+            # Lost while controllers drain gracefully: a former leader must not keep acting.
+            log.error("leadership lost during shutdown; aborting in-flight work")
+            self._abort_task = asyncio.create_task(self._abort_leader_runnables())
         self._done.set()
+
+    async def _abort_leader_runnables(self) -> None:
+        await asyncio.gather(
+            *(managed.abort() for managed in self._runnables if managed.needs_leader_election)
+        )
 
     async def _start_endpoints(self) -> None:
         if self._metrics_address is not None:
@@ -529,6 +543,9 @@ class Manager:
         if self._cleaned_up:
             return
         self._cleaned_up = True
+        if self._abort_task is not None:
+            with contextlib.suppress(Exception):
+                await self._abort_task
         if self._election_task is not None:
             await _cancel(self._election_task)
         if self._cache is not None:

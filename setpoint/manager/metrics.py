@@ -2,7 +2,7 @@
 
 Leader election exports what client-go's `leaderelection` metrics provider exports, so alerts
 written for Go operators (`leader_election_master_status == 0` on every replica) keep working.
-The process and platform collectors are added to the shared registry once, the first time a
+The process, GC and platform collectors are added to the shared registry once, the first time a
 metrics endpoint is served, like controller-runtime registers the process collector.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from prometheus_client import Counter, Gauge, PlatformCollector, ProcessCollector
+from prometheus_client import Counter, Gauge, GCCollector, PlatformCollector, ProcessCollector
 
 from setpoint.client.metrics import REGISTRY
 
@@ -37,11 +37,13 @@ _collectors_registered = False
 
 
 def register_process_collectors() -> None:
-    """Add the process (CPU, memory, fds) and platform collectors to the shared registry once."""
+    """Add the process (CPU, memory, fds), Python GC and platform collectors to the shared
+    registry once (Python's counterparts of the Go and process collectors of Go operators)."""
     global _collectors_registered
     with _collectors_lock:
         if _collectors_registered:
             return
         ProcessCollector(registry=REGISTRY)
         PlatformCollector(registry=REGISTRY)
+        GCCollector(registry=REGISTRY)
         _collectors_registered = True

@@ -39,6 +39,7 @@ from setpoint.controller.handlers import MapFunction
 from setpoint.controller.predicates import Predicate
 from setpoint.controller.rate_limiters import RateLimiter
 from setpoint.controller.reconcile import Request, Result
+from setpoint.controller.source import Source
 from setpoint.manager.context import Context
 from setpoint.manager.manager import Manager, ManagerError
 
@@ -94,6 +95,7 @@ class _Registration:
     for_: tuple[str, str]
     owns: list[tuple[str, str]]
     watches: list[tuple[tuple[str, str], MapFunction]]
+    sources: list[Source]
     predicates: list[Predicate]
     name: str
     max_concurrent: int
@@ -162,6 +164,7 @@ class Operator(Manager):
         for_: KindRef,
         owns: Sequence[KindRef] = (),
         watches: Sequence[tuple[KindRef, MapFunction]] = (),
+        sources: Sequence[Source] = (),
         predicates: Sequence[Predicate] = (),
         name: str | None = None,
         max_concurrent: int = 1,
@@ -173,8 +176,10 @@ class Operator(Manager):
 
         `for_`: the primary kind (its keys are the requests). `owns`: child kinds whose changes
         re-reconcile their controlling owner. `watches`: `(kind, map_function)` pairs mapping
-        any object to requests. `predicates` filter every event source. `name` defaults to the
-        primary kind in lower case. `max_concurrent`: parallel reconciles (of different keys).
+        any object to requests. `sources`: custom event sources (e.g. a `ChannelSource` fed
+        from outside the cluster). `predicates` filter the events of every watched kind.
+        `name` defaults to the primary kind in lower case. `max_concurrent`: parallel
+        reconciles (of different keys).
         Returns the decorated object unchanged.
         """
 
@@ -194,6 +199,7 @@ class Operator(Manager):
                 for_=for_,
                 owns=owns,
                 watches=watches,
+                sources=sources,
                 predicates=predicates,
                 name=name,
                 max_concurrent=max_concurrent,
@@ -212,6 +218,7 @@ class Operator(Manager):
         for_: KindRef,
         owns: Sequence[KindRef] = (),
         watches: Sequence[tuple[KindRef, MapFunction]] = (),
+        sources: Sequence[Source] = (),
         predicates: Sequence[Predicate] = (),
         name: str | None = None,
         max_concurrent: int = 1,
@@ -235,6 +242,7 @@ class Operator(Manager):
             for_=primary,
             owns=[kind_of(ref, "owns") for ref in owns],
             watches=[(kind_of(ref, "watches"), map_fn) for ref, map_fn in watches],
+            sources=list(sources),
             predicates=list(predicates),
             name=controller_name,
             max_concurrent=max_concurrent,
@@ -264,6 +272,8 @@ class Operator(Manager):
             builder.owns(child_api_version, child_kind)
         for (watched_api_version, watched_kind), map_fn in registration.watches:
             builder.watches(watched_api_version, watched_kind, map_fn)
+        for source in registration.sources:
+            builder.watches_source(source)
         if registration.predicates:
             builder.with_event_filter(*registration.predicates)
         registration.controller = builder.with_options(

@@ -6,8 +6,9 @@ tasks, like setpoint's controllers) or run until stopped (like controller-runtim
 shutdown timeout and then cancels what is left. An `async def fn()` is run until cancelled.
 
 By default a runnable needs leader election (it only runs while this process is the leader),
-as in controller-runtime; a runnable says otherwise with `needs_leader_election = False`, or the
-caller passes `needs_leader_election=` to `Manager.add`.
+as in controller-runtime; a runnable says otherwise with a `needs_leader_election = False` (or
+`need_leader_election = False`, the controller's spelling) attribute, or the caller passes
+`needs_leader_election=` to `Manager.add`.
 """
 
 from __future__ import annotations
@@ -99,6 +100,16 @@ class ManagedRunnable:
     async def _run(self) -> None:
         await self._start()
 
+    async def abort(self) -> None:
+        """Stop at once, cancelling in-flight work (used when leadership is lost mid-stop)."""
+        self._stopping = True
+        if self._stop_takes_timeout:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(STOP_MARGIN):
+                    await self.target.stop(timeout=0)  # type: ignore[union-attr,call-arg]
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
     async def stop(self, grace: float) -> None:
         """Ask it to stop; after `grace` seconds cancel whatever still runs. Never raises."""
         self._stopping = True
@@ -126,8 +137,10 @@ class ManagedRunnable:
                 log.exception("error stopping %s", self.name)
         if not task.done():
             remaining = deadline - loop.time()
-            # A plain async function has no graceful stop: cancelling it is how it stops.
-            if remaining > 0 and self._stop is not None:
+            # A plain async function has no graceful stop: cancelling it is how it stops. A
+            # stop(timeout=...) has drained already: what start() still does (e.g. waiting for
+            # caches to sync) is moot.
+            if remaining > 0 and self._stop is not None and not self._stop_takes_timeout:
                 await asyncio.wait([task], timeout=remaining)
             if not task.done():
                 task.cancel()

@@ -52,6 +52,11 @@ class BackgroundCluster:
         return self._cluster().url
 
     @property
+    def https_url(self) -> str:
+        """``https://127.0.0.1:PORT``: the TLS listener the kubeconfig points at."""
+        return self._cluster().https_url
+
+    @property
     def token(self) -> str:
         """The bearer token."""
         return self._cluster().token

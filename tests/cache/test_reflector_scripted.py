@@ -406,3 +406,41 @@ async def test_expiring_again_right_after_a_relist_backs_off(
     await until(lambda: reflector.lists == 3, "the third list")
     # The first 410 (after progress) relisted at once; the second was treated as a failure.
     assert reflector._backoff.failures == 1
+
+
+async def test_a_watch_closed_at_once_without_events_backs_off(
+    running: list[SharedInformer],
+) -> None:
+    # A proxy or a broken server that answers every watch with an empty, finished stream must
+    # not be hammered with watch requests in a hot loop: such a watch counts as a failure.
+    client = ScriptedClient()
+    client.queue_list(list_body([], rv="10"))
+    for _ in range(3):
+        client.queue_watch()  # ends at once, not a single line
+    informer, _ = start(client, running)
+    reflector = informer.reflectors[0]
+    await until(lambda: len(client.watch_calls) >= 4, "the re-watches")
+    assert reflector._backoff.failures >= 3
+    assert "very short watch" in str(reflector.last_error)
+    assert [c["resource_version"] for c in client.watch_calls[:4]] == ["10"] * 4
+    assert len(client.list_calls) == 1
+
+
+async def test_a_watch_that_delivers_events_resets_the_backoff(
+    running: list[SharedInformer],
+) -> None:
+    # After an outage the delay has grown; once a watch proves the server healthy again (an
+    # event arrives), the next blip must be retried quickly, not after the outage's long delay.
+    client = ScriptedClient()
+    client.queue_list(
+        ConnectionFailed("refused"),
+        ConnectionFailed("refused"),
+        ConnectionFailed("refused"),
+        list_body([], rv="10"),
+    )
+    client.queue_watch(event_line("ADDED", configmap("a", rv="11")), ConnectionFailed("reset"))
+    informer, handler = start(client, running)
+    reflector = informer.reflectors[0]
+    await until(lambda: len(client.watch_calls) >= 2, "the re-watch after the blip")
+    assert handler.events == [("add", "a", "11", False)]
+    assert reflector._backoff.failures == 1  # the blip alone, not the outage's three failures

@@ -352,7 +352,7 @@ async def test_calls_name_missing_arguments(client: Client) -> None:
     with pytest.raises(ValueError, match="force"):
         await client.patch("v1", "ConfigMap", "x", {"a": 1}, force=True, namespace="n")
     with pytest.raises(TypeError, match="Kubernetes object"):
-        await client.create(42)  # type: ignore[type-var]
+        await client.create(42)  # type: ignore[call-overload]
 
 
 async def test_manual_paging_with_limit(scripted_server: ScriptedServer, client: Client) -> None:
@@ -367,3 +367,50 @@ async def test_manual_paging_with_limit(scripted_server: ScriptedServer, client:
     assert second.continue_token is None
     with pytest.raises(ValueError, match="limit"):
         await client.list("v1", "ConfigMap", namespace="ns", limit=0)
+
+
+async def test_no_kind_match_names_the_versions_that_serve_the_kind(
+    scripted_server: ScriptedServer, client: Client
+) -> None:
+    scripted_server.answer(
+        "GET", "/api", lambda: json_response({"kind": "APIVersions", "versions": ["v1"]})
+    )
+    scripted_server.answer(
+        "GET",
+        "/apis",
+        lambda: json_response(
+            {
+                "kind": "APIGroupList",
+                "groups": [
+                    {
+                        "name": "example.com",
+                        "versions": [{"groupVersion": "example.com/v1", "version": "v1"}],
+                        "preferredVersion": {"groupVersion": "example.com/v1", "version": "v1"},
+                    }
+                ],
+            }
+        ),
+    )
+    scripted_server.answer("GET", "/apis/example.com/v1", lambda: json_response(WIDGETS_V1))
+    with pytest.raises(NoKindMatch, match=r"serves this kind in: example\.com/v1"):
+        await client.mapper.resource_for("example.com/v2", "Widget")
+
+
+async def test_selectors_from_setpoint_api(scripted_server: ScriptedServer, client: Client) -> None:
+    from setpoint.api.selectors import FieldSelector, LabelSelector
+
+    path = "/api/v1/namespaces/ns/configmaps"
+    scripted_server.on("GET", path, _pager(1))
+    await client.list(
+        "v1",
+        "ConfigMap",
+        namespace="ns",
+        label_selector=LabelSelector.parse("app in (a,b),!legacy"),
+        field_selector=FieldSelector.parse("metadata.name=x"),
+    )
+    query = scripted_server.calls("GET", path)[0].query
+    expected = LabelSelector.parse("app in (a,b),!legacy")
+    assert LabelSelector.parse(query["labelSelector"]) == expected
+    assert query["fieldSelector"] == "metadata.name=x"
+    with pytest.raises(ValueError, match="matches nothing"):
+        await client.list("v1", "ConfigMap", label_selector=LabelSelector.nothing())

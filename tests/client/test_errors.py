@@ -113,3 +113,11 @@ def test_all_client_errors_share_a_base() -> None:
     assert issubclass(errors.ConnectionFailed, errors.ClientError)
     assert issubclass(errors.ConfigError, errors.ClientError)
     assert issubclass(errors.NoKindMatch, errors.ClientError)
+
+
+def test_undecodable_bodies_are_client_errors() -> None:
+    from setpoint.client import json_codec
+
+    with pytest.raises(errors.InvalidResponse, match="<html>"):
+        json_codec.decode(b"<html>proxy error</html>")
+    assert issubclass(errors.InvalidResponse, errors.ClientError)

@@ -356,3 +356,32 @@ async def test_disable_compression_asks_for_identity(scripted_server: ScriptedSe
             await client.server_version()
     assert "gzip" in seen[0]
     assert seen[1] == "identity"
+
+
+async def test_unusable_ca_fails_when_the_client_opens(tmp_path: Path) -> None:
+    bad = tmp_path / "ca.crt"
+    bad.write_text("not a certificate")
+    config = ClientConfig(server="https://h:1", ca_file=str(bad))
+    with pytest.raises(ConfigError, match=r"ca\.crt"):
+        await Client.from_config(config)
+
+
+def test_config_repr_never_shows_key_material() -> None:
+    config = ClientConfig(
+        server="https://h:1",
+        ca_data=b"CA-PEM",
+        client_cert_data=b"CERT-PEM",
+        client_key_data=b"SECRET-KEY-PEM",
+        credentials=StaticToken("SECRET-TOKEN"),
+    )
+    text = repr(config)
+    assert "https://h:1" in text
+    for secret in ("SECRET-KEY-PEM", "SECRET-TOKEN", "CERT-PEM", "CA-PEM"):
+        assert secret not in text
+
+
+async def test_a_closed_client_says_so(scripted_server: ScriptedServer) -> None:
+    client = await Client.from_config(ClientConfig(server=scripted_server.url))
+    await client.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await client.server_version()

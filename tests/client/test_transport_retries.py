@@ -269,3 +269,15 @@ async def test_5xx_retries_merge_patches_but_not_json_patches(
     calls = scripted_server.calls("PATCH", CM_PATH)
     assert len(calls) == attempts
     assert calls[0].headers["Content-Type"].startswith(f"application/{patch_type}")
+
+
+async def test_on_warning_receives_every_warning(scripted_server: ScriptedServer) -> None:
+    headers = {"Warning": '299 - "deprecated API"'}
+    scripted_server.answer("GET", CM_PATH, lambda: json_response(CM, 200, headers))
+    received: list[str] = []
+    async with Client.from_config(
+        ClientConfig(server=scripted_server.url), on_warning=received.append
+    ) as client:
+        await client.get("v1", "ConfigMap", "x")
+        await client.get("v1", "ConfigMap", "x")
+    assert received == ["deprecated API", "deprecated API"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -131,3 +131,22 @@ async def test_async_with_on_the_constructor_closes_the_client(
         await client.update(cm(resourceVersion="1"))
         assert not client.transport.closed
     assert client.transport.closed
+
+
+class Gadget(BaseModel):
+    """A model that declares its type as class variables instead of fields."""
+
+    api_version: ClassVar[str] = "example.com/v1"
+    kind: ClassVar[str] = "Gadget"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def test_models_with_class_level_types_get_apiversion_and_kind() -> None:
+    from setpoint.client.typed_objects import as_dict, static_type_fields
+
+    assert static_type_fields(Gadget) == ("example.com/v1", "Gadget")
+    assert as_dict(Gadget(metadata={"name": "g"})) == {
+        "apiVersion": "example.com/v1",
+        "kind": "Gadget",
+        "metadata": {"name": "g"},
+    }

@@ -23,20 +23,12 @@ class Kubectl:
         self, *args: str, stdin: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
         """Run kubectl; raise with its output when ``check`` and it fails."""
-        env = {**os.environ, "KUBECACHEDIR": str(self._cache_dir), "KUBECONFIG": ""}
         result = subprocess.run(
-            [
-                "kubectl",
-                "--kubeconfig",
-                str(self._kubeconfig),
-                "--cache-dir",
-                str(self._cache_dir),
-                *args,
-            ],
+            self._command(*args),
             input=stdin,
             capture_output=True,
             text=True,
-            env=env,
+            env=self._env(),
             timeout=KUBECTL_TIMEOUT_SECONDS,
             check=False,
         )
@@ -46,6 +38,29 @@ class Kubectl:
                 f"{result.stdout}\n{result.stderr}"
             )
         return result
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        """Start kubectl in the background (for ``get --watch``); stdout/stderr are pipes."""
+        return subprocess.Popen(
+            self._command(*args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self._env(),
+        )
+
+    def _command(self, *args: str) -> list[str]:
+        return [
+            "kubectl",
+            "--kubeconfig",
+            str(self._kubeconfig),
+            "--cache-dir",
+            str(self._cache_dir),
+            *args,
+        ]
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "KUBECACHEDIR": str(self._cache_dir), "KUBECONFIG": ""}
 
     def json(self, *args: str) -> Any:
         """Run kubectl with ``-o json`` and decode its output."""

@@ -47,7 +47,8 @@ async def test_conflicting_kind_is_not_accepted(api: RawAPI) -> None:
     assert reply.status == 201
     conditions = {c["type"]: c for c in reply.body["status"]["conditions"]}
     assert conditions["NamesAccepted"]["status"] == "False"
-    assert conditions["NamesAccepted"]["reason"] == "KindConflict"
+    # Upstream checks kind, then listKind; the last conflict found is reported.
+    assert conditions["NamesAccepted"]["reason"] == "ListKindConflict"
     assert conditions["Established"]["status"] == "False"
     assert (await api.request("GET", f"/apis/{group}/v1/gadgets")).status == 404
     for name in (second["metadata"]["name"], first["metadata"]["name"]):
@@ -102,4 +103,41 @@ async def test_create_drops_status_with_status_subresource(api: RawAPI, namespac
     body = {**widget("w", group), "status": {"ready": True}}
     created = await api.request("POST", f"/apis/{group}/v1/namespaces/{namespace}/widgets", body)
     assert "status" not in created.body
+    await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")
+
+
+async def test_scale_subresource_and_selectable_fields(api: RawAPI, namespace: str) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    version = crd["spec"]["versions"][0]
+    version["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.size",
+        "statusReplicasPath": ".status.size",
+    }
+    version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["size"] = {
+        "type": "integer"
+    }
+    version["selectableFields"] = [{"jsonPath": ".spec.color"}]
+    await api.request("POST", CRDS, crd)
+    path = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
+    await api.request("POST", path, widget("a", group, size=2))
+    red = widget("b", group)
+    red["spec"]["color"] = "red"
+    await api.request("POST", path, red)
+
+    scale = await api.request("GET", f"{path}/a/scale")
+    assert (scale.body["kind"], scale.body["spec"]) == ("Scale", {"replicas": 2})
+    patched = await api.request(
+        "PATCH",
+        f"{path}/a/scale",
+        {"spec": {"replicas": 6}},
+        content_type="application/merge-patch+json",
+    )
+    assert patched.body["spec"] == {"replicas": 6}
+    assert (await api.request("GET", f"{path}/a")).body["spec"]["size"] == 6
+
+    selected = await api.request("GET", f"{path}?fieldSelector=spec.color%3Dred")
+    assert [i["metadata"]["name"] for i in selected.body["items"]] == ["b"]
+    unknown = await api.request("GET", f"{path}?fieldSelector=spec.size%3D1")
+    assert unknown.status == 400
     await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")

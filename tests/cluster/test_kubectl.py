@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,65 @@ def test_custom_resource_and_discovery(kubectl: Kubectl, namespace: str) -> None
     kubectl.run("delete", "crd", crd["metadata"]["name"])
     groups = json.loads(kubectl.run("get", "--raw", "/apis").stdout)
     assert group not in [g["name"] for g in groups["groups"]]
+
+
+def test_conflict_watch_pagination_and_finalizer(kubectl: Kubectl, namespace: str) -> None:
+    def configmap(name: str, **metadata: object) -> str:
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace, **metadata},
+        }
+        return json.dumps(body)
+
+    for index in range(5):
+        kubectl.run("create", "--validate=false", "-f", "-", stdin=configmap(f"c{index}"))
+    paged = kubectl.run("get", "configmaps", "-n", namespace, "--chunk-size=2", "-o", "name")
+    assert paged.stdout.split() == [f"configmap/c{index}" for index in range(5)]
+
+    stale = kubectl.json("get", "configmap", "c0", "-n", namespace)
+    kubectl.run("label", "configmap", "c0", "-n", namespace, "fresh=yes")
+    stale["data"] = {"from": "stale copy"}
+    replaced = kubectl.run(
+        "replace", "--validate=false", "-f", "-", stdin=json.dumps(stale), check=False
+    )
+    assert replaced.returncode != 0
+    assert "Error from server (Conflict)" in replaced.stderr
+    assert "the object has been modified" in replaced.stderr
+
+    watch = kubectl.popen(
+        "get",
+        "configmaps",
+        "-n",
+        namespace,
+        "--watch-only",
+        "--output-watch-events",
+        "-o",
+        'jsonpath={.type} {.object.metadata.name}{"\\n"}',
+        "--request-timeout=3s",
+    )
+    time.sleep(0.5)  # let the watch start; events after it are what it must show
+    kubectl.run(
+        "create",
+        "--validate=false",
+        "-f",
+        "-",
+        stdin=configmap("held", finalizers=["example.com/hold"]),
+    )
+    kubectl.run("delete", "configmap", "held", "-n", namespace, "--wait=false")
+    deleting = kubectl.json("get", "configmap", "held", "-n", namespace)
+    assert deleting["metadata"]["deletionTimestamp"]
+    kubectl.run(
+        "patch",
+        "configmap",
+        "held",
+        "-n",
+        namespace,
+        "--type=json",
+        "-p",
+        '[{"op":"remove","path":"/metadata/finalizers"}]',
+    )
+    out, _ = watch.communicate(timeout=30)
+    assert out.split() == ["ADDED", "held", "MODIFIED", "held", "DELETED", "held"]
+    missing = kubectl.run("get", "configmap", "held", "-n", namespace, check=False)
+    assert "NotFound" in missing.stderr

@@ -315,3 +315,150 @@ async def test_events_are_validated_and_shared_between_apis(api: RawAPI, namespa
     assert as_v1.body["regarding"]["name"] == "p"
     selected = await api.request("GET", f"{path}?fieldSelector=involvedObject.name%3Dp")
     assert [i["metadata"]["name"] for i in selected.body["items"]] == ["e1"]
+
+
+async def test_namespace_finalize_subresource(api: RawAPI) -> None:
+    await api.request("POST", "/api/v1/namespaces", {"metadata": {"name": "fin"}})
+    namespace = (await api.request("GET", "/api/v1/namespaces/fin")).body
+    namespace["spec"]["finalizers"] = ["example.com/extra", "kubernetes"]
+    updated = await api.request("PUT", "/api/v1/namespaces/fin/finalize", namespace)
+    assert updated.body["spec"]["finalizers"] == ["example.com/extra", "kubernetes"]
+    # A plain update cannot change spec.finalizers.
+    updated.body["spec"]["finalizers"] = []
+    plain = await api.request("PUT", "/api/v1/namespaces/fin", updated.body)
+    assert plain.body["spec"]["finalizers"] == ["example.com/extra", "kubernetes"]
+
+    await api.request("DELETE", "/api/v1/namespaces/fin")
+    for _ in range(100):
+        current = (await api.request("GET", "/api/v1/namespaces/fin")).body
+        if current["spec"]["finalizers"] == ["example.com/extra"]:
+            break
+        await asyncio.sleep(0.02)
+    assert current["spec"]["finalizers"] == ["example.com/extra"]  # "kubernetes" was removed
+    current["spec"]["finalizers"] = []
+    finalized = await api.request("PUT", "/api/v1/namespaces/fin/finalize", current)
+    assert finalized.status == 200
+    assert (await api.request("GET", "/api/v1/namespaces/fin")).status == 404
+
+
+async def test_events_api_watch_is_converted(api: RawAPI, namespace: str) -> None:
+    listed = await api.request("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")
+    rv = listed.body["metadata"]["resourceVersion"]
+    event = {
+        "metadata": {"name": "old-style"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": namespace},
+        "reason": "Started",
+        "message": "hello",
+        "type": "Normal",
+    }
+    assert (
+        await api.request("POST", f"/api/v1/namespaces/{namespace}/events", event)
+    ).status == 201
+    events = await api.watch(
+        f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+        f"?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+    )
+    assert [e["object"]["apiVersion"] for e in events] == ["events.k8s.io/v1"]
+    assert events[0]["object"]["note"] == "hello"
+
+
+async def test_builtin_defaults_are_filled(api: RawAPI, namespace: str) -> None:
+    created = await api.request(
+        "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", _deployment("dd")
+    )
+    spec = created.body["spec"]
+    assert spec["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
+    assert (spec["revisionHistoryLimit"], spec["progressDeadlineSeconds"]) == (10, 600)
+    pod_spec = spec["template"]["spec"]
+    assert (pod_spec["restartPolicy"], pod_spec["dnsPolicy"]) == ("Always", "ClusterFirst")
+    assert pod_spec["containers"][0]["imagePullPolicy"] == "Always"  # untagged image
+
+
+async def test_job_selector_is_generated_from_its_uid(api: RawAPI, namespace: str) -> None:
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox:1.36"}],
+                }
+            }
+        },
+    }
+    created = await api.request("POST", f"/apis/batch/v1/namespaces/{namespace}/jobs", job)
+    assert created.status == 201, created.body
+    uid = created.body["metadata"]["uid"]
+    assert created.body["spec"]["selector"] == {
+        "matchLabels": {"batch.kubernetes.io/controller-uid": uid}
+    }
+    labels = created.body["spec"]["template"]["metadata"]["labels"]
+    assert labels["batch.kubernetes.io/job-name"] == "j"
+    assert (created.body["spec"]["completions"], created.body["spec"]["backoffLimit"]) == (1, 6)
+
+
+async def test_events_k8s_io_create(api: RawAPI, namespace: str) -> None:
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"generateName": "widget-"},
+        "eventTime": "2024-01-02T03:04:05.123456+00:00",
+        "reportingController": "example.com/widget-controller",
+        "reportingInstance": "widget-controller-1",
+        "action": "Reconcile",
+        "reason": "Scaled",
+        "regarding": {"kind": "Widget", "name": "w", "namespace": namespace},
+        "note": "scaled to 3",
+        "type": "Normal",
+    }
+    path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+    created = await api.request("POST", path, event)
+    assert created.status == 201, created.body
+    assert created.body["eventTime"] == "2024-01-02T03:04:05.123456Z"
+    assert created.body["regarding"]["name"] == "w"
+    core = await api.request(
+        "GET", f"/api/v1/namespaces/{namespace}/events/{created.body['metadata']['name']}"
+    )
+    assert (core.body["message"], core.body["reportingComponent"]) == (
+        "scaled to 3",
+        "example.com/widget-controller",
+    )
+    bad = {**event, "type": "Odd"}
+    rejected = await api.request("POST", path, bad)
+    assert rejected.status == 422
+    assert [c["field"] for c in rejected.body["details"]["causes"]] == ["type"]
+
+
+async def test_lease_renewal_with_optimistic_concurrency(api: RawAPI, namespace: str) -> None:
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+    lease = {
+        "metadata": {"name": "leader"},
+        "spec": {
+            "holderIdentity": "a",
+            "leaseDurationSeconds": 15,
+            "acquireTime": "2024-01-02T03:04:05.000000Z",
+            "renewTime": "2024-01-02T03:04:05.000000Z",
+            "leaseTransitions": 0,
+        },
+    }
+    created = await api.request("POST", path, lease)
+    renewed = dict(created.body)
+    renewed["spec"] = {**created.body["spec"], "renewTime": "2024-01-02T03:04:07.000000Z"}
+    first = await api.request("PUT", f"{path}/leader", renewed)
+    assert first.status == 200
+    second = await api.request("PUT", f"{path}/leader", renewed)  # same stale resourceVersion
+    assert (second.status, second.body["reason"]) == (409, "Conflict")
+    assert second.body["message"] == (
+        'Operation cannot be fulfilled on leases.coordination.k8s.io "leader": the object has '
+        "been modified; please apply your changes to the latest version and try again"
+    )
+    assert second.body["details"] == {
+        "name": "leader",
+        "group": "coordination.k8s.io",
+        "kind": "leases",
+    }

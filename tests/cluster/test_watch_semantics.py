@@ -136,3 +136,32 @@ async def test_too_old_resource_version_gets_410_error_event(small_history_api: 
     status = events[0]["object"]
     assert (status["code"], status["reason"]) == (410, "Expired")
     assert status["message"].startswith(f"too old resource version: {rv} (")
+
+
+async def test_expired_continue_token_gets_410(small_history_api: RawAPI) -> None:
+    api = small_history_api
+    path = "/api/v1/namespaces/default/configmaps"
+    for index in range(3):
+        await api.request("POST", path, {"metadata": {"name": f"p{index}"}})
+    page = await api.request("GET", f"{path}?limit=1")
+    token = page.body["metadata"]["continue"]
+    for index in range(3, 10):
+        await api.request("POST", path, {"metadata": {"name": f"p{index}"}})
+    expired = await api.request("GET", f"{path}?limit=1&continue={token}")
+    assert (expired.status, expired.body["reason"]) == (410, "Expired")
+    assert expired.body["message"].startswith("The provided continue parameter is too old")
+
+
+async def test_exact_list_at_an_older_resource_version(api: RawAPI, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    first = await api.request("POST", path, {"metadata": {"name": "e1"}, "data": {"v": "1"}})
+    rv = first.body["metadata"]["resourceVersion"]
+    await api.request("POST", path, {"metadata": {"name": "e2"}})
+    await api.request(
+        "PATCH", f"{path}/e1", {"data": {"v": "2"}}, content_type="application/merge-patch+json"
+    )
+    old = await api.request("GET", f"{path}?resourceVersion={rv}&resourceVersionMatch=Exact")
+    assert old.body["metadata"]["resourceVersion"] == rv
+    assert [(i["metadata"]["name"], i["data"]) for i in old.body["items"]] == [("e1", {"v": "1"})]
+    now = await api.request("GET", f"{path}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan")
+    assert [i["metadata"]["name"] for i in now.body["items"]] == ["e1", "e2"]

@@ -24,8 +24,6 @@ from .fake_informer import FakeInformer
 from .objects import cached
 from .waiting import wait_until
 
-FAST_BACKOFF = ItemExponentialFailureRateLimiter(0.001, 0.01)
-
 
 def sample(name: str, controller: str, **labels: str) -> float:
     value = REGISTRY.get_sample_value(name, {"controller": controller, **labels})
@@ -392,6 +390,10 @@ def test_result_validation() -> None:
         Result(requeue_after=-1)
     with pytest.raises(TypeError, match="requeue_after"):
         Result(requeue_after="5s")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="requeue_after"):
+        Result(requeue_after=float("inf"))
+    with pytest.raises(ValueError, match="requeue_after"):
+        Result(requeue_after=float("nan"))
 
 
 async def test_sync_reconcile_timeout_never_overlaps_with_its_own_retry() -> None:
@@ -489,3 +491,60 @@ async def test_cancelled_error_from_inside_a_reconcile_does_not_kill_the_worker(
     async with make_controller("t-inner-cancel", reconcile, informer):
         await wait_until(lambda: calls == 2)  # the only worker survived and retried
     assert sample("controller_runtime_reconcile_errors_total", "t-inner-cancel") == 1
+
+
+class BrokenRateLimiter(ItemExponentialFailureRateLimiter):
+    """A custom rate limiter with a bug: its first answer is not a usable delay."""
+
+    def when(self, item: object) -> float:
+        if self.num_requeues(item) == 0:
+            super().when(item)
+            return float("nan")
+        return super().when(item)
+
+
+async def test_a_broken_custom_rate_limiter_does_not_kill_the_worker(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Rate limiters are pluggable: a bug in one must cost a retry, not the only worker (which
+    # would silently stop the whole controller).
+    informer = FakeInformer()
+    informer.upsert(cached("a"))
+    seen: list[str] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request.name)
+        if request.name == "a" and seen.count("a") == 1:
+            raise RuntimeError("first try fails")
+
+    controller = make_controller(
+        "t-broken-limiter", reconcile, informer, rate_limiter=BrokenRateLimiter(0.001, 0.01)
+    )
+    with caplog.at_level(logging.ERROR, logger="setpoint.controller"):
+        async with controller:
+            await wait_until(lambda: "a" in seen)
+            informer.upsert(cached("b"))
+            await wait_until(lambda: "b" in seen)
+    assert "default/a" in caplog.text
+
+
+async def test_stop_while_start_waits_for_sync_leaves_the_controller_stopped() -> None:
+    # A shutdown signal can arrive while the caches are still syncing; the start that then
+    # completes must not bring workers up behind the back of the stop that already returned.
+    informer = FakeInformer(synced=False)
+    informer.upsert(cached("a"))
+    seen: list[Request] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request)
+
+    controller = make_controller("t-stop-in-start", reconcile, informer)
+    starting = asyncio.create_task(controller.start())
+    await wait_until(lambda: len(informer.handlers) == 1)  # the source is attached
+    await controller.stop(timeout=1)
+    informer.mark_synced()
+    await asyncio.wait_for(starting, 5)
+    assert not controller.started
+    informer.upsert(cached("b"))
+    await asyncio.sleep(0.01)
+    assert seen == []

@@ -17,15 +17,17 @@ def deployment(namespace: str) -> dict[str, Any]:
 
 
 def desired_spec(obj: dict[str, Any], replicas: int = 1) -> None:
+    # Set only the fields this controller owns, in place: the API server defaults the rest
+    # (strategy, restartPolicy, imagePullPolicy, ...), and replacing whole sub-objects would
+    # undo those defaults on every reconcile and never be a no-op.
     labels = {"app": "web"}
-    obj["spec"] = {
-        "replicas": replicas,
-        "selector": {"matchLabels": labels},
-        "template": {
-            "metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-        },
-    }
+    spec = obj.setdefault("spec", {})
+    spec["replicas"] = replicas
+    spec["selector"] = {"matchLabels": labels}
+    template = spec.setdefault("template", {})
+    template.setdefault("metadata", {})["labels"] = labels
+    containers = template.setdefault("spec", {}).setdefault("containers", [{}])
+    containers[0].update(name="web", image="nginx:1.27")
 
 
 async def test_create_or_patch_reports_what_it_wrote(client: Client, namespace: str) -> None:

@@ -156,3 +156,23 @@ async def test_events_about_cluster_scoped_objects_go_to_the_default_namespace(
     assert len(mine) == 1
     assert mine[0]["regarding"]["kind"] == "Namespace"
     assert "namespace" not in mine[0]["regarding"]
+
+
+async def test_events_about_different_related_objects_are_separate_series(
+    client: Client, namespace: str
+) -> None:
+    # client-go's series key includes `related`: "scaled up ReplicaSet a" and "... b" are two
+    # facts, and folding the second into the first would lose which object it was about.
+    obj = await subject(client, namespace)
+    first = await subject(client, namespace, "related-a")
+    second = await subject(client, namespace, "related-b")
+    async with EventRecorder(client, "example.com/widget") as recorder:
+        recorder.normal(obj, "Scaled", "scaled a child", related=first)
+        await recorder.flush()
+        recorder.normal(obj, "Scaled", "scaled a child", related=second)
+        recorder.normal(obj, "Scaled", "scaled a child", related=second)
+        await recorder.flush()
+    by_related = {e["related"]["name"]: e for e in await events(client, namespace)}
+    assert set(by_related) == {"related-a", "related-b"}
+    assert "series" not in by_related["related-a"]
+    assert by_related["related-b"]["series"]["count"] == 2

@@ -19,7 +19,7 @@ from tests.manager.waiting import eventually
 
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 # Short timings keep the tests fast; the ratios are those of the 15 s / 10 s / 2 s defaults.
-SHORT = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.2}
+SHORT = {"lease_duration": 3.0, "renew_deadline": 2.5, "retry_period": 0.3}
 
 
 class Cluster(Protocol):
@@ -52,7 +52,7 @@ async def test_elector_writes_a_lease_the_server_accepts(client: Client, namespa
     await asyncio.wait_for(elector.acquire(), 10)
     spec = (await lease(client, namespace, "solo"))["spec"]
     assert spec["holderIdentity"] == "solo-1"
-    assert spec["leaseDurationSeconds"] == 2
+    assert spec["leaseDurationSeconds"] == 3
     assert spec["leaseTransitions"] == 0
     assert MICRO_TIME.match(spec["acquireTime"]) and MICRO_TIME.match(spec["renewTime"])
     first_renew = spec["renewTime"]

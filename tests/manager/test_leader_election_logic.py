@@ -27,14 +27,15 @@ def master_status(lease: str) -> float | None:
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
-def elector(lock: InMemoryLeaseLock, identity: str, lease_duration: float = 1.0) -> LeaderElector:
+def elector(lock: InMemoryLeaseLock, identity: str, lease_duration: float = 2.0) -> LeaderElector:
+    # Short timings keep the tests fast; the margins survive a loaded test machine.
     config = LeaderElectionConfig(
         name=lock.name,
         namespace=lock.namespace,
         identity=identity,
         lease_duration=lease_duration,
-        renew_deadline=0.5,
-        retry_period=0.05,
+        renew_deadline=1.5,
+        retry_period=0.1,
     )
     return LeaderElector(lock, config)
 
@@ -47,7 +48,7 @@ async def test_first_candidate_creates_the_lease() -> None:
     assert lock.stored is not None
     spec = lock.stored["spec"]
     assert spec["holderIdentity"] == "a"
-    assert spec["leaseDurationSeconds"] == 1
+    assert spec["leaseDurationSeconds"] == 2
     assert spec["leaseTransitions"] == 0
     assert MICRO_TIME.match(spec["acquireTime"]) and MICRO_TIME.match(spec["renewTime"])
 
@@ -58,7 +59,7 @@ async def test_second_candidate_waits_while_the_leader_renews() -> None:
     await first.acquire()
     holding = asyncio.create_task(first.hold())
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(second.acquire(), 1.5)
+        await asyncio.wait_for(second.acquire(), 3)
     assert not second.is_leader
     assert lock.stored is not None and lock.stored["spec"]["holderIdentity"] == "a"
     holding.cancel()
@@ -155,3 +156,25 @@ def test_micro_time_has_six_fraction_digits() -> None:
     assert format_micro_time(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == (
         "2026-01-02T03:04:05.000000Z"
     )
+
+
+async def test_release_succeeds_after_a_renewal_whose_answer_was_lost() -> None:
+    lock = InMemoryLeaseLock()
+    first = elector(lock, "a")
+    await first.acquire()
+    assert lock.stored is not None
+    # A renewal reached the server but its answer never came back (the task was cancelled):
+    # the elector's copy of the Lease now has a stale resourceVersion.
+    lock._store(lock.stored)
+    assert await first.release()
+    assert lock.stored["spec"]["holderIdentity"] == ""
+
+
+async def test_release_leaves_a_lease_someone_else_took() -> None:
+    lock = InMemoryLeaseLock()
+    first = elector(lock, "a")
+    await first.acquire()
+    assert lock.stored is not None
+    lock._store({**lock.stored, "spec": {**lock.stored["spec"], "holderIdentity": "b"}})
+    assert not await first.release()
+    assert lock.stored["spec"]["holderIdentity"] == "b"

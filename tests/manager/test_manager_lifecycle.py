@@ -16,6 +16,8 @@ import pytest
 from setpoint.cli.run import run_operators
 from setpoint.client.client import Client
 from setpoint.client.config import ClientConfig
+from setpoint.controller.reconcile import Request
+from setpoint.manager.context import Context
 from setpoint.manager.manager import Manager, ManagerError, RunnableFailed
 from tests.manager.waiting import eventually
 
@@ -212,3 +214,44 @@ async def test_a_taken_port_fails_start_and_leaves_nothing_running(client: Clien
             _ = manager.metrics_endpoint.url  # stopped: no port any more
     finally:
         taken.close()
+
+
+class NeverSyncs:
+    """A controller-like runnable whose start() waits for a sync that never comes."""
+
+    def __init__(self) -> None:
+        self.stopped_with: float | None = None
+        self.start_cancelled = False
+
+    async def start(self) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.start_cancelled = True
+            raise
+
+    async def stop(self, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        self.stopped_with = timeout
+
+
+async def test_a_runnable_still_starting_is_cancelled_once_stopped(client: Client) -> None:
+    manager = Manager(client, graceful_shutdown_timeout=30)
+    starting = NeverSyncs()
+    manager.add(starting)
+    await manager.start()
+    await asyncio.sleep(0)
+    await asyncio.wait_for(manager.stop(), 5)  # not the 30 s grace: nothing is in flight
+    assert starting.stopped_with == 30
+    assert starting.start_cancelled
+
+
+async def test_context_get_needs_a_whole_reference(client: Client) -> None:
+    manager = Manager(client)
+    ctx = Context(manager, "widget", Request("ns", "w1"), api_version="v1", kind="ConfigMap")
+    assert (ctx.namespace, ctx.name, ctx.client, ctx.cache) == ("ns", "w1", client, manager.cache)
+    with pytest.raises(TypeError, match="api_version, kind and name together"):
+        await ctx.get("v1", "Secret")
+    with pytest.raises(RuntimeError, match="use `await` instead"):
+        ctx.run(asyncio.sleep(0))
+    with pytest.raises(RuntimeError, match="no event recorder"):
+        _ = ctx.recorder

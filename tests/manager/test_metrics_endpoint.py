@@ -47,6 +47,7 @@ async def test_shared_registry_with_client_leader_and_process_metrics(metrics_ur
     assert 'leader_election_master_status{name="metrics-test-lease"} 1.0' in body
     assert "# TYPE process_cpu_seconds_total counter" in body
     assert "python_info" in body
+    assert "python_gc_collections_total" in body
 
 
 async def test_openmetrics_when_asked(metrics_url: str) -> None:

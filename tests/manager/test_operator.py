@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
@@ -11,12 +12,15 @@ import aiohttp
 import pytest
 
 from setpoint.api.owners import set_controller_reference
+from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
 from setpoint.client.errors import ApiError
 from setpoint.controller.builder import Builder
+from setpoint.controller.handlers import EnqueueRequestForObject
 from setpoint.controller.reconcile import Request, Result
+from setpoint.controller.source import ChannelSource
 from setpoint.manager.context import Context
-from setpoint.manager.manager import Manager, ManagerError
+from setpoint.manager.manager import Manager, ManagerError, RunnableFailed
 from setpoint.manager.operator import Operator
 from tests.manager.waiting import eventually
 
@@ -110,7 +114,9 @@ async def test_request_only_sync_and_class_reconcilers(
     @op.reconciler(for_=("v1", "ConfigMap"), name="sync")
     def blocking(ctx: Context, request: Request) -> None:
         threads.add(threading.current_thread().name)
-        calls["sync"].add(request.name)
+        obj = ctx.run(ctx.get())  # an async call from the worker thread
+        assert obj is not None
+        calls["sync"].add(obj["metadata"]["name"])
 
     @op.reconciler(for_=("v1", "ConfigMap"), name="class")
     class Decorated:
@@ -228,3 +234,79 @@ async def test_apply_owned_makes_a_controlled_child_with_the_operator_as_manager
     (reference,) = child["metadata"]["ownerReferences"]
     assert (reference["name"], reference["controller"]) == ("a1", True)
     assert "appliers" in {entry["manager"] for entry in child["metadata"]["managedFields"]}
+
+
+async def test_watches_map_other_kinds_to_requests(
+    local_cluster: Cluster, client: Client, namespace: str
+) -> None:
+    op = Operator("watchers", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
+    reconciled: list[str] = []
+
+    def secret_to_config_map(secret: Any) -> list[Request]:
+        return [Request(secret.namespace, secret.name.removesuffix("-settings"))]
+
+    @op.reconciler(for_=("v1", "ConfigMap"), watches=[(("v1", "Secret"), secret_to_config_map)])
+    async def reconcile(request: Request) -> None:
+        reconciled.append(request.name)
+
+    async with op:
+        await client.create(config_map(namespace, "w1"))
+        await eventually(lambda: reconciled.count("w1") == 1, 15, "the first reconcile")
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "w1-settings", "namespace": namespace},
+        }
+        await client.create(secret)
+        await eventually(lambda: reconciled.count("w1") == 2, 15, "the secret's reconcile")
+
+
+def test_model_classes_name_their_kind() -> None:
+    from pydantic import BaseModel, Field
+
+    class Widget(BaseModel):
+        api_version: str = Field(default="example.com/v1", alias="apiVersion")
+        kind: str = "Widget"
+
+    class Untyped(BaseModel):
+        spec: dict[str, Any] = {}
+
+    op = Operator("models")
+    op.add_reconciler(lambda request: None, for_=Widget, owns=[("v1", "ConfigMap")])
+    with pytest.raises(TypeError, match="for_: model Untyped must give apiVersion and kind"):
+        op.add_reconciler(lambda request: None, for_=Untyped, name="untyped")
+
+
+async def test_custom_sources_feed_the_reconciler(local_cluster: Cluster, namespace: str) -> None:
+    channel: asyncio.Queue[CachedObject] = asyncio.Queue()
+    op = Operator("channels", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
+    reconciled: list[Request] = []
+
+    @op.reconciler(
+        for_=("v1", "ConfigMap"),
+        sources=[ChannelSource(channel, EnqueueRequestForObject())],
+    )
+    async def reconcile(request: Request) -> None:
+        reconciled.append(request)
+
+    async with op:
+        external = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "from-outside", "namespace": namespace},
+        }
+        await channel.put(CachedObject.from_json(json.dumps(external).encode()))
+        await eventually(lambda: Request(namespace, "from-outside") in reconciled, 15)
+
+
+async def test_an_unknown_kind_fails_the_run_with_a_clear_error(
+    local_cluster: Cluster, namespace: str
+) -> None:
+    op = Operator("unknown", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
+
+    @op.reconciler(for_=("example.com/v1", "Gadget"))
+    async def reconcile(request: Request) -> None: ...
+
+    with pytest.raises(RunnableFailed, match="gadget failed") as failure:
+        await asyncio.wait_for(op.run(handle_signals=False), 30)
+    assert "Gadget" in str(failure.value.error)

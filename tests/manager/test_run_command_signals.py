@@ -152,7 +152,7 @@ TWO_OPERATORS = """
 import setpoint.manager
 
 # Short lease timings, so that losing the Lease is noticed quickly.
-timings = {"lease_duration": 2, "renew_deadline": 1.5, "retry_period": 0.2}
+timings = {"lease_duration": 3, "renew_deadline": 2.5, "retry_period": 0.3}
 maps = setpoint.manager.Operator("maps", **timings)
 secrets = setpoint.manager.Operator("secrets", **timings)
 
@@ -174,10 +174,8 @@ async def test_two_operators_run_and_losing_a_lease_exits_1(
     process = await start_operator(tmp_path, local_cluster, namespace, TWO_OPERATORS)
     seen: list[dict[str, Any]] = []
     try:
-        await read_until(process, "controller", seen)
-        while not {"controller configmap started", "controller secret started"} <= {
-            entry["msg"] for entry in seen
-        }:
+        started = {"controller configmap started", "controller secret started"}
+        while not all(any(e["msg"].startswith(m) for e in seen) for m in started):
             await read_until(process, "controller", seen)
         lease = await client.get(
             "coordination.k8s.io/v1", "Lease", "secrets-leader-election", namespace=namespace

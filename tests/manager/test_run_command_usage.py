@@ -73,3 +73,11 @@ def test_bad_bind_address_is_named(tmp_path: Path) -> None:
     code, output = invoke(str(target), "--metrics-bind-address", "8080")
     assert code == 2
     assert "metrics_bind_address" in output
+
+
+def test_bad_log_level_is_named(tmp_path: Path) -> None:
+    target = tmp_path / "op_for_level.py"
+    target.write_text("import setpoint.manager\nop = setpoint.manager.Operator('widgets')\n")
+    code, output = invoke(str(target), "--log-level", "chatty")
+    assert code == 2
+    assert "'chatty' is not a level" in output

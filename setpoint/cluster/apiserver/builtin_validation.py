@@ -7,15 +7,14 @@ part that schemas can express, with messages in the same style as for custom res
 
 - a wrong JSON type → ``FieldValueTypeInvalid`` (``spec.replicas: Invalid value: "string":
   spec.replicas in body must be of type integer: "string"``);
-- a missing field the Go type requires (no ``omitempty``) → ``FieldValueRequired``;
-- a wrong ``apiVersion``/``kind`` for the schema → ``FieldValueNotSupported``;
+- a missing string or object field the Go type requires (no ``omitempty``) →
+  ``FieldValueRequired`` (missing numbers, booleans and lists decode to valid zero values);
 - malformed ``byte`` (base64) and ``date-time`` strings, int-or-string and quantity values
   (``quantities must match the regular expression ...``, as resource.ParseQuantity says).
 
 Unknown fields are not errors (kube-apiserver drops them with a warning); they are reported
 separately, as ``spec.foo`` / ``spec.containers[0].foo``, for ``fieldValidation=Strict``/``Warn``,
-and pruned unless asked not to. ``null`` is accepted anywhere Go decoding accepts it, except
-that a required field given as null is reported as missing.
+and pruned unless asked not to. ``null`` is accepted anywhere, as Go decoding accepts it.
 
 Schemas are read lazily: the package's ``_definitions.json`` of the 1.32 "strict" schema set is
 loaded on first use (its ``additionalProperties: false`` marks which objects are closed), and each
@@ -44,6 +43,8 @@ _SCHEMA_SET_SUFFIX: Final = "-local-strict"
 _DEFINITIONS_FILE: Final = "_definitions.json"
 _REF_PREFIX: Final = re.compile(r"^(?:/api/_definitions\.json)?#/\$defs/")
 
+_INT32_MIN: Final = -(2**31)
+_INT32_MAX: Final = 2**31 - 1
 _INT_OR_STRING: Final = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _QUANTITY: Final = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 # resource.ParseQuantity's syntax, and the message its error carries.
@@ -85,6 +86,20 @@ class BuiltinCheck:
         return not self.errors
 
 
+def _must_be_present(child: SchemaNode | None) -> bool:
+    """Whether a field the schema lists as required is one kube-apiserver really requires.
+
+    ``required`` in the upstream schemas means "not omitempty in Go", not "validated": a missing
+    number, boolean or list decodes to 0, false or nil, which is often valid (a ControllerRevision
+    without ``revision``, an EndpointSlice without ``endpoints``). Missing strings and objects
+    (names, keys, references) are what upstream validation rejects, so only those are required.
+    """
+    if child is None:
+        return True
+    types = set(child.types)
+    return not types or bool(types & {"string", "object"})
+
+
 def _quantity_node() -> SchemaNode:
     node = SchemaNode(types=("string", "number"), nullable=True)
     node.format = "quantity"
@@ -100,7 +115,7 @@ class BuiltinSchemas:
         self.version = version
         self._definitions: dict[str, Any] | None = None
         self._by_gvk: dict[tuple[str, str, str], str] = {}
-        self._nodes: dict[str, SchemaNode] = {}
+        self._nodes: dict[tuple[str, bool], SchemaNode] = {}
 
     # --- loading ---
 
@@ -135,57 +150,70 @@ class BuiltinSchemas:
 
     # --- compiling ---
 
-    def _node(self, name: str) -> SchemaNode:
-        node = self._nodes.get(name)
+    def _node(self, name: str, lenient: bool = False) -> SchemaNode:
+        """The node of a definition; ``lenient`` nodes (below ``status``) require nothing."""
+        key = (name, lenient)
+        node = self._nodes.get(key)
         if node is not None:
             return node
         if name == _INT_OR_STRING:
             node = SchemaNode(types=("integer", "string"), nullable=True, int_or_string=True)
-            self._nodes[name] = node
-            return node
-        if name == _QUANTITY:
-            node = self._nodes[name] = _quantity_node()
-            return node
-        node = SchemaNode()
-        self._nodes[name] = node  # registered first: definitions can be recursive
-        self._fill(node, self._load().get(name) or {})
+        elif name == _QUANTITY:
+            node = _quantity_node()
+        else:
+            node = SchemaNode()
+            self._nodes[key] = node  # registered first: definitions can be recursive
+            self._fill(node, self._load().get(name) or {}, lenient, top_level=not lenient)
+        self._nodes[key] = node
         return node
 
-    def _compile(self, schema: Mapping[str, Any]) -> SchemaNode:
+    def _compile(self, schema: Mapping[str, Any], lenient: bool) -> SchemaNode:
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            return self._node(_REF_PREFIX.sub("", ref))
+            return self._node(_REF_PREFIX.sub("", ref), lenient)
         node = SchemaNode()
-        self._fill(node, schema)
+        self._fill(node, schema, lenient)
         return node
 
-    def _fill(self, node: SchemaNode, schema: Mapping[str, Any]) -> None:
+    def _fill(
+        self, node: SchemaNode, schema: Mapping[str, Any], lenient: bool, top_level: bool = False
+    ) -> None:
         types = schema.get("type")
         type_list = [types] if isinstance(types, str) else list(types or [])
-        # Go decoding turns null into the zero value anywhere; a required field that is null
-        # is reported as missing, as upstream's own validation would.
+        # Go decoding turns null into the zero value anywhere (and Go clients send null for
+        # empty non-omitempty lists), so null is accepted everywhere.
         node.nullable = True
-        node.null_is_missing = True
+        node.null_means_unset = True
         node.types = tuple(t for t in type_list if t != "null")
         enum = schema.get("enum")
         if isinstance(enum, list):
-            node.enum = [*enum, None]  # null decodes to the zero value, as if absent
+            node.enum = list(enum)
         format_name = schema.get("format")
         if isinstance(format_name, str) and format_name in ("byte", "date-time"):
             node.format_check = format_checker(format_name)
             node.format = format_name
+        elif format_name == "int32":
+            # Go refuses to decode a number that does not fit the int32 field.
+            node.minimum, node.maximum = _INT32_MIN, _INT32_MAX
         properties = schema.get("properties")
         if isinstance(properties, Mapping):
-            node.properties = {k: self._compile(v) for k, v in properties.items()}
+            node.properties = {
+                # Status is written by controllers and kubelets; kube-apiserver decodes missing
+                # fields there as zero values and validates little, so nothing is required.
+                key: self._compile(value, lenient or (top_level and key == "status"))
+                for key, value in properties.items()
+            }
         required = schema.get("required")
-        if isinstance(required, list):
-            node.required = tuple(str(r) for r in required)
+        if isinstance(required, list) and not lenient:
+            node.required = tuple(
+                str(name) for name in required if _must_be_present(node.properties.get(str(name)))
+            )
         items = schema.get("items")
         if isinstance(items, Mapping):
-            node.items = self._compile(items)
+            node.items = self._compile(items, lenient)
         extra = schema.get("additionalProperties")
         if isinstance(extra, Mapping):
-            node.additional_properties = self._compile(extra)
+            node.additional_properties = self._compile(extra, lenient)
         elif extra is True:
             node.additional_properties = True
         # additionalProperties: false only marks a closed object: unknown fields are pruned
@@ -193,7 +221,7 @@ class BuiltinSchemas:
         for keyword, attribute in (("allOf", "all_of"), ("anyOf", "any_of"), ("oneOf", "one_of")):
             subs = schema.get(keyword)
             if isinstance(subs, list):
-                setattr(node, attribute, tuple(self._compile(s) for s in subs))
+                setattr(node, attribute, tuple(self._compile(sub, lenient) for sub in subs))
         object_like = not node.types or "object" in node.types
         if object_like and properties is None and extra is None and not node.all_of:
             node.preserve_unknown_fields = True  # RawExtension, JSON, FieldsV1: anything goes

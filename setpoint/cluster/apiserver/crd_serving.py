@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from setpoint.cluster.apiserver import crds
@@ -94,6 +94,28 @@ def _custom_resource_validator(
     return validate
 
 
+def _field_getter(json_path: str) -> Callable[[dict[str, Any]], str]:
+    def get(obj: dict[str, Any]) -> str:
+        value, found = crds.read_path(obj, json_path)
+        if not found or value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    return get
+
+
+def _selectable_fields(version: Mapping[str, Any]) -> dict[str, Callable[[dict[str, Any]], str]]:
+    """Field selectors a CRD version declares (``selectableFields``), by field name."""
+    fields: dict[str, Callable[[dict[str, Any]], str]] = {}
+    for entry in version.get("selectableFields") or []:
+        json_path = entry.get("jsonPath") if isinstance(entry, Mapping) else None
+        if isinstance(json_path, str) and json_path:
+            fields[json_path.lstrip(".")] = _field_getter(json_path)
+    return fields
+
+
 def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> list[ServedResource]:
     """One ServedResource per served version of a CRD (names as accepted)."""
     storage = crds.storage_version(crd) or ""
@@ -125,6 +147,7 @@ def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> li
                 storage_resource=info.resource,
                 validator=_custom_resource_validator(crd, info.version),
                 scale_spec=crds.scale_subresource(crd, info.version),
+                field_selectors=_selectable_fields(version),
                 deprecated_warning=warning,
                 crd_name=name,
             )
@@ -181,10 +204,12 @@ class CRDBehaviour(KindBehaviour):
     def validate(
         self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> tuple[list[FieldError], list[str]]:
-        errors, unknown = super().validate(resource, obj, old)
-        # The status is the server's own (set by the naming step above), not user input.
-        spec_only = {key: value for key, value in obj.items() if key != "status"}
-        return errors + crds.validate_crd(spec_only, old), unknown
+        # Accepted names and conditions are the server's own (set by the naming step above,
+        # possibly empty after a conflict); only the stored versions are checked.
+        stored = (obj.get("status") or {}).get("storedVersions")
+        checked = {**obj, "status": {"storedVersions": stored}}
+        errors, unknown = super().validate(resource, checked, old)
+        return errors + crds.validate_crd(checked, old), unknown
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]

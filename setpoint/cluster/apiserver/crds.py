@@ -7,9 +7,11 @@ The API server calls, for a CRD write::
     accepted, conditions = accept_names(crd, other_crds, now=timestamp)
 
 and then serves each of :func:`resource_infos` (one per served version) at once. For custom
-resources it uses :func:`version_schema` / :func:`compiled_schema`, :func:`storage_version`,
+resources it uses :func:`version_schema` / :func:`compiled_schema` (whose ``normalize``,
+``validate`` and ``validate_status`` do the schema work), :func:`storage_version`,
 :func:`scale_subresource` with :func:`read_path` / :func:`write_path`, :func:`scale_of` and
-:func:`validate_scale_paths`.
+:func:`validate_scale_paths`, :func:`printer_columns`, :func:`selectable_fields`,
+:func:`deprecation_warning` and :func:`versions_by_priority` (discovery order).
 
 Paths and messages mirror ``apiextensions-apiserver`` (``apis/apiextensions/validation``,
 ``v1/defaults.go``, ``controller/status/naming_controller.go``,
@@ -21,6 +23,8 @@ identical per-version schemas there before validating).
 from __future__ import annotations
 
 import copy
+import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -67,6 +71,8 @@ PRINTER_COLUMN_FORMATS: Final = (
 )
 # Upstream limit on a version's deprecationWarning.
 MAX_DEPRECATION_WARNING_LENGTH: Final = 256
+# Upstream limit on selectable fields per version (MaxSelectableFields).
+MAX_SELECTABLE_FIELDS: Final = 8
 # Scale replicas are int32 in autoscaling/v1.
 MAX_INT32: Final = 2**31 - 1
 
@@ -78,6 +84,21 @@ _APPROVAL_DOC: Final = "https://github.com/kubernetes/enhancements/pull/1111"
 NAMES_ACCEPTED: Final = "NamesAccepted"
 ESTABLISHED: Final = "Established"
 TERMINATING: Final = "Terminating"
+
+
+def _text(value: Any) -> str:
+    """``value`` if it is a string, else ``""`` (malformed input is reported elsewhere)."""
+    return value if isinstance(value, str) else ""
+
+
+def _texts(value: Any) -> list[str]:
+    """The strings of a JSON list (anything else is treated as empty)."""
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON list, else an empty one."""
+    return value if isinstance(value, list) else []
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -118,7 +139,7 @@ def default_crd(crd: Mapping[str, Any]) -> dict[str, Any]:
         return result
     names = spec.setdefault("names", {})
     if isinstance(names, dict):
-        kind = names.get("kind") or ""
+        kind = _text(names.get("kind"))
         if not names.get("singular"):
             names["singular"] = kind.lower()
         if not names.get("listKind") and kind:
@@ -127,7 +148,7 @@ def default_crd(crd: Mapping[str, Any]) -> dict[str, Any]:
     if conversion is None:
         spec["conversion"] = {"strategy": "None"}
     elif isinstance(conversion, dict):
-        client_config = conversion.get("webhook", {}).get("clientConfig")
+        client_config = _mapping(conversion.get("webhook")).get("clientConfig")
         if isinstance(client_config, dict):
             service = client_config.get("service")
             if isinstance(service, dict) and service.get("port") is None:
@@ -216,6 +237,90 @@ def is_namespaced(crd: Mapping[str, Any]) -> bool:
     return _spec(crd).get("scope") == "Namespaced"
 
 
+# --- version priority and deprecation ---
+
+_KUBE_VERSION: Final = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+_VERSION_STABILITY: Final = {"alpha": 0, "beta": 1, None: 2}
+
+
+def compare_kube_versions(a: str, b: str) -> int:
+    """``version.CompareKubeAwareVersionStrings``: > 0 if ``a`` has the higher priority.
+
+    ``v2`` > ``v1`` > ``v1beta2`` > ``v1beta1`` > ``v1alpha1`` > non-Kubernetes names, which
+    compare among themselves in reverse alphabetical order (as upstream does).
+    """
+    if a == b:
+        return 0
+    match_a, match_b = _KUBE_VERSION.match(a), _KUBE_VERSION.match(b)
+    if match_a is None and match_b is None:
+        return (b > a) - (b < a)
+    if match_a is None:
+        return -1
+    if match_b is None:
+        return 1
+    stability_a, stability_b = _VERSION_STABILITY[match_a[2]], _VERSION_STABILITY[match_b[2]]
+    if stability_a != stability_b:
+        return stability_a - stability_b
+    if int(match_a[1]) != int(match_b[1]):
+        return int(match_a[1]) - int(match_b[1])
+    return int(match_a[3] or 0) - int(match_b[3] or 0)
+
+
+def versions_by_priority(names: Iterable[str]) -> list[str]:
+    """Version names, highest priority first (discovery lists the preferred version first)."""
+    return sorted(names, key=functools.cmp_to_key(compare_kube_versions), reverse=True)
+
+
+def deprecation_warning(crd: Mapping[str, Any], version: str) -> str | None:
+    """The ``Warning`` header text for requests to a deprecated version, or None.
+
+    The version's ``deprecationWarning`` if set, else upstream's default, e.g.
+    ``example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget``.
+    """
+    entry = find_version(crd, version)
+    if entry is None or not entry.get("deprecated"):
+        return None
+    custom = entry.get("deprecationWarning")
+    if isinstance(custom, str):
+        return custom
+    group = _text(_spec(crd).get("group"))
+    kind = _text(_names(crd).get("kind"))
+    message = f"{group}/{version} {kind} is deprecated"
+    newer = []
+    for other in _versions(crd):
+        name = _text(other.get("name"))
+        newer_and_stable = not other.get("deprecated") and compare_kube_versions(version, name) < 0
+        if other.get("served") and newer_and_stable:
+            newer.append(name)
+    if newer:
+        message += f"; use {group}/{versions_by_priority(newer)[0]} {kind}"
+    return message
+
+
+# --- printer columns ---
+
+# The column every custom resource table gets when its version declares none.
+DEFAULT_PRINTER_COLUMNS: Final = (
+    {
+        "name": "Age",
+        "type": "date",
+        "description": "CreationTimestamp is a timestamp representing the server time when this "
+        "object was created.",
+        "jsonPath": ".metadata.creationTimestamp",
+    },
+)
+
+
+def printer_columns(crd: Mapping[str, Any], version: str) -> list[dict[str, Any]]:
+    """The ``additionalPrinterColumns`` of ``version``, or the default Age column if none.
+
+    Tables start with a Name column before these (``tableconvertor``).
+    """
+    entry = find_version(crd, version)
+    columns = [dict(c) for c in _list(entry.get("additionalPrinterColumns") if entry else None)]
+    return columns or [dict(c) for c in DEFAULT_PRINTER_COLUMNS]
+
+
 # --- discovery ---
 
 
@@ -227,26 +332,26 @@ def resource_infos(crd: Mapping[str, Any], *, terminating: bool = False) -> list
     status = _mapping(crd.get("status"))
     accepted = status.get("acceptedNames") if isinstance(status, Mapping) else None
     names = accepted if isinstance(accepted, Mapping) and accepted.get("plural") else _names(crd)
-    group = str(_spec(crd).get("group") or "")
-    kind = str(names.get("kind") or "")
+    group = _text(_spec(crd).get("group"))
+    kind = _text(names.get("kind"))
     infos = []
     for entry in _versions(crd):
         if not entry.get("served"):
             continue
-        version = str(entry.get("name") or "")
+        version = _text(entry.get("name"))
         subresources = version_subresources(crd, version)
         infos.append(
             ResourceInfo(
                 group=group,
                 version=version,
                 kind=kind,
-                resource=str(names.get("plural") or ""),
+                resource=_text(names.get("plural")),
                 namespaced=is_namespaced(crd),
                 list_kind=str(names.get("listKind") or f"{kind}List"),
                 singular=str(names.get("singular") or kind.lower()),
                 verbs=TERMINATING_VERBS if terminating else CUSTOM_RESOURCE_VERBS,
-                short_names=tuple(str(n) for n in names.get("shortNames") or ()),
-                categories=tuple(str(c) for c in names.get("categories") or ()),
+                short_names=tuple(_texts(names.get("shortNames"))),
+                categories=tuple(_texts(names.get("categories"))),
                 subresources=tuple(
                     s for s in ("status", "scale") if subresources.get(s) is not None
                 ),
@@ -314,9 +419,9 @@ def _used_names(
         accepted = status.get("acceptedNames") if isinstance(status, Mapping) else None
         if not isinstance(accepted, Mapping):
             continue
-        resources.update(str(accepted.get(k) or "") for k in ("plural", "singular"))
-        resources.update(str(n) for n in accepted.get("shortNames") or ())
-        kinds.update(str(accepted.get(k) or "") for k in ("kind", "listKind"))
+        resources.update(_text(accepted.get(k)) for k in ("plural", "singular"))
+        resources.update(_texts(accepted.get("shortNames")))
+        kinds.update(_text(accepted.get(k)) for k in ("kind", "listKind"))
     return resources, kinds
 
 
@@ -340,8 +445,8 @@ def accept_names(
     ``now`` is the RFC 3339 time for ``lastTransitionTime``.
     """
     metadata = _mapping(crd.get("metadata"))
-    own = str(metadata.get("name") or "") if isinstance(metadata, Mapping) else ""
-    resources, kinds = _used_names(existing_crds, str(_spec(crd).get("group") or ""), own)
+    own = _text(metadata.get("name")) if isinstance(metadata, Mapping) else ""
+    resources, kinds = _used_names(existing_crds, _text(_spec(crd).get("group")), own)
     requested = _names(crd)
     status = _mapping(crd.get("status"))
     previous = status.get("acceptedNames") if isinstance(status, Mapping) else None
@@ -351,8 +456,8 @@ def accept_names(
 
     def check(field: str, used: set[str], conflict_reason: str) -> None:
         nonlocal reason, message
-        wanted = str(requested.get(field) or "")
-        problem = _conflict(wanted, str(accepted_before.get(field) or ""), used)
+        wanted = _text(requested.get(field))
+        problem = _conflict(wanted, _text(accepted_before.get(field)), used)
         if problem is not None:
             reason, message = conflict_reason, problem
         elif wanted:
@@ -360,9 +465,9 @@ def accept_names(
 
     check("plural", resources, "PluralConflict")
     check("singular", resources, "SingularConflict")
-    wanted_short = list(requested.get("shortNames") or [])
-    if wanted_short != list(accepted_before.get("shortNames") or []):
-        known = set(accepted_before.get("shortNames") or [])
+    wanted_short = _texts(requested.get("shortNames"))
+    if wanted_short != _texts(accepted_before.get("shortNames")):
+        known = set(_texts(accepted_before.get("shortNames")))
         problems = [
             problem
             for short in wanted_short
@@ -377,12 +482,12 @@ def accept_names(
             names.pop("shortNames", None)
     check("kind", kinds, "KindConflict")
     check("listKind", kinds, "ListKindConflict")
-    if requested.get("categories"):
-        names["categories"] = list(requested["categories"])
+    if _texts(requested.get("categories")):
+        names["categories"] = _texts(requested.get("categories"))
     else:
         names.pop("categories", None)
 
-    conditions = [dict(c) for c in (status.get("conditions") or []) if isinstance(c, Mapping)]
+    conditions = [dict(c) for c in _list(status.get("conditions")) if isinstance(c, Mapping)]
     if reason:
         accepted_condition = _condition(NAMES_ACCEPTED, "False", reason, message, now)
     else:
@@ -423,7 +528,7 @@ def _go_versions(versions: Sequence[Mapping[str, Any]]) -> GoValue:
     # Upstream prints the internal Go structs with %#v; name/served/storage are what matter.
     items = ", ".join(
         "apiextensions.CustomResourceDefinitionVersion{"
-        f"Name:{fe.go_quote(str(v.get('name') or ''))}, "
+        f"Name:{fe.go_quote(_text(v.get('name')))}, "
         f"Served:{str(bool(v.get('served'))).lower()}, "
         f"Storage:{str(bool(v.get('storage'))).lower()}, ...}}"
         for v in versions
@@ -470,7 +575,7 @@ def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -
 
 def _name_errors(crd: Mapping[str, Any]) -> list[FieldError]:
     metadata = _mapping(crd.get("metadata"))
-    name = str(metadata.get("name") or "") if isinstance(metadata, Mapping) else ""
+    name = _text(metadata.get("name")) if isinstance(metadata, Mapping) else ""
     if not name:
         return []  # a missing name is reported by the generic object-meta validation
     problems = validate_dns1123_subdomain(name)
@@ -500,6 +605,7 @@ def _spec_errors(crd: Mapping[str, Any]) -> list[FieldError]:
     hoist_schema = _identical(versions, "schema")
     hoist_subresources = _identical(versions, "subresources")
     hoist_columns = _identical(versions, "additionalPrinterColumns")
+    hoist_selectable = _identical(versions, "selectableFields")
     shared_schema = versions[0].get("schema") if versions and hoist_schema else None
     if not _has_openapi_schema(shared_schema):
         for index, version in enumerate(versions):
@@ -513,7 +619,7 @@ def _spec_errors(crd: Mapping[str, Any]) -> list[FieldError]:
     unique = True
     for index, version in enumerate(versions):
         path = f"spec.versions[{index}]"
-        name = str(version.get("name") or "")
+        name = _text(version.get("name"))
         storage_count += bool(version.get("storage"))
         if name in seen:
             unique = False
@@ -532,8 +638,21 @@ def _spec_errors(crd: Mapping[str, Any]) -> list[FieldError]:
         if not hoist_subresources:
             errors.extend(_subresource_errors(version.get("subresources"), f"{path}.subresources"))
         if not hoist_columns:
-            for i, column in enumerate(version.get("additionalPrinterColumns") or []):
+            for i, column in enumerate(_list(version.get("additionalPrinterColumns"))):
                 errors.extend(_column_errors(column, f"{path}.additionalPrinterColumns[{i}]"))
+        if not hoist_selectable and _list(version.get("selectableFields")):
+            # After hoisting, a version whose schema moved to spec.validation has none left,
+            # which upstream reports with this (oddly worded) message.
+            own_schema = None if hoist_schema else version.get("schema")
+            errors.extend(
+                _selectable_errors(
+                    _list(version.get("selectableFields")),
+                    own_schema,
+                    f"{path}.selectableFields",
+                    "selectableFields may only be set when version.schema.openAPIV3Schema "
+                    "is not included",
+                )
+            )
     if not unique:
         errors.append(
             fe.invalid("spec.versions", _go_versions(versions), "must contain unique version names")
@@ -557,10 +676,104 @@ def _spec_errors(crd: Mapping[str, Any]) -> list[FieldError]:
     if hoist_subresources and versions:
         errors.extend(_subresource_errors(versions[0].get("subresources"), "spec.subresources"))
     if hoist_columns and versions:
-        for i, column in enumerate(versions[0].get("additionalPrinterColumns") or []):
+        for i, column in enumerate(_list(versions[0].get("additionalPrinterColumns"))):
             errors.extend(_column_errors(column, f"spec.additionalPrinterColumns[{i}]"))
+    if hoist_selectable and versions and _list(versions[0].get("selectableFields")):
+        errors.extend(
+            _selectable_errors(
+                _list(versions[0].get("selectableFields")),
+                shared_schema,
+                "spec.selectableFields",
+                "selectableFields may only be set when validations.schema is included",
+            )
+        )
     errors.extend(_conversion_errors(spec.get("conversion")))
     return errors
+
+
+def _walk_json_path(schema: Mapping[str, Any], json_path: str) -> tuple[Any, str, str]:
+    """Follow a selectable field's ``.a.b`` path (``cel.ValidFieldPath`` without arrays).
+
+    Returns the schema found, the problem (empty if none) and the canonical field path.
+    """
+    tokens = [token for token in re.split(r"([.\[\]])", json_path) if token]
+    current: Any = schema
+    canonical = ""
+    position = 0
+    while position < len(tokens):
+        token = tokens[position]
+        if token == "[":
+            return None, "array notation is not allowed", canonical
+        if token != ".":
+            return None, f"expected [ or . but got: {token}", canonical
+        if position + 1 >= len(tokens):
+            return None, "unexpected end of JSON path", canonical
+        name = tokens[position + 1]
+        position += 2
+        properties = current.get("properties") if isinstance(current, Mapping) else None
+        extra = current.get("additionalProperties") if isinstance(current, Mapping) else None
+        if isinstance(properties, Mapping) and properties:
+            if name not in properties:
+                return None, "does not refer to a valid field", canonical
+            current = properties[name]
+            canonical = f"{canonical}.{name}" if canonical else name
+        elif extra is not None:
+            current = extra if isinstance(extra, Mapping) else None
+            canonical = f"{canonical}[{name}]"
+        else:
+            return None, "does not refer to a valid field", canonical
+    return current, "", canonical
+
+
+def _selectable_errors(
+    fields: list[Any], schema_holder: Any, path: str, missing_schema: str
+) -> list[FieldError]:
+    """``ValidateCustomResourceSelectableFields``: simple paths to scalar fields, at most 8."""
+    if not _has_openapi_schema(schema_holder):
+        return [fe.invalid(path, "", missing_schema)]
+    schema = schema_holder["openAPIV3Schema"]
+    if not isinstance(schema, Mapping):
+        return []
+    errors: list[FieldError] = []
+    unique: list[str] = []
+    for index, selectable in enumerate(fields):
+        field_path = f"{path}[{index}].jsonPath"
+        json_path = _text(_mapping(selectable).get("jsonPath"))
+        if not json_path:
+            errors.append(fe.required(field_path, ""))
+            continue
+        found, problem, canonical = _walk_json_path(schema, json_path)
+        if problem:
+            errors.append(fe.invalid(field_path, json_path, f"is an invalid path: {problem}"))
+            continue
+        if canonical.split(".")[0].split("[")[0] == "metadata":
+            detail = "must not point to fields in metadata"
+            errors.append(fe.invalid(field_path, json_path, detail))
+        if _mapping(found).get("type") not in ("string", "boolean", "integer"):
+            detail = (
+                "must point to a field of type string, boolean or integer. Enum string fields "
+                "and strings with formats are allowed."
+            )
+            errors.append(fe.invalid(field_path, json_path, detail))
+        if canonical in unique:
+            errors.append(fe.duplicate(field_path, json_path))
+        else:
+            unique.append(canonical)
+    if len(unique) > MAX_SELECTABLE_FIELDS:
+        errors.append(fe.too_many(path, len(unique), MAX_SELECTABLE_FIELDS))
+    return errors
+
+
+def selectable_fields(crd: Mapping[str, Any], version: str) -> list[str]:
+    """The ``jsonPath``s of ``version``'s selectable fields (usable in field selectors)."""
+    entry = find_version(crd, version)
+    if entry is None:
+        return []
+    return [
+        path
+        for item in _list(entry.get("selectableFields"))
+        if (path := _text(_mapping(item).get("jsonPath")))
+    ]
 
 
 def _has_openapi_schema(schema: Any) -> bool:
@@ -600,21 +813,21 @@ def validate_names(names: Mapping[str, Any], path: str) -> list[FieldError]:
     """``ValidateCustomResourceDefinitionNames`` for ``spec.names`` or ``status.acceptedNames``."""
     errors: list[FieldError] = []
     for field in ("plural", "singular"):
-        value = str(names.get(field) or "")
+        value = _text(names.get(field))
         if value and (problems := validate_dns1035_label(value)):
             errors.append(fe.invalid(f"{path}.{field}", value, ",".join(problems)))
     for field in ("kind", "listKind"):
-        value = str(names.get(field) or "")
+        value = _text(names.get(field))
         if value and (problems := validate_dns1035_label(value.lower())):
             detail = "may have mixed case, but should otherwise match: " + ",".join(problems)
             errors.append(fe.invalid(f"{path}.{field}", value, detail))
-    for index, short in enumerate(names.get("shortNames") or []):
+    for index, short in enumerate(_list(names.get("shortNames"))):
         if problems := validate_dns1035_label(str(short)):
             errors.append(fe.invalid(f"{path}.shortNames[{index}]", short, ",".join(problems)))
     kind = names.get("kind") or ""
     if kind and kind == names.get("listKind"):
         errors.append(fe.invalid(f"{path}.listKind", kind, "kind and listKind may not be the same"))
-    for index, category in enumerate(names.get("categories") or []):
+    for index, category in enumerate(_list(names.get("categories"))):
         if problems := validate_dns1035_label(str(category)):
             errors.append(fe.invalid(f"{path}.categories[{index}]", category, ",".join(problems)))
     return errors
@@ -639,7 +852,7 @@ def _subresource_errors(subresources: Any, path: str) -> list[FieldError]:
         ("specReplicasPath", (".spec.",), "should be a json path under .spec"),
         ("statusReplicasPath", (".status.",), "should be a json path under .status"),
     ):
-        value = str(scale.get(field) or "")
+        value = _text(scale.get(field))
         field_path = f"{path}.scale.{field}"
         if not value:
             errors.append(fe.required(field_path, ""))
@@ -647,7 +860,7 @@ def _subresource_errors(subresources: Any, path: str) -> list[FieldError]:
             errors.extend(problems)
         elif not value.startswith(prefixes):
             errors.append(fe.invalid(field_path, value, detail))
-    selector = str(scale.get("labelSelectorPath") or "")
+    selector = _text(scale.get("labelSelectorPath"))
     if selector:
         field_path = f"{path}.scale.labelSelectorPath"
         if problems := _simple_json_path_errors(selector, field_path):
@@ -674,7 +887,7 @@ def _column_errors(column: Any, path: str) -> list[FieldError]:
     if column_format and column_format not in PRINTER_COLUMN_FORMATS:
         detail = "must be one of " + ",".join(PRINTER_COLUMN_FORMATS)
         errors.append(fe.invalid(f"{path}.format", column_format, detail))
-    json_path = str(column.get("jsonPath") or "")
+    json_path = _text(column.get("jsonPath"))
     if not json_path:
         errors.append(fe.required(f"{path}.JSONPath", ""))
     else:
@@ -695,7 +908,7 @@ def _conversion_errors(conversion: Any) -> list[FieldError]:
     webhook = conversion.get("webhook")
     webhook = webhook if isinstance(webhook, Mapping) else {}
     client_config = webhook.get("clientConfig")
-    review_versions = webhook.get("conversionReviewVersions") or []
+    review_versions = _list(webhook.get("conversionReviewVersions"))
     if strategy == "Webhook":
         config_path = f"{path}.webhookClientConfig"
         if not isinstance(client_config, Mapping):
@@ -730,7 +943,7 @@ def _status_errors(crd: Mapping[str, Any]) -> list[FieldError]:
     accepted = status.get("acceptedNames")
     if isinstance(accepted, Mapping):
         errors.extend(validate_names(accepted, "status.acceptedNames"))
-    stored = [str(v) for v in status.get("storedVersions") or []]
+    stored = [str(v) for v in _list(status.get("storedVersions"))]
     path = "status.storedVersions"
     if not stored:
         errors.append(
@@ -739,7 +952,7 @@ def _status_errors(crd: Mapping[str, Any]) -> list[FieldError]:
         return errors
     remaining = {name: index for index, name in enumerate(stored)}
     for version in _versions(crd):
-        name = str(version.get("name") or "")
+        name = _text(version.get("name"))
         if version.get("storage") and name not in remaining and name not in stored:
             errors.append(
                 fe.invalid(
@@ -779,7 +992,7 @@ def _approval_state(crd: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _api_approval_errors(crd: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[FieldError]:
-    if not _is_protected_group(str(_spec(crd).get("group") or "")):
+    if not _is_protected_group(_text(_spec(crd).get("group"))):
         return []
     state, reason = _approval_state(crd)
     if old is not None and _approval_state(old)[0] == state:
@@ -866,10 +1079,10 @@ def _nested_int(obj: Mapping[str, Any], json_path: str) -> tuple[int, str | None
 
 def scale_of(obj: Mapping[str, Any], scale: Mapping[str, Any]) -> dict[str, Any]:
     """The ``autoscaling/v1`` Scale of a custom resource (``scaleFromCustomResource``)."""
-    spec_replicas, _ = _nested_int(obj, str(scale.get("specReplicasPath") or ""))
-    status_replicas, _ = _nested_int(obj, str(scale.get("statusReplicasPath") or ""))
+    spec_replicas, _ = _nested_int(obj, _text(scale.get("specReplicasPath")))
+    status_replicas, _ = _nested_int(obj, _text(scale.get("statusReplicasPath")))
     selector = ""
-    selector_path = str(scale.get("labelSelectorPath") or "")
+    selector_path = _text(scale.get("labelSelectorPath"))
     if selector_path:
         value, found = read_path(obj, selector_path)
         selector = value if found and isinstance(value, str) else ""
@@ -897,9 +1110,9 @@ def validate_scale_paths(
     """Replica counts at the scale paths must be non-negative int32 (``ValidateScaleSpec`` and
     ``ValidateScaleStatus``); with ``spec=False`` only the status side is checked."""
     errors: list[FieldError] = []
-    paths = [str(scale.get("statusReplicasPath") or "")]
+    paths = [_text(scale.get("statusReplicasPath"))]
     if spec:
-        paths.insert(0, str(scale.get("specReplicasPath") or ""))
+        paths.insert(0, _text(scale.get("specReplicasPath")))
     for json_path in paths:
         value, problem = _nested_int(obj, json_path)
         if problem is not None:
@@ -910,7 +1123,7 @@ def validate_scale_paths(
             errors.append(
                 fe.invalid(json_path, value, f"should be less than or equal to {MAX_INT32}")
             )
-    selector_path = str(scale.get("labelSelectorPath") or "")
+    selector_path = _text(scale.get("labelSelectorPath"))
     if selector_path:
         value, found = read_path(obj, selector_path)
         if found and value is not None and not isinstance(value, str):

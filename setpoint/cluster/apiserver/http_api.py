@@ -44,6 +44,7 @@ from setpoint.cluster.apiserver.object_operations import (
 from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
+from setpoint.cluster.apiserver.storage import Watch
 from setpoint.cluster.apiserver.version_info import version_document
 from setpoint.cluster.apiserver.watch_stream import serve_watch
 
@@ -156,8 +157,14 @@ class APIHandler:
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self._accept = _AcceptCache()
+        self._watches: set[Watch] = set()
         self._version_body = _ENCODER.encode(version_document())
         self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
+
+    def close_watches(self) -> None:
+        """End every open watch stream (the server is stopping)."""
+        for watch in list(self._watches):
+            watch.close()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         started = time.perf_counter()
@@ -189,6 +196,10 @@ class APIHandler:
             return self._public(request, parts)
         if not self._authorized(request):
             raise status_errors.unauthorized()
+        if head not in ("api", "apis"):
+            if not parts:
+                return json_response(200, self._root_body)
+            raise status_errors.path_not_found()
         accept = request.headers.get("Accept")
         if accept and not self._accept.acceptable(accept):
             raise status_errors.not_acceptable(ACCEPTED_MEDIA_TYPES_MESSAGE)
@@ -208,10 +219,7 @@ class APIHandler:
                 if body is None:
                     raise status_errors.path_not_found()
                 return self._discovery(request, body)
-            return await self._group_version(request, parts[1], parts[2], parts[3:])
-        if not parts:
-            return json_response(200, self._root_body)
-        raise status_errors.path_not_found()
+        return await self._group_version(request, parts[1], parts[2], parts[3:])
 
     def _public(self, request: web.BaseRequest, parts: list[str]) -> web.Response:
         if request.method not in ("GET", "HEAD"):
@@ -283,14 +291,18 @@ class APIHandler:
             query["fieldSelector"] = selector
             options = parse_list_options(query, watch=True)
             _require_verb(resource, "watch")
-            return await serve_watch(request, ops, resource, target.namespace, options, {})
+            return await serve_watch(
+                request, ops, resource, target.namespace, options, self._watches
+            )
         if target.name is None:
             if method == "GET":
                 query = query_dict(request.query)
                 options = parse_list_options(query, watch=target.watch_path)
                 if options.watch:
                     _require_verb(resource, "watch")
-                    return await serve_watch(request, ops, resource, target.namespace, options, {})
+                    return await serve_watch(
+                        request, ops, resource, target.namespace, options, self._watches
+                    )
                 _require_verb(resource, "list")
                 return json_response(
                     200, await ops.list_collection(resource, target.namespace, options)

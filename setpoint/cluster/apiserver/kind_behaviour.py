@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from setpoint.cluster.apiserver.builtin_defaults import label_job
 from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.served_resources import ServedResource
 
@@ -77,3 +78,11 @@ class KindBehaviour:
         old: dict[str, Any] | None,
     ) -> None:
         """React to a durable write: ``obj`` is None after a delete, ``old`` None after a create."""
+
+
+class JobBehaviour(KindBehaviour):
+    """Jobs: the selector and pod labels generated from the Job's uid on create."""
+
+    def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        super().prepare_create(resource, obj)
+        label_job(obj)

@@ -24,8 +24,10 @@ from typing import Any, Final
 
 import msgspec
 
+from setpoint.api.patch import json_equal
 from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.builtin_defaults import apply_builtin_defaults
 from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
 from setpoint.cluster.apiserver.list_options import (
@@ -77,6 +79,14 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
 
 
+class _GeneratedNameTaken(Exception):
+    """A generated name collided with an existing object (the create is retried)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
 class _MetaOnly(msgspec.Struct):
     """The part of an object a label selector reads (decoding skips everything else)."""
 
@@ -103,7 +113,12 @@ def decode(value: bytes) -> dict[str, Any]:
 
 def labels_of(value: bytes) -> dict[str, str]:
     """Only the labels of a stored object (cheap: the rest is skipped)."""
-    return _LABELS_DECODER.decode(value).metadata.labels or {}
+    try:
+        return _LABELS_DECODER.decode(value).metadata.labels or {}
+    except msgspec.ValidationError:
+        # Not a map of strings (never stored by this server, but be lenient on read).
+        labels = (decode(value).get("metadata") or {}).get("labels")
+        return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
 @dataclass(slots=True)
@@ -229,14 +244,14 @@ class ObjectOperations:
 
     def present(self, resource: ServedResource, value: bytes) -> bytes:
         """Stored JSON as served through ``resource`` (converted only when needed)."""
-        if not _converts(resource):
+        if not converts(resource):
             return value
         behaviour = self._behaviour_for(resource)
         return _ENCODER.encode(behaviour.from_storage(resource, decode(value)))
 
     def present_object(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
         """A stored object (decoded) as served through ``resource``."""
-        if not _converts(resource):
+        if not converts(resource):
             return obj
         return self._behaviour_for(resource).from_storage(resource, obj)
 
@@ -314,7 +329,7 @@ class ObjectOperations:
                 if more or len(batch) < LIST_SCAN_BATCH:
                     break
                 cursor = batch[-1].key
-        if _converts(resource):
+        if converts(resource):
             items = [self.present(resource, value) for value in items]
         metadata: dict[str, Any] = {"resourceVersion": str(list_revision)}
         if more and last_key is not None:
@@ -414,36 +429,54 @@ class ObjectOperations:
         options: WriteOptions,
     ) -> Result:
         """POST: store a new object and answer 201 with it."""
-        behaviour = self._behaviour_for(resource)
         obj = check_type(resource, obj)
+        metadata = _metadata(obj, resource)
+        prefix = metadata.get("generateName")
+        if metadata.get("name") or not prefix or not isinstance(prefix, str):
+            return await self._create_once(resource, namespace, obj, options, None)
+        # A generated name may be taken: retry with fresh names, each time from the request.
+        for _attempt in range(GENERATE_NAME_ATTEMPTS - 1):
+            try:
+                return await self._create_once(
+                    resource, namespace, copy.deepcopy(obj), options, prefix
+                )
+            except _GeneratedNameTaken:
+                continue
+        try:
+            return await self._create_once(resource, namespace, obj, options, prefix)
+        except _GeneratedNameTaken as taken:
+            raise status_errors.already_exists(
+                resource.group, resource.plural, taken.name
+            ) from None
+
+    async def _create_once(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        obj: dict[str, Any],
+        options: WriteOptions,
+        generate_from: str | None,
+    ) -> Result:
+        behaviour = self._behaviour_for(resource)
         metadata = self.prepare_new(resource, namespace, obj)
+        if generate_from is not None:
+            metadata["name"] = _generate_name(generate_from)
+        if not resource.is_custom:
+            apply_builtin_defaults(obj)
         behaviour.prepare_create(resource, obj)
         name = metadata.get("name") or ""
         if resource.namespaced:
             self._admit_namespace(resource, namespace or "", name)
         warnings = self._validate(resource, obj, None, options, behaviour)
-        generate = not name and bool(metadata.get("generateName"))
-        stored = behaviour.to_storage(resource, obj)
         if options.dry_run:
-            if generate:
-                metadata["name"] = _generate_name(metadata["generateName"])
             return Result(201, _ENCODER.encode(obj), warnings)
-        attempts = GENERATE_NAME_ATTEMPTS if generate else 1
-        record: Record | None = None
-        for _attempt in range(attempts):
-            if generate:
-                metadata["name"] = _generate_name(metadata["generateName"])
-            key = resource.storage_key(namespace, metadata["name"])
-            try:
-                record = self.storage.create(key, stored)
-                break
-            except KeyExistsError:
-                if not generate:
-                    raise status_errors.already_exists(
-                        resource.group, resource.plural, metadata["name"]
-                    ) from None
-        if record is None:
-            raise status_errors.already_exists(resource.group, resource.plural, metadata["name"])
+        stored = behaviour.to_storage(resource, obj)
+        try:
+            record = self.storage.create(resource.storage_key(namespace, name), stored)
+        except KeyExistsError:
+            if generate_from is not None:
+                raise _GeneratedNameTaken(name) from None
+            raise status_errors.already_exists(resource.group, resource.plural, name) from None
         await self.storage.wait_durable(record.revision)
         await behaviour.after_write(resource, decode(record.value), None)
         return Result(201, self.present(resource, record.value), warnings)
@@ -584,6 +617,8 @@ class ObjectOperations:
         if "managedFields" in old_meta:
             new_meta["managedFields"] = old_meta["managedFields"]
         new_meta["resourceVersion"] = old_meta.get("resourceVersion")
+        if not resource.is_custom and subresource == "":
+            apply_builtin_defaults(new)
         behaviour.prepare_update(resource, new, old)
         deleting = "deletionTimestamp" in old_meta
         errors: list[FieldError] = []
@@ -611,7 +646,7 @@ class ObjectOperations:
         ):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour)
-        if new == old:
+        if new == old and json_equal(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
             return Result(200, self.present(resource, record.value), warnings)
         if options.dry_run:
@@ -844,7 +879,8 @@ def _timestamp_after(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))
 
 
-def _converts(resource: ServedResource) -> bool:
+def converts(resource: ServedResource) -> bool:
+    """Whether objects are stored in another shape than ``resource`` serves (convert on read)."""
     if resource.is_custom:
         return resource.version != resource.storage_version
     return resource.storage_group is not None and resource.storage_group != resource.group

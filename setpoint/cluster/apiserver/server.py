@@ -22,7 +22,7 @@ from setpoint.cluster.apiserver.crd_serving import (
 )
 from setpoint.cluster.apiserver.event_rules import EventBehaviour
 from setpoint.cluster.apiserver.http_api import APIHandler
-from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.kind_behaviour import JobBehaviour, KindBehaviour
 from setpoint.cluster.apiserver.lease_rules import LeaseBehaviour
 from setpoint.cluster.apiserver.namespace_lifecycle import (
     SYSTEM_NAMESPACES,
@@ -100,9 +100,11 @@ class APIServer:
             "/core/pods/": PodBehaviour(validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
+            "/batch/jobs/": JobBehaviour(validator),
             CRD_STORAGE_ROOT: self.crds,
         }
         self._runner: web.ServerRunner | None = None
+        self._handler: APIHandler | None = None
 
     def _builtin(self, group: str, plural: str) -> ServedResource:
         resource = self.registry.get(group, "v1", plural)
@@ -134,7 +136,9 @@ class APIServer:
             on_namespace_terminating=self.namespace_cleaner.start_cleanup,
             server_address=lambda: f"{LOOPBACK}:{self.port}",
         )
-        server = web.Server(handler, handler_cancellation=True)
+        self._handler = handler
+        # access_log=None: the handler logs one debug line per request itself.
+        server = web.Server(handler, handler_cancellation=True, access_log=None)
         runner = web.ServerRunner(
             server, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS
         )
@@ -193,6 +197,8 @@ class APIServer:
         """Stop listening, end watches, and stop background work (the storage stays open)."""
         await self.namespace_cleaner.close()
         await self.crds.close()
+        if self._handler is not None:
+            self._handler.close_watches()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -25,10 +25,11 @@ from setpoint.cluster.apiserver.object_operations import (
     Matcher,
     ObjectOperations,
     check_field_selector,
+    converts,
     decode,
 )
 from setpoint.cluster.apiserver.served_resources import ServedResource
-from setpoint.cluster.apiserver.storage import ExpiredError, WatchOverflowError
+from setpoint.cluster.apiserver.storage import ExpiredError, Watch, WatchOverflowError
 
 #: How often an idle watch with bookmarks allowed gets a BOOKMARK (upstream: about a minute).
 BOOKMARK_INTERVAL_SECONDS: Final = 60.0
@@ -70,9 +71,12 @@ async def serve_watch(
     resource: ServedResource,
     namespace: str | None,
     options: ListOptions,
-    headers: dict[str, str],
+    active: set[Watch],
 ) -> web.StreamResponse:
-    """Answer a ``?watch=true`` request with a stream of events until the deadline."""
+    """Answer a ``?watch=true`` request with a stream of events until the deadline.
+
+    The storage watch is kept in ``active`` while it runs, so a stopping server can end it.
+    """
     check_field_selector(resource, options)
     storage = operations.storage
     prefix = resource.storage_prefix(namespace)
@@ -99,7 +103,7 @@ async def serve_watch(
             watch = storage.watch(prefix, start, buffer=WATCHER_BUFFER)
         except ExpiredError as exc:
             error = status_errors.too_old_resource_version(start, exc.oldest)
-    response = web.StreamResponse(status=200, headers=headers)
+    response = web.StreamResponse(status=200)
     response.content_type = "application/json"
     response.enable_chunked_encoding()
     await response.prepare(request)
@@ -130,17 +134,18 @@ async def serve_watch(
         watch.close()
 
     timer = asyncio.create_task(keep_time())
+    active.add(watch)
     try:
         if initial:
             await response.write(b"".join(initial))
         if replay and options.send_initial_events:
             await response.write(_bookmark_line(resource, start, initial_end=True))
-        converts = resource.is_custom and resource.version != resource.storage_version
+        converted = converts(resource)
         selects_all = matcher.selects_all
         write = response.write
         async for event in watch:
             if selects_all:
-                if converts:
+                if converted:
                     await write(event_line(event.type, operations.present(resource, event.value)))
                 else:
                     await write(event_line(event.type, event.value))
@@ -159,6 +164,7 @@ async def serve_watch(
         watch.close()
         raise
     finally:
+        active.discard(watch)
         timer.cancel()
         watch.close()
     with contextlib.suppress(ConnectionResetError):

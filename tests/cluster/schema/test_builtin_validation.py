@@ -145,14 +145,10 @@ def _with(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
                 'object: "string"'
             ],
         ),
-        (
-            _with(POD, "spec.containers", None),
-            ["spec.containers: Required value"],  # null decodes to nothing
-        ),
-        (
-            _with(POD, "spec.containers.0.name", None),
-            ["spec.containers[0].name: Required value"],
-        ),
+        # null decodes to a zero value, as from Go clients' non-omitempty fields
+        (_with(POD, "spec.containers", None), []),
+        (_with(POD, "spec.containers.0.name", None), []),
+        (_with(CONFIG_MAP, "apiVersion", None), []),
         (
             _with(POD, "spec.containers.0", {"image": "nginx"}),
             ["spec.containers[0].name: Required value"],
@@ -178,6 +174,13 @@ def _with(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
                 'spec.containers[0].ports[0].containerPort: Invalid value: "string": '
                 "spec.containers[0].ports[0].containerPort in body must be of type integer: "
                 '"string"'
+            ],
+        ),
+        (
+            _with(DEPLOYMENT, "spec.replicas", 2**31),
+            [
+                "spec.replicas: Invalid value: 2147483648: spec.replicas in body should be less "
+                "than or equal to 2147483647"
             ],
         ),
         (
@@ -289,3 +292,41 @@ def test_unknown_schema_version_is_a_clear_error() -> None:
 
     with pytest.raises(BuiltinSchemaError, match=r"no schemas for v0\.1\.0"):
         BuiltinSchemas("v0.1.0").definition_name("v1", "Pod")
+
+
+def test_status_requires_nothing() -> None:
+    replica_set = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "rs"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}},
+        "status": {"conditions": [{"reason": "x"}]},  # no replicas, no type/status
+    }
+    assert validate_builtin(replica_set).errors == []
+    pod = _with(POD, "status.containerStatuses", [{"name": "c", "ready": True}])
+    assert validate_builtin(pod).errors == []
+    wrong_type = _with(POD, "status.phase", 3)
+    assert [e.field for e in validate_builtin(wrong_type).errors] == ["status.phase"]
+
+
+def test_missing_numbers_booleans_and_lists_decode_to_zero_values() -> None:
+    revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "r"}}
+    slice_ = {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": "s"},
+    }
+    assert validate_builtin(revision).errors == []
+    assert [e.field for e in validate_builtin(slice_).errors] == ["addressType"]
+
+
+def test_spec_still_requires_what_its_go_type_requires() -> None:
+    replica_set = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "rs"},
+        "spec": {},
+    }
+    assert [e.message for e in validate_builtin(replica_set).errors] == [
+        "spec.selector: Required value"
+    ]

@@ -597,3 +597,134 @@ def test_terminating_condition() -> None:
         "True",
         "InstanceDeletionInProgress",
     )
+
+
+SELECTABLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "color": {"type": "string", "enum": ["red"]},
+                "size": {"type": "integer"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+        "metadata": {"type": "object"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("paths", "expected"),
+    [
+        ([".spec.color", ".spec.size", ".spec.labels.team"], []),
+        (
+            [".spec.nope"],
+            [
+                'spec.selectableFields[0].jsonPath: Invalid value: ".spec.nope": is an invalid '
+                "path: does not refer to a valid field"
+            ],
+        ),
+        (
+            [".spec.tags"],
+            [
+                'spec.selectableFields[0].jsonPath: Invalid value: ".spec.tags": must point to a '
+                "field of type string, boolean or integer. Enum string fields and strings with "
+                "formats are allowed."
+            ],
+        ),
+        (
+            ["spec.color"],
+            [
+                'spec.selectableFields[0].jsonPath: Invalid value: "spec.color": is an invalid '
+                "path: expected [ or . but got: spec"
+            ],
+        ),
+        (
+            [".spec.labels['a']"],
+            [
+                "spec.selectableFields[0].jsonPath: Invalid value: \".spec.labels['a']\": is an "
+                "invalid path: array notation is not allowed"
+            ],
+        ),
+        (
+            [".spec.color", ".spec.color"],
+            ['spec.selectableFields[1].jsonPath: Duplicate value: ".spec.color"'],
+        ),
+        ([""], ["spec.selectableFields[0].jsonPath: Required value"]),
+        (
+            [f".spec.labels.k{i}" for i in range(9)],
+            ["spec.selectableFields: Too many: 9: must have at most 8 items"],
+        ),
+    ],
+)
+def test_selectable_fields(paths: list[str], expected: list[str]) -> None:
+    crd = make_crd()
+    version = crd["spec"]["versions"][0]
+    version["schema"]["openAPIV3Schema"] = copy.deepcopy(SELECTABLE_SCHEMA)
+    version["selectableFields"] = [{"jsonPath": path} for path in paths]
+    assert messages(crd) == expected
+    assert crds.selectable_fields(crd, "v1") == [p for p in paths if p]
+
+
+def test_selectable_fields_may_not_point_into_metadata() -> None:
+    crd = make_crd()
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["metadata"] = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+    }
+    crd["spec"]["versions"][0]["selectableFields"] = [{"jsonPath": ".metadata.name"}]
+    assert messages(crd) == [
+        'spec.selectableFields[0].jsonPath: Invalid value: ".metadata.name": must not point to '
+        "fields in metadata"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("names", "ordered"),
+    [
+        (["v1", "v2", "v1beta1"], ["v2", "v1", "v1beta1"]),
+        (
+            ["v1alpha1", "v1beta2", "v1beta1", "v10", "v2"],
+            ["v10", "v2", "v1beta2", "v1beta1", "v1alpha1"],
+        ),
+        (["foo", "v1", "bar"], ["v1", "bar", "foo"]),
+    ],
+)
+def test_versions_by_priority(names: list[str], ordered: list[str]) -> None:
+    assert crds.versions_by_priority(names) == ordered
+
+
+def test_deprecation_warnings() -> None:
+    crd = make_crd()
+    old = {"name": "v1beta1", "served": True, "storage": False, "deprecated": True}
+    custom = {"name": "v1alpha1", "served": True, "storage": False, "deprecated": True}
+    custom["deprecationWarning"] = "use v1, please"
+    crd["spec"]["versions"] += [old, custom]
+    assert crds.deprecation_warning(crd, "v1") is None
+    assert crds.deprecation_warning(crd, "v9") is None
+    assert crds.deprecation_warning(crd, "v1beta1") == (
+        "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"
+    )
+    assert crds.deprecation_warning(crd, "v1alpha1") == "use v1, please"
+    crd["spec"]["versions"][0]["deprecated"] = True
+    assert crds.deprecation_warning(crd, "v1") == "example.com/v1 Widget is deprecated"
+
+
+def test_printer_columns() -> None:
+    crd = make_crd()
+    assert crds.printer_columns(crd, "v1") == [
+        {
+            "name": "Age",
+            "type": "date",
+            "description": "CreationTimestamp is a timestamp representing the server time when "
+            "this object was created.",
+            "jsonPath": ".metadata.creationTimestamp",
+        }
+    ]
+    column = {"name": "Size", "type": "integer", "jsonPath": ".spec.replicas"}
+    crd["spec"]["versions"][0]["additionalPrinterColumns"] = [column]
+    assert crds.printer_columns(crd, "v1") == [column]
+    assert crds.printer_columns(crd, "v9")[0]["name"] == "Age"

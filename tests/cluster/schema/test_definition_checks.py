@@ -387,6 +387,14 @@ def test_default_errors(properties: dict[str, Any], expected: list[str]) -> None
     assert _messages(_with_spec(**properties)) == expected
 
 
+def test_nested_value_validations_may_not_use_additional_properties() -> None:
+    schema = _with_spec(x={"type": "object", "not": {"additionalProperties": {"maxLength": 1}}})
+    assert _messages(schema) == [
+        f"{SPEC}.properties[x].not.additionalProperties: Forbidden: must be undefined to be "
+        "structural"
+    ]
+
+
 def test_completeness_of_root_value_validations() -> None:
     schema = {"type": "object", "properties": {}, "anyOf": [{"properties": {"ghost": {}}}]}
     assert _messages(schema) == [
@@ -406,3 +414,54 @@ def test_non_object_schema() -> None:
     assert _messages("nope") == [
         'spec.validation.openAPIV3Schema: Invalid value: "nope": must be an object'
     ]
+
+
+@pytest.mark.parametrize(
+    ("properties", "expected"),
+    [
+        (
+            {"x": {"type": "integer", "minimum": "one"}},
+            [f'{SPEC}.properties[x].minimum: Invalid value: "string": must be of type number'],
+        ),
+        (
+            {"x": {"type": ["string", "null"]}},
+            [f'{SPEC}.properties[x].type: Invalid value: "array": must be of type string'],
+        ),
+        (
+            {"x": {"type": "object", "properties": []}},
+            [
+                f'{SPEC}.properties[x].properties: Invalid value: "array": must be of type '
+                "object of schemas"
+            ],
+        ),
+        (
+            {"x": {"type": "object", "required": "a"}},
+            [
+                f'{SPEC}.properties[x].required: Invalid value: "string": must be of type array '
+                "of strings"
+            ],
+        ),
+        (
+            {"x": {"type": "string", "maxLength": 1.5, "nullable": "yes"}},
+            [
+                f'{SPEC}.properties[x].maxLength: Invalid value: "number": must be of type integer',
+                f'{SPEC}.properties[x].nullable: Invalid value: "string": must be of type boolean',
+            ],
+        ),
+        ({"x": {"type": "string", "maxLength": 2.0, "format": None}}, []),
+    ],
+)
+def test_keywords_of_the_wrong_type_stop_all_other_checks(
+    properties: dict[str, Any], expected: list[str]
+) -> None:
+    schema = _with_spec(**properties)
+    schema["additionalProperties"] = {"type": "string"}  # would be an error, but is not reached
+    messages = _messages(schema)
+    if expected:
+        assert messages == expected
+    else:
+        assert messages == [
+            f"{ROOT}.additionalProperties: Forbidden: must not be used at the root",
+            f"{ROOT}.additionalProperties: Forbidden: additionalProperties and properties are "
+            "mutual exclusive",
+        ]

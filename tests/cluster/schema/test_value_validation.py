@@ -301,10 +301,10 @@ def test_causes_have_reasons() -> None:
     ]
 
 
-def test_errors_follow_schema_property_order() -> None:
+def test_errors_follow_the_objects_key_order() -> None:
     schema = _spec_schema(z={"type": "integer"}, a={"type": "integer"})
     fields = [e.field for e in validate(schema, {"spec": {"a": "x", "z": "y"}})]
-    assert fields == ["spec.z", "spec.a"]
+    assert fields == ["spec.a", "spec.z"]
 
 
 def test_wrong_type_does_not_stop_other_checks() -> None:
@@ -388,3 +388,43 @@ def test_map_list_items_are_correlated_by_key_for_ratcheting() -> None:
 
 def test_create_is_never_ratcheted() -> None:
     assert len(_messages(RATCHET_SCHEMA, {"spec": {"size": 9}})) == 1
+
+
+STATUS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer", "maximum": 1}}},
+        "status": {
+            "type": "object",
+            "required": ["phase"],
+            "properties": {
+                "phase": {"type": "string", "enum": ["Ready"]},
+                "tags": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "set",
+                    "items": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+
+
+def test_validate_status_checks_only_the_status_schema() -> None:
+    compiled = compile_schema(STATUS_SCHEMA)
+    obj = {"spec": {"size": 5}, "status": {"phase": "Gone", "tags": ["a", "a"]}}
+    assert [e.message for e in compiled.validate_status(obj)] == [
+        'status.phase: Unsupported value: "Gone": supported values: "Ready"',
+        'status.tags[1]: Duplicate value: "a"',
+    ]
+    assert [e.message for e in compiled.validate_status({"status": {}})] == [
+        "status.phase: Required value"
+    ]
+    assert compiled.validate_status({"spec": {"size": 5}}) == []
+
+
+def test_validate_status_ratchets_against_the_old_status() -> None:
+    compiled = compile_schema(STATUS_SCHEMA)
+    old = {"status": {"phase": "Gone"}}
+    assert compiled.validate_status({"status": {"phase": "Gone"}}, old=old) == []
+    assert len(compiled.validate_status({"status": {"phase": "Lost"}}, old=old)) == 1

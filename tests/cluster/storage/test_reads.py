@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from setpoint.cluster.apiserver.storage import Record, Storage
+from setpoint.cluster.apiserver.storage import InvalidValueError, Record, Storage
 from tests.cluster.storage.objects import configmap, key_of
 
 
@@ -93,3 +93,8 @@ async def test_prefix_ending_in_the_largest_character(storage: Storage) -> None:
     storage.create("/g/s/a", {"metadata": {}})
     assert keys(storage.list("/g/r/\U0010ffff")) == ["/g/r/\U0010ffff", "/g/r/\U0010ffff/x"]
     assert storage.count("/g/r/\U0010ffff") == 2
+
+
+async def test_negative_limit_is_rejected(storage: Storage) -> None:
+    with pytest.raises(InvalidValueError, match="limit"):
+        storage.list("/", limit=-1)

@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from setpoint.cluster.apiserver.storage import CommitError, SqliteStorage
+from setpoint.cluster.apiserver.storage import (
+    CommitError,
+    KeyExistsError,
+    KeyNotFoundError,
+    SqliteStorage,
+)
 from tests.cluster.storage.objects import configmap, decoded, key_of
 from tests.cluster.storage.test_watch import drain, take
 
@@ -194,3 +202,71 @@ async def test_concurrent_writers_are_all_acknowledged_in_order(
     reopened = SqliteStorage(tmp_path / "data.db")
     assert reopened.count("/") == total
     await reopened.close()
+
+
+# One group of writes made without awaiting in between is one commit; ``fails`` makes it fail.
+write_groups = st.lists(
+    st.tuples(
+        st.lists(
+            st.tuples(st.sampled_from(["create", "update", "delete"]), st.sampled_from("pqr")),
+            min_size=1,
+            max_size=6,
+        ),
+        st.booleans(),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(groups=write_groups)
+def test_random_failed_commits_leave_exactly_the_committed_writes(
+    groups: list[tuple[list[tuple[str, str]], bool]],
+) -> None:
+    async def scenario(directory: Path) -> None:
+        faults = Faults()
+        path = directory / "data.db"
+        store = SqliteStorage(path, connection_factory=faulty_connection(faults))
+        committed: dict[str, int] = {}
+        try:
+            for writes, fails in groups:
+                tentative = dict(committed)
+                records = []
+                for kind, name in writes:
+                    key = key_of(name)
+                    try:
+                        if kind == "create":
+                            record = store.create(key, configmap(name))
+                        elif kind == "update":
+                            record = store.update(key, configmap(name, v=kind))
+                        else:
+                            record = store.delete(key)
+                    except (KeyExistsError, KeyNotFoundError):
+                        assert (key in tentative) == (kind == "create")
+                        continue
+                    records.append(record)
+                    if kind == "delete":
+                        del tentative[key]
+                    else:
+                        tentative[key] = record.revision
+                doomed = fails and bool(records)
+                faults.failing_commits = 1 if doomed else 0
+                for record in records:
+                    if doomed:
+                        with pytest.raises(CommitError):
+                            await store.wait_durable(record.revision)
+                    else:
+                        await store.wait_durable(record.revision)
+                if not doomed:
+                    committed = tentative
+                assert {r.key: r.revision for r in store.list("/")} == committed
+        finally:
+            await store.close()
+        reopened = SqliteStorage(path)
+        try:
+            assert {r.key: r.revision for r in reopened.list("/")} == committed
+        finally:
+            await reopened.close()
+
+    with tempfile.TemporaryDirectory() as directory:
+        asyncio.run(scenario(Path(directory)))

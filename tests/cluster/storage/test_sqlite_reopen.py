@@ -183,3 +183,16 @@ async def test_bad_options_are_refused_without_locking_the_file(tmp_path: Path) 
     with pytest.raises(InvalidValueError, match="max_events"):
         SqliteStorage(path, history_max_events=0)
     await SqliteStorage(path).close()
+
+
+async def test_an_empty_file_becomes_a_new_store(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    storage = SqliteStorage(path)
+    assert storage.revision == 0
+    record = storage.create(key_of("a"), configmap("a"))
+    await storage.wait_durable(record.revision)
+    await storage.close()
+    reopened = SqliteStorage(path)
+    assert reopened.revision == 1
+    await reopened.close()

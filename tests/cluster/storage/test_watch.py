@@ -239,3 +239,19 @@ async def test_history_lists_retained_events_without_watching(
     assert storage.history("/", storage.revision) == []
     with pytest.raises(ExpiredError):
         storage.history("/", 0)
+
+
+async def test_watch_from_a_listed_revision_skips_writes_not_yet_durable(
+    storage: Storage,
+) -> None:
+    # A list may include a write whose commit is still under way; a watch from the list's
+    # revision must not deliver that write again once it is committed.
+    pending = storage.create(key_of("a"), configmap("a"))
+    listed_at = storage.revision
+    watch = storage.watch("/", listed_at)
+    await storage.wait_durable(pending.revision)
+    later = storage.create(key_of("b"), configmap("b"))
+    await storage.wait_durable(later.revision)
+    assert [e.key for e in await take(watch, 1)] == [key_of("b")]
+    watch.close()
+    assert await drain(watch) == []

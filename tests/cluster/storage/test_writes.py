@@ -149,6 +149,7 @@ async def test_strings_that_look_like_floats_are_kept(storage: Storage) -> None:
     [
         ("no-slash", {"metadata": {}}, "key"),
         ("/core/configmaps/", {"metadata": {}}, "key"),
+        ("/core/configmaps//x", {"metadata": {}}, "key: must not contain an empty segment"),
         ("/core/configmaps/default/x", ["not", "a", "dict"], "JSON object"),
         ("/core/configmaps/default/x", {"metadata": "nope"}, "metadata"),
         ("/core/configmaps/default/x", {"metadata": {}, "spec": object()}, "JSON"),

@@ -11,9 +11,11 @@ kube-apiserver treats every custom resource write in the same steps, and so does
 5. **validate** with kube-openapi's rules and messages, plus embedded-resource and
    ``x-kubernetes-list-type`` checks, ratcheting unchanged values on update.
 
-Compile a schema once (:func:`compile_schema`, cached) and reuse the :class:`CompiledSchema`;
-the module-level :func:`validate`, :func:`prune` and :func:`apply_defaults` do that for you.
-Everything here is pure: no I/O, objects are plain decoded JSON (dicts, lists, scalars).
+Compile a schema once (:func:`compile_schema`, cached) and reuse the :class:`CompiledSchema`
+(``normalize`` = steps 1-4, ``validate`` / ``validate_status`` = step 5); the module-level
+:func:`validate`, :func:`prune` and :func:`apply_defaults` do that for you. The checks of a
+CRD's schema itself (is it structural?) live in :mod:`.definition_checks`. Everything here is
+pure: no I/O, objects are plain decoded JSON (dicts, lists, scalars).
 """
 
 from __future__ import annotations

@@ -65,8 +65,8 @@ class SchemaNode:
     items: SchemaNode | None = None
     properties: dict[str, SchemaNode] = field(default_factory=dict)
     required: tuple[str, ...] = ()
-    # Built-in (Go-typed) objects: a required field given as null counts as missing.
-    null_is_missing: bool = False
+    # Built-in (Go-typed) objects: null means "not set", so it is never checked against enum.
+    null_means_unset: bool = False
     # None: not given (anything allowed, nothing kept by pruning); True/False; or a schema.
     additional_properties: SchemaNode | bool | None = None
     min_properties: int | None = None
@@ -81,6 +81,10 @@ class SchemaNode:
     list_type: str | None = None
     list_map_keys: tuple[str, ...] = ()
     default: Any = NO_DEFAULT
+    # Whether this node or any below it is a set/map list or an embedded resource; lets the
+    # list-type and embedded-resource passes skip whole subtrees. Set by compile_node.
+    has_list_types: bool = True
+    has_embedded_resources: bool = True
 
     @property
     def has_default(self) -> bool:
@@ -203,4 +207,12 @@ def compile_node(schema: Mapping[str, Any]) -> SchemaNode:
         node.list_map_keys = tuple(str(k) for k in keys)
     if "default" in schema:
         node.default = schema["default"]
+    children = [*node.properties.values(), node.items, node.additional_schema]
+    below = [child for child in children if child is not None]
+    node.has_list_types = node.list_type in ("set", "map") or any(
+        child.has_list_types for child in below
+    )
+    node.has_embedded_resources = node.embedded_resource or any(
+        child.has_embedded_resources for child in below
+    )
     return node

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver.field_errors import FieldError, GoValue
-from setpoint.cluster.apiserver.schema.compiled import compile_node, translate_pattern
+from setpoint.cluster.apiserver.schema.compiled import SchemaError, compile_node, translate_pattern
 from setpoint.cluster.apiserver.schema.pruning import prune
 from setpoint.cluster.apiserver.schema.value_validation import ValueValidator, strict_equal
 
@@ -84,6 +84,9 @@ def validate_crd_schema(
     root_path = f"{path}.openAPIV3Schema"
     if not isinstance(schema, Mapping):
         return [fe.invalid(root_path, schema, "must be an object")]
+    decoding = keyword_type_errors(schema, root_path)
+    if decoding:
+        return decoding  # upstream cannot even decode such a schema; nothing else is checked
     errors: list[FieldError] = []
     if status_enabled:
         errors.extend(_status_root_errors(schema, path))
@@ -119,6 +122,129 @@ def _status_root_errors(schema: Mapping[str, Any], path: str) -> list[FieldError
             )
             return [fe.invalid(f"{path}.openAPIV3Schema", _schema_value(), detail)]
     return []
+
+
+# --- decoding: every keyword must have the JSON type JSONSchemaProps declares ---
+
+_STRING_KEYWORDS: Final = frozenset(
+    {
+        "id",
+        "$schema",
+        "$ref",
+        "description",
+        "type",
+        "format",
+        "title",
+        "pattern",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+    }
+)
+_NUMBER_KEYWORDS: Final = frozenset({"maximum", "minimum", "multipleOf"})
+_INTEGER_KEYWORDS: Final = frozenset(
+    {"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties"}
+)
+_BOOLEAN_KEYWORDS: Final = frozenset(
+    {
+        "exclusiveMaximum",
+        "exclusiveMinimum",
+        "uniqueItems",
+        "nullable",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+    }
+)
+_STRING_LIST_KEYWORDS: Final = frozenset({"required", "x-kubernetes-list-map-keys"})
+_SCHEMA_LIST_KEYWORDS: Final = frozenset({"allOf", "oneOf", "anyOf", "x-kubernetes-validations"})
+_SCHEMA_MAP_KEYWORDS: Final = frozenset({"properties", "definitions", "patternProperties"})
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, Mapping) else "null"
+
+
+def _keyword_problem(keyword: str, value: Any) -> str | None:
+    """What JSON type ``keyword`` needs, if ``value`` does not have it (null is always fine)."""
+    kind = _json_type(value)
+    if value is None:
+        return None
+    if keyword in _STRING_KEYWORDS and kind != "string":
+        return "string"
+    if keyword in _NUMBER_KEYWORDS and kind not in ("integer", "number"):
+        return "number"
+    if keyword in _INTEGER_KEYWORDS and not (
+        kind == "integer" or (kind == "number" and float(value).is_integer())
+    ):
+        return "integer"
+    if keyword in _BOOLEAN_KEYWORDS and kind != "boolean":
+        return "boolean"
+    if keyword in _STRING_LIST_KEYWORDS and (
+        kind != "array" or not all(isinstance(item, str) for item in value)
+    ):
+        return "array of strings"
+    if keyword == "enum" and kind != "array":
+        return "array"
+    if keyword in _SCHEMA_LIST_KEYWORDS and (
+        kind != "array" or not all(isinstance(item, Mapping) for item in value)
+    ):
+        return "array of objects"
+    if keyword in _SCHEMA_MAP_KEYWORDS and (
+        kind != "object" or not all(isinstance(item, Mapping) for item in value.values())
+    ):
+        return "object of schemas"
+    if keyword == "not" and kind != "object":
+        return "object"
+    if keyword in ("additionalProperties", "additionalItems") and kind not in ("object", "boolean"):
+        return "object or boolean"
+    if keyword == "items" and (
+        kind not in ("object", "array")
+        or (kind == "array" and not all(isinstance(item, Mapping) for item in value))
+    ):
+        return "object or array of objects"
+    return None
+
+
+def keyword_type_errors(schema: Any, path: str) -> list[FieldError]:
+    """Keywords whose JSON type is wrong anywhere in ``schema`` (they would not decode)."""
+    if not isinstance(schema, Mapping):
+        return [fe.type_invalid(path, _json_type(schema), "must be of type object")]
+    errors: list[FieldError] = []
+    for keyword, value in schema.items():
+        expected = _keyword_problem(keyword, value)
+        if expected is not None:
+            errors.append(
+                fe.type_invalid(
+                    f"{path}.{keyword}", _json_type(value), f"must be of type {expected}"
+                )
+            )
+            continue
+        if keyword in ("properties", "definitions", "patternProperties") and value:
+            for name, child in value.items():
+                errors.extend(keyword_type_errors(child, _key(f"{path}.{keyword}", name)))
+        elif keyword in ("allOf", "oneOf", "anyOf") and value:
+            for index, child in enumerate(value):
+                errors.extend(keyword_type_errors(child, f"{path}.{keyword}[{index}]"))
+        elif keyword in ("not", "additionalProperties", "additionalItems") and isinstance(
+            value, Mapping
+        ):
+            errors.extend(keyword_type_errors(value, f"{path}.{keyword}"))
+        elif keyword == "items" and isinstance(value, Mapping):
+            errors.extend(keyword_type_errors(value, f"{path}.items"))
+        elif keyword == "items" and isinstance(value, list):
+            for index, child in enumerate(value):
+                errors.extend(keyword_type_errors(child, f"{path}.items[{index}]"))
+    return errors
 
 
 # --- ValidateCustomResourceDefinitionOpenAPISchema ---
@@ -523,9 +649,9 @@ def _nested_errors(
         value = schema.get(keyword)
         if value not in (None, False, "", [], {}):
             errors.append(fe.forbidden(f"{path}.{keyword}", detail))
-        if keyword == "type" and schema.get("additionalProperties") is not None:
-            detail_ap = "must be undefined to be structural"
-            errors.append(fe.forbidden(f"{path}.additionalProperties", detail_ap))
+    if schema.get("additionalProperties") is not None:
+        detail = "must be undefined to be structural"
+        errors.append(fe.forbidden(f"{path}.additionalProperties", detail))
     if isinstance(properties, Mapping) and "metadata" in properties:
         detail = "must not be specified in a nested context"
         errors.append(fe.forbidden(_key(f"{path}.properties", "metadata"), detail))
@@ -599,7 +725,11 @@ def _walk_defaults(
         inside_meta = False
     default = schema.get("default")
     if default is not None and not inside_meta:
-        node = compile_node(schema)
+        try:
+            node = compile_node(schema)
+        except SchemaError as error:
+            errors.append(fe.invalid(path, _schema_value(), str(error)))
+            return
         pruned = copy.deepcopy(default)
         prune(node, pruned, resource_root=bool(schema.get("x-kubernetes-embedded-resource")))
         if not strict_equal(pruned, default):

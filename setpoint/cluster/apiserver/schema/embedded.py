@@ -139,6 +139,8 @@ def validate_embedded_resources(node: SchemaNode, obj: Any, path: str = "") -> l
 
 
 def _walk(node: SchemaNode, value: Any, path: str, errors: list[FieldError], at_root: bool) -> None:
+    if not node.has_embedded_resources:
+        return
     if isinstance(value, dict):
         if node.embedded_resource and not at_root:
             errors.extend(validate_embedded_resource(value, path))

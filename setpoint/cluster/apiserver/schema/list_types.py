@@ -43,6 +43,8 @@ def _walk_object(
 
 
 def _walk(node: SchemaNode, value: Any, path: str, errors: list[FieldError]) -> None:
+    if not node.has_list_types:
+        return
     if isinstance(value, list):
         _walk_list(node, value, path, errors)
     elif isinstance(value, dict):

@@ -128,7 +128,7 @@ def coerce_embedded_metadata(node: SchemaNode | None, obj: Any) -> list[str]:
 def _coerce(
     node: SchemaNode | None, value: Any, path: str, unknown: list[str], at_root: bool
 ) -> None:
-    if node is None:
+    if node is None or not node.has_embedded_resources:
         return
     if isinstance(value, dict):
         if node.embedded_resource and not at_root:

@@ -112,6 +112,28 @@ class CompiledSchema:
         checker.validate(self.root, value, "", MISSING if old is None else old)
         return checker.errors
 
+    def validate_status(self, obj: Any, *, old: Any = None) -> list[FieldError]:
+        """Violations for a ``/status`` write, as upstream's status strategy checks it.
+
+        Only ``obj["status"]`` is validated against the schema (against the ``status``
+        property, errors reported under ``status.``); embedded-resource and list-type checks
+        still cover the whole object. ``old`` is the stored object (for ratcheting).
+        """
+        if self.root is None:
+            return []
+        errors: list[FieldError] = []
+        status_node = self.root.properties.get("status")
+        if isinstance(obj, dict) and "status" in obj and status_node is not None:
+            checker = ValueValidator("status")
+            previous = old.get("status", MISSING) if isinstance(old, dict) else MISSING
+            checker.validate(status_node, obj["status"], "", previous)
+            errors = checker.errors
+        if self._has_embedded:
+            errors.extend(validate_embedded_resources(self.root, obj))
+        if self._has_list_types:
+            errors.extend(validate_list_types(self.root, obj))
+        return errors
+
     def property(self, name: str) -> CompiledSchema | None:
         """The compiled schema of a top-level property (``status``, ``spec``), if specified."""
         if self.root is None or name not in self.root.properties:

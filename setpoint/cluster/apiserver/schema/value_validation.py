@@ -36,22 +36,25 @@ _MAX_JSON_INTEGER: Final = float(1 << 53)
 _INTEGRAL_EPSILON: Final = 1e-9
 
 
+_KIND_OF_TYPE: Final[dict[type, str]] = {
+    dict: "object",
+    str: "string",
+    list: "array",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
 def json_kind(value: object) -> str:
     """The JSON schema type name of a decoded JSON value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
+    kind = _KIND_OF_TYPE.get(type(value))
+    if kind is not None:
+        return kind
+    for base, name in _KIND_OF_TYPE.items():  # subclasses (a dict subclass, say)
+        if isinstance(value, base):
+            return "boolean" if isinstance(value, bool) else name
     return type(value).__name__
 
 
@@ -130,7 +133,8 @@ class ValueValidator:
             return  # ratcheting: unchanged values are not re-validated
         if value is None:
             self._check_type(node, value, "null", path)
-            self._check_enum(node, value, path)
+            if not node.null_means_unset:  # Go-typed objects decode null as "not set"
+                self._check_enum(node, value, path)
             return
         kind = json_kind(value)
         if node.types or node.format:
@@ -235,17 +239,16 @@ class ValueValidator:
             for index, item in enumerate(value):
                 self.validate(items, item, f"{path}[{index}]", olds[index] if olds else MISSING)
         size = len(value)
-        field = self.field_of(path)
         if node.min_items is not None and size < node.min_items:
             message = f"{path} in body should have at least {node.min_items} items"
-            self.errors.append(fe.invalid(field, size, message))
+            self.errors.append(fe.invalid(self.field_of(path), size, message))
         if node.max_items is not None and size > node.max_items:
-            self.errors.append(fe.too_many(field, size, node.max_items))
+            self.errors.append(fe.too_many(self.field_of(path), size, node.max_items))
         if node.unique_items and size > 1:
             seen = {canonical_json(item) for item in value}
             if len(seen) != size:
                 message = f"{path} in body shouldn't contain duplicates"
-                self.errors.append(fe.invalid(field, "", message))
+                self.errors.append(fe.invalid(self.field_of(path), "", message))
 
     def _check_enum(self, node: SchemaNode, value: Any, path: str) -> None:
         allowed = node.enum
@@ -259,12 +262,11 @@ class ValueValidator:
 
     def _check_object(self, node: SchemaNode, value: dict[str, Any], path: str, old: Any) -> None:
         size = len(value)
-        field = self.field_of(path)
         if node.min_properties is not None and size < node.min_properties:
             message = f"{path} in body should have at least {node.min_properties} properties"
-            self.errors.append(fe.invalid(field, size, message))
+            self.errors.append(fe.invalid(self.field_of(path), size, message))
         if node.max_properties is not None and size > node.max_properties:
-            self.errors.append(fe.too_many(field, size, node.max_properties))
+            self.errors.append(fe.too_many(self.field_of(path), size, node.max_properties))
         old_map = old if isinstance(old, dict) else None
         properties = node.properties
         extra = node.additional_properties
@@ -272,18 +274,23 @@ class ValueValidator:
             for key in value:
                 if key not in properties:
                     message = f"{path}.{key} in body is a forbidden property"
-                    self.errors.append(fe.invalid(field, key, message))
+                    self.errors.append(fe.invalid(self.field_of(path), key, message))
         elif isinstance(extra, SchemaNode):
             for key, item in value.items():
                 if key not in properties:
                     previous = old_map.get(key, MISSING) if old_map is not None else MISSING
                     self.validate(extra, item, f"{path}.{key}", previous)
-        for name, child in properties.items():
-            if name in value:
-                previous = old_map.get(name, MISSING) if old_map is not None else MISSING
-                self.validate(child, value[name], f"{path}.{name}" if path else name, previous)
+        if properties:
+            # Walk the object's keys, not the schema's: objects are usually the smaller side.
+            # Errors therefore come in the object's key order (upstream's is random).
+            prefix = f"{path}." if path else ""
+            for name, item in value.items():
+                child = properties.get(name)
+                if child is not None:
+                    previous = old_map.get(name, MISSING) if old_map is not None else MISSING
+                    self.validate(child, item, prefix + name, previous)
         for name in node.required:
-            if name not in value or (node.null_is_missing and value[name] is None):
+            if name not in value:
                 self.errors.append(fe.required(self.field_of(f"{path}.{name}")))
 
     def _check_combinators(self, node: SchemaNode, value: Any, path: str, old: Any) -> None:

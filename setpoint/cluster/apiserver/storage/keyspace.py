@@ -42,6 +42,9 @@ def check_key(key: str) -> None:
         raise InvalidValueError(
             f"key: must be a string that starts with '/' and does not end with '/', got {key!r}"
         )
+    if "//" in key:
+        # An empty segment is a missing namespace or name: a bug upstream, caught here.
+        raise InvalidValueError(f"key: must not contain an empty segment, got {key!r}")
 
 
 def check_issued(revision: int, newest: int) -> None:

@@ -213,6 +213,8 @@ class SqliteFile:
         text = str(exc)
         if "locked" in text or "busy" in text:
             return f"{self.path}: the storage file is in use by another process ({text})"
+        if "readonly" in text or "read-only" in text:
+            return f"{self.path}: the storage file cannot be written ({text})"
         return f"{self.path}: the storage file is corrupt or unreadable ({text})"
 
 

@@ -1,0 +1,45 @@
+"""Turning call arguments into query parameters and URL path segments, safely."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from setpoint.api.selectors import FieldSelector, LabelSelector, escape_field_value
+
+__all__ = ["Selector", "check_path_segment", "field_selector_param", "label_selector_param"]
+
+# What callers may pass as a selector.
+Selector = str | Mapping[str, str] | LabelSelector | FieldSelector
+
+
+def label_selector_param(value: Selector | None) -> str | None:
+    """``labelSelector`` from a string, a ``{"key": "value"}`` mapping or a ``LabelSelector``."""
+    if value is None:
+        return None
+    if isinstance(value, LabelSelector):
+        if value.matches_nothing:
+            raise ValueError("label_selector: this selector matches nothing; there is no query")
+        return str(value)
+    if isinstance(value, Mapping):
+        return ",".join(f"{key}={val}" for key, val in value.items())
+    return str(value)
+
+
+def field_selector_param(value: Selector | None) -> str | None:
+    """``fieldSelector`` from a string, a ``{"field": "value"}`` mapping (values escaped) or a
+    ``FieldSelector``."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return ",".join(f"{key}={escape_field_value(str(val))}" for key, val in value.items())
+    return str(value)
+
+
+def check_path_segment(field_name: str, value: str | None) -> None:
+    """Raise ``ValueError`` naming ``field_name`` if ``value`` cannot be one URL path segment."""
+    # The API server rejects these too (IsValidPathSegmentName); checking here keeps a name
+    # like "x/status" from silently addressing another URL.
+    if value is None:
+        return
+    if value in (".", "..") or "/" in value or "%" in value:
+        raise ValueError(f"{field_name}: {value!r} may not be '.', '..', or contain '/' or '%'")
