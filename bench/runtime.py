@@ -46,7 +46,7 @@ from bench.latency_writer import object_name
 from bench.results_table import render_table
 from bench.server_process import ServerProcess, free_port, python_module_argv
 from setpoint.cache import Cache
-from setpoint.client import Client, ClientConfig, StaticToken
+from setpoint.client import AlreadyExists, Client, ClientConfig, StaticToken
 from setpoint.controller import Controller, EnqueueRequestForObject, KindSource, Request, WorkQueue
 
 log = logging.getLogger("bench.runtime")
@@ -211,7 +211,7 @@ async def open_client(server: ServerProcess) -> Client:
 
 async def ensure_namespace(client: Client, name: str) -> None:
     """Create namespace ``name`` unless it exists."""
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(AlreadyExists):
         await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
 
@@ -531,7 +531,8 @@ def render(figures: dict[str, Any]) -> str:
     aim_rows = [[name, value] for name, value in figures["aims"].items()]
     return "\n\n".join(
         [
-            f"bench.runtime  {figures['run']['date']}  ({figures['run']['cpus']} CPUs)",
+            f"bench.runtime  {figures['run']['date']}  ({figures['run']['cpus']} CPUs)"
+            + ("\n--quick: tiny sizes; not comparable figures" if figures["run"]["quick"] else ""),
             render_table(["", "value"], rows),
             render_table(["aim", "met"], aim_rows),
         ]

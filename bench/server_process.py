@@ -74,7 +74,9 @@ class ServerProcess:
         rss: int = psutil.Process(self.pid).memory_info().rss
         return rss
 
-    def _spawn(self) -> subprocess.Popen[bytes]:
+    def _spawn(self, kubeconfig: Path | None) -> subprocess.Popen[bytes]:
+        if kubeconfig is not None:
+            kubeconfig.unlink(missing_ok=True)
         with self.log_path.open("ab") as log_file:
             return subprocess.Popen(
                 self.argv,
@@ -94,8 +96,11 @@ class ServerProcess:
         return True
 
     async def start(self, kubeconfig: Path | None = None) -> None:
-        """Start the process and wait until ``/version`` answers (and the kubeconfig exists)."""
-        self._process = self._spawn()
+        """Start the process and wait until ``/version`` answers (and the kubeconfig exists).
+
+        A kubeconfig left at that path by an earlier run is removed first: its token is stale.
+        """
+        self._process = self._spawn(kubeconfig)
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         async with aiohttp.ClientSession() as session:
             while True:

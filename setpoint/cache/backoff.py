@@ -65,7 +65,10 @@ class Backoff:
         if self._last_failure is not None and now - self._last_failure >= self.reset_after:
             self._failures = 0
         self._last_failure = now
-        base = min(self.maximum, self.initial * self.factor**self._failures)
+        try:
+            base = min(self.maximum, self.initial * self.factor**self._failures)
+        except OverflowError:  # after ~1000 failures in a row (hours of a forbidden list)
+            base = self.maximum
         self._failures += 1
         return base * (1.0 + self.jitter * self._rng())
 

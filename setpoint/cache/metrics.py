@@ -8,6 +8,7 @@ have long asked for it (#3182). Values are read from the live informers when Pro
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import Counter
 from collections.abc import Iterable
@@ -28,11 +29,15 @@ class CacheCollector(Collector):
     """Collects per-resource object counts, list and watch totals from registered informers."""
 
     def __init__(self) -> None:
+        # The registry is scraped from a worker thread while the event loop creates informers:
+        # the set is only changed or copied under this lock.
+        self._lock = threading.Lock()
         self._informers: weakref.WeakSet[SharedInformer] = weakref.WeakSet()
 
     def track(self, informer: SharedInformer) -> None:
         """Report ``informer`` while it is alive."""
-        self._informers.add(informer)
+        with self._lock:
+            self._informers.add(informer)
 
     def describe(self) -> Iterable[Metric]:
         """Nothing up front: the metrics are built at scrape time."""
@@ -43,7 +48,9 @@ class CacheCollector(Collector):
         objects: Counter[str] = Counter()
         lists: Counter[str] = Counter()
         watches: Counter[str] = Counter()
-        for informer in list(self._informers):
+        with self._lock:
+            informers = list(self._informers)
+        for informer in informers:
             name = informer.description
             objects[name] += len(informer.store)
             for reflector in informer.reflectors:

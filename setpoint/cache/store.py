@@ -89,7 +89,11 @@ def _key_of(obj: CachedObject) -> _Key:
 
 
 class Store:
-    """Read access to cached objects. Every object returned is immutable."""
+    """Read access to cached objects. Every object returned is immutable.
+
+    Reads may come from other threads (sync reconcilers) while the event loop writes: every
+    read copies the container it walks in one C-level call (atomic under the GIL) first.
+    """
 
     def __init__(self) -> None:
         self._by_namespace: dict[str, dict[str, CachedObject]] = {}
@@ -129,7 +133,7 @@ class Store:
 
     def namespaces(self) -> list[str]:
         """Namespaces that hold at least one object ("" stands for cluster-scoped objects)."""
-        return [ns for ns, objects in self._by_namespace.items() if objects]
+        return [ns for ns, objects in list(self._by_namespace.items()) if objects]
 
     def list(
         self,
@@ -168,7 +172,7 @@ class Store:
                 f"no index named {index_name!r}; known indexes: {', '.join(self.index_names)}"
             )
         result = []
-        for namespace, name in index.get(value, ()):
+        for namespace, name in tuple(index.get(value, ())):
             obj = self._by_namespace.get(namespace, {}).get(name)
             if obj is not None:
                 result.append(obj)
@@ -181,7 +185,7 @@ class Store:
         index = self._indices.get(index_name)
         if index is None:
             raise KeyError(f"no index named {index_name!r}")
-        return [value for value, keys in index.items() if keys]
+        return [value for value, keys in list(index.items()) if keys]
 
 
 class MutableStore(Store):

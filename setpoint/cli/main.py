@@ -6,6 +6,7 @@ import click
 
 from setpoint import __version__
 from setpoint.cli.cluster import cluster
+from setpoint.cli.run import run_command
 
 
 class NotBuiltYet(click.ClickException):
@@ -27,13 +28,7 @@ def cli() -> None:
 
 
 cli.add_command(cluster)
-
-
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("target", required=False)
-def run(target: str | None) -> None:
-    """Run the operator defined in TARGET (module or file) against a cluster."""
-    raise NotBuiltYet("run")
+cli.add_command(run_command)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
@@ -62,7 +57,9 @@ def create() -> None:
     """Scaffold parts of an existing project."""
 
 
-@create.command(name="api", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@create.command(
+    name="api", context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
+)
 def create_api() -> None:
     """Scaffold a new API (CRD model + controller): --group G --version V --kind K."""
     raise NotBuiltYet("create api")

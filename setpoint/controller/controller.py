@@ -220,7 +220,10 @@ class Controller:
             self._release_name()
             raise
         if self._stopping:
-            return  # stop() was called while the caches synced: it already cleaned up
+            # stop() was called while the sources started or synced; detach any source that
+            # finished starting after stop() detached the others.
+            await self._stop_sources()
+            return
         metrics.MAX_CONCURRENT_RECONCILES.labels(self.name).set(self.max_concurrent_reconciles)
         if not self._is_async and self.executor is None:
             # One thread per worker: the loop's shared default pool may be smaller than

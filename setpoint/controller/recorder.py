@@ -3,7 +3,8 @@
 ``recorder.normal(obj, "Created", "created deployment web")`` or ``recorder.warning(...)`` never
 blocks and never raises: events go into a bounded in-memory queue drained by one background task,
 and are dropped (with a log line) when the API server cannot keep up. Recording is best effort,
-as in client-go.
+as in client-go, which also sets the retries: a send that cannot reach the API server is tried
+again (up to 12 times, 10 s apart); one the server rejects is logged and dropped.
 
 Events are written as ``events.k8s.io/v1`` (``regarding``, ``note``, ``reason``, ``type``,
 ``action``, ``reportingController``, ``reportingInstance``, ``eventTime``), falling back to
@@ -27,16 +28,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from setpoint.api.names import validate_qualified_name
 from setpoint.api.times import now_micro_time, now_time
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
-from setpoint.client.errors import NoKindMatch, NotFound
+from setpoint.client.errors import AlreadyExists, ConnectionFailed, NoKindMatch, NotFound
 
 __all__ = [
     "DEFAULT_AGGREGATION_WINDOW",
     "DEFAULT_MAX_PENDING_EVENTS",
+    "DEFAULT_RETRY_DELAY",
     "EVENT_TYPE_NORMAL",
     "EVENT_TYPE_WARNING",
+    "MAX_SEND_ATTEMPTS",
     "EventRecorder",
 ]
 
@@ -48,9 +52,14 @@ EVENT_TYPE_WARNING: Final = "Warning"
 DEFAULT_AGGREGATION_WINDOW: Final = 6 * 60.0
 # Enough to absorb a burst from many reconciles; beyond it events are dropped, not queued.
 DEFAULT_MAX_PENDING_EVENTS: Final = 1000
+# client-go's events broadcaster tries an event whose API server cannot be reached up to 12
+# times, 10 s apart (maxTriesPerEvent, sleepDuration): an API server restart loses nothing.
+MAX_SEND_ATTEMPTS: Final = 12
+DEFAULT_RETRY_DELAY: Final = 10.0
 # Series remembered for aggregation; older ones are pruned past this count.
 _MAX_TRACKED_SERIES: Final = 4096
-# API validation limits (events.k8s.io/v1 and core/v1): note/message 1 KiB, reason/action 128.
+# API validation limits (events.k8s.io/v1 and core/v1), in bytes (Go's len()): note/message
+# 1 KiB, reason/action/reportingInstance 128.
 _NOTE_MAX: Final = 1024
 _REASON_MAX: Final = 128
 _NAME_PREFIX_MAX: Final = 200
@@ -104,6 +113,14 @@ def _reference(obj: Mapping[str, Any] | CachedObject) -> dict[str, Any]:
     return ref
 
 
+def _cut_utf8(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` bytes of UTF-8, never inside a character."""
+    encoded = text.encode()
+    if len(encoded) <= limit:
+        return text
+    return encoded[:limit].decode("utf-8", errors="ignore")
+
+
 def _identity(ref: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
     if ref is None:
         return ("", "", "", "")
@@ -127,10 +144,20 @@ class EventRecorder:
         aggregation_window: float = DEFAULT_AGGREGATION_WINDOW,
         max_pending: int = DEFAULT_MAX_PENDING_EVENTS,
         events_api: str | None = None,
+        retry_delay: float = DEFAULT_RETRY_DELAY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not reporting_controller:
             raise ValueError("reporting_controller: must name the controller (e.g. 'x.io/widget')")
+        problems = validate_qualified_name(reporting_controller)
+        if problems:
+            # events.k8s.io/v1 rejects such Events: fail here, not on every event later.
+            raise ValueError(
+                f"reporting_controller {reporting_controller!r}: must be a qualified name "
+                f"(e.g. 'x.io/widget'): {'; '.join(problems)}"
+            )
+        if not retry_delay >= 0:
+            raise ValueError(f"retry_delay: must be >= 0 seconds, got {retry_delay!r}")
         if max_pending < 1:
             raise ValueError(f"max_pending: must be >= 1, got {max_pending!r}")
         if events_api not in (None, _EVENTS_API, "v1"):
@@ -139,8 +166,9 @@ class EventRecorder:
             )
         self.client = client
         self.reporting_controller = reporting_controller
-        self.reporting_instance = (reporting_instance or socket.gethostname())[:128]
+        self.reporting_instance = _cut_utf8(reporting_instance or socket.gethostname(), 128)
         self.aggregation_window = aggregation_window
+        self.retry_delay = retry_delay
         self._clock = clock
         self._queue: asyncio.Queue[_Series] = asyncio.Queue(max_pending)
         self._series: dict[_SeriesKey, _Series] = {}
@@ -150,6 +178,8 @@ class EventRecorder:
         self._names = itertools.count()
         self._stopped = False
         self.dropped = 0
+        #: Sends repeated because the API server could not be reached.
+        self.retries = 0
         with contextlib.suppress(RuntimeError):
             self._loop = asyncio.get_running_loop()
 
@@ -197,12 +227,12 @@ class EventRecorder:
         """
         if type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):
             raise ValueError(f"event type: must be 'Normal' or 'Warning', got {type!r}")
-        if not reason or len(reason) > _REASON_MAX:
-            raise ValueError(f"event reason: must be 1-{_REASON_MAX} characters, got {reason!r}")
+        if not reason or len(reason.encode()) > _REASON_MAX:
+            raise ValueError(f"event reason: must be 1-{_REASON_MAX} bytes, got {reason!r}")
         ref = _reference(regarding)
         related_ref = _reference(related) if related is not None else None
-        action = (action or reason)[:_REASON_MAX]
-        note = note[:_NOTE_MAX]
+        action = _cut_utf8(action or reason, _REASON_MAX)
+        note = _cut_utf8(note, _NOTE_MAX)
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -294,10 +324,7 @@ class EventRecorder:
             series = await self._queue.get()
             series.pending = False  # occurrences from now on need another send
             try:
-                if series.name is None:
-                    await self._create(series)
-                else:
-                    await self._update(series)
+                await self._send(series)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -307,6 +334,35 @@ class EventRecorder:
                 )  # fmt: skip
             finally:
                 self._queue.task_done()
+
+    async def _send(self, series: _Series) -> None:
+        # One name for every attempt: a create whose answer was lost is not made twice.
+        name = self._new_name(series)
+        for attempt in range(1, MAX_SEND_ATTEMPTS + 1):
+            try:
+                if series.name is None:
+                    await self._create(series, name)
+                else:
+                    await self._update(series)
+                return
+            except AlreadyExists:
+                if attempt == 1 or series.name is not None:
+                    raise
+                # An earlier attempt did create it; later occurrences are patched onto it.
+                series.name = name
+                series.api_version = _EVENTS_API if self._use_events_api else "v1"
+                return
+            except ConnectionFailed as exc:
+                if attempt == MAX_SEND_ATTEMPTS:
+                    raise
+                self.retries += 1
+                logger.info(
+                    "cannot reach the API server to record event %s (%s); retry %d in %gs",
+                    series.reason, exc, attempt, self.retry_delay,
+                )  # fmt: skip
+                # The one sender waits: nothing else could be sent meanwhile either, and new
+                # events queue up (or are dropped when the queue is full) without blocking.
+                await asyncio.sleep(self.retry_delay)
 
     async def _events_api_served(self) -> bool:
         if self._use_events_api is None:
@@ -321,8 +377,7 @@ class EventRecorder:
         prefix = series.regarding["name"][:_NAME_PREFIX_MAX]
         return f"{prefix}.{time.time_ns() + next(self._names):x}"
 
-    async def _create(self, series: _Series) -> None:
-        name = self._new_name(series)
+    async def _create(self, series: _Series, name: str) -> None:
         metadata = {"name": name, "namespace": series.namespace}
         body: dict[str, Any]
         if await self._events_api_served():
@@ -382,7 +437,7 @@ class EventRecorder:
         except NotFound:
             # The Event expired (the API server keeps them ~1h) or was deleted: start anew.
             series.name = None
-            await self._create(series)
+            await self._create(series, self._new_name(series))
 
     # -- lifecycle ------------------------------------------------------------------------------
 

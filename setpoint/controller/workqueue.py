@@ -315,8 +315,10 @@ class WorkQueue(Generic[K]):
         self._drain_waiters.clear()
 
     def _metrics_snapshot(self) -> tuple[int, float, float]:
-        if not self._processing:
+        # Called at scrape time, possibly from another thread: copy the start times in one C
+        # call (atomic under the GIL) before iterating, as the loop may change the dict.
+        starts = list(self._processing.values())
+        if not starts:
             return len(self._queue), 0.0, 0.0
         now = self._clock()
-        ages = [now - started for started in self._processing.values()]
-        return len(self._queue), sum(ages), max(ages)
+        return len(self._queue), sum(now - started for started in starts), now - min(starts)

@@ -56,3 +56,12 @@ def test_a_failure_after_a_healthy_period_starts_from_the_initial_delay() -> Non
 def test_invalid_settings_are_rejected(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Backoff(**kwargs)  # type: ignore[arg-type]
+
+
+def test_delay_stays_at_the_cap_however_long_failures_last() -> None:
+    # A list forbidden by RBAC fails every 30 s for hours; the reflector must keep retrying
+    # (2.0 ** 1024 overflows a float: the delay must not be computed that way).
+    backoff = Backoff(jitter=0.0, clock=FakeClock())
+    delays = [backoff.next_delay() for _ in range(2000)]
+    assert delays[-1] == 30.0
+    assert backoff.failures == 2000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -11,7 +12,7 @@ from setpoint.cache import gc_freeze
 
 async def test_requests_in_one_iteration_freeze_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[None] = []
-    monkeypatch.setattr(gc_freeze.gc, "freeze", lambda: calls.append(None))
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(None))
     for _ in range(5):
         gc_freeze.request_gc_freeze()
     assert calls == []  # deferred to the end of the iteration, not per request
@@ -24,6 +25,6 @@ async def test_requests_in_one_iteration_freeze_once(monkeypatch: pytest.MonkeyP
 
 def test_without_a_loop_the_freeze_is_immediate(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[None] = []
-    monkeypatch.setattr(gc_freeze.gc, "freeze", lambda: calls.append(None))
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(None))
     gc_freeze.request_gc_freeze()
     assert len(calls) == 1

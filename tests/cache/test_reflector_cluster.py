@@ -60,6 +60,25 @@ async def informers() -> AsyncIterator[list[SharedInformer]]:
         await informer.stop()
 
 
+async def synced_informer(
+    client: Client,
+    configmaps: ResourceInfo,
+    namespace: str,
+    informers: list[SharedInformer],
+    options: ReflectorOptions = FAST,
+) -> tuple[SharedInformer, RecordingHandler]:
+    """A started, synced informer of the suite's ConfigMaps in ``namespace``, recording events."""
+    informer = SharedInformer(
+        client, configmaps, namespaces=[namespace], label_selector=SELECTOR, options=options
+    )
+    handler = RecordingHandler()
+    informer.add_event_handler(handler)
+    informer.start()
+    informers.append(informer)
+    await informer.wait_for_sync(timeout=30)
+    return informer, handler
+
+
 async def test_initial_sync_then_add_update_delete_events(
     client: Client,
     configmaps: ResourceInfo,
@@ -68,14 +87,7 @@ async def test_initial_sync_then_add_update_delete_events(
 ) -> None:
     for name in ("a", "b", "c"):
         await client.create(configmap(name, namespace))
-    informer = SharedInformer(
-        client, configmaps, namespaces=[namespace], label_selector=SELECTOR, options=FAST
-    )
-    handler = RecordingHandler()
-    informer.add_event_handler(handler)
-    informer.start()
-    informers.append(informer)
-    await informer.wait_for_sync(timeout=30)
+    informer, handler = await synced_informer(client, configmaps, namespace, informers)
     assert sorted((e[0], e[1], e[3]) for e in handler.events) == [
         ("add", "a", True),
         ("add", "b", True),
@@ -108,14 +120,7 @@ async def test_watch_cut_by_the_server_resumes_without_loss_or_duplicates(
 ) -> None:
     # The server ends each watch after 1 s (timeoutSeconds=1): writes span several streams.
     options = ReflectorOptions(watch_timeout_range=(1, 1), backoff=FAST.backoff)
-    informer = SharedInformer(
-        client, configmaps, namespaces=[namespace], label_selector=SELECTOR, options=options
-    )
-    handler = RecordingHandler()
-    informer.add_event_handler(handler)
-    informer.start()
-    informers.append(informer)
-    await informer.wait_for_sync(timeout=30)
+    informer, handler = await synced_informer(client, configmaps, namespace, informers, options)
     reflector = informer.reflectors[0]
     count = 8
     for i in range(count):
@@ -231,14 +236,7 @@ async def test_objects_leaving_and_entering_the_selector(
     informers: list[SharedInformer],
 ) -> None:
     await client.create(configmap("moving", namespace))
-    informer = SharedInformer(
-        client, configmaps, namespaces=[namespace], label_selector=SELECTOR, options=FAST
-    )
-    handler = RecordingHandler()
-    informer.add_event_handler(handler)
-    informer.start()
-    informers.append(informer)
-    await informer.wait_for_sync(timeout=30)
+    informer, handler = await synced_informer(client, configmaps, namespace, informers)
     leave = {"metadata": {"labels": {"suite": None}}}
     await client.patch("v1", "ConfigMap", "moving", leave, namespace=namespace)
     await until(lambda: len(handler.events) == 2, "the object leaving the selector")

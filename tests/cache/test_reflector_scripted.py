@@ -243,8 +243,11 @@ async def test_a_failing_handler_is_logged_and_others_still_get_events(
     def explode(obj: CachedObject, initial: bool) -> None:
         raise RuntimeError("handler bug")
 
+    def divide_by_zero(old: CachedObject, new: CachedObject) -> None:
+        1 / 0  # noqa: B018 - the handler bug under test
+
     informer = SharedInformer(client, CONFIGMAPS, options=FAST)
-    informer.add_event_handler(FunctionEventHandler(add=explode, update=lambda o, n: 1 / 0))
+    informer.add_event_handler(FunctionEventHandler(add=explode, update=divide_by_zero))
     good = RecordingHandler()
     informer.add_event_handler(good)
     with caplog.at_level(logging.ERROR):
@@ -311,7 +314,7 @@ async def test_one_store_for_several_namespaces(running: list[SharedInformer]) -
         client.list_calls.append({"namespace": namespace, **kw})
         return responses[str(namespace)]
 
-    client.list_raw = list_raw  # type: ignore[method-assign,assignment]
+    client.list_raw = list_raw  # type: ignore[method-assign]
     informer, handler = start(client, running, namespaces=["ns1", "ns2"])
     await informer.wait_for_sync(timeout=10)
     assert sorted(c["namespace"] for c in client.list_calls) == ["ns1", "ns2"]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import sys
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -107,7 +110,7 @@ def test_user_index_is_built_over_existing_objects_and_maintained() -> None:
 
 def test_index_function_returning_a_string_indexes_one_value() -> None:
     store = MutableStore()
-    store.add_index("first-label", lambda o: o.labels.get("app", ""))  # type: ignore[arg-type,return-value]
+    store.add_index("first-label", lambda o: o.labels.get("app", ""))
     store.upsert(cm("a", labels={"app": "web"}))
     assert names(store.by_index("first-label", "web")) == ["a"]
 
@@ -201,3 +204,45 @@ def test_iteration_tolerates_changes_during_the_loop() -> None:
     for obj in store:
         store.remove(obj.key)
     assert len(store) == 0
+
+
+def test_reads_from_a_reconciler_thread_while_the_loop_writes_never_fail() -> None:
+    # Sync reconcilers run in threads and may read the store (cached objects are immutable,
+    # hence shareable) while the event loop applies watch events to it.
+    store = MutableStore()
+    children = [cm(f"child-{i}", owners=[owner("parent-uid")]) for i in range(300)]
+    for child in children:
+        store.upsert(child)
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                store.by_index(OWNER_UID_INDEX, "parent-uid")
+                store.index_values(OWNER_UID_INDEX)
+                store.namespaces()
+                store.list()
+            except Exception as exc:
+                failures.append(exc)
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible to expose the race
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 0.7  # a bound on the stress, not a timing assertion
+        step = 0
+        while time.monotonic() < deadline and not failures:
+            for child in children[:50]:
+                store.remove(child.key)
+            store.upsert(cm(f"extra-{step}", f"ns-{step % 7}", owners=[owner(f"u-{step}")]))
+            for child in children[:50]:
+                store.upsert(child)
+            step += 1
+    finally:
+        stop.set()
+        reader.join()
+        sys.setswitchinterval(interval)
+    assert failures == []

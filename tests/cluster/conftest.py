@@ -38,3 +38,13 @@ async def api(local_cluster: BackgroundCluster) -> AsyncIterator[RawAPI]:
     """Raw HTTP access to the local cluster (status codes, headers, bodies)."""
     async with raw_api(local_cluster.url, local_cluster.token) as client_:
         yield client_
+
+
+@pytest.fixture(scope="module")
+def robust_cluster(local_cluster: BackgroundCluster) -> Iterator[BackgroundCluster]:
+    """The session cluster with a ``robustness`` namespace for fuzzing tests."""
+    local_cluster.create_namespace("robustness")
+    try:
+        yield local_cluster
+    finally:
+        local_cluster.delete_namespace("robustness")

@@ -548,3 +548,31 @@ async def test_stop_while_start_waits_for_sync_leaves_the_controller_stopped() -
     informer.upsert(cached("b"))
     await asyncio.sleep(0.01)
     assert seen == []
+
+
+async def test_sync_timeout_of_a_forbidden_kind_says_forbidden_at_controller_start() -> None:
+    # controller-runtime #1653: a missing RBAC rule must show up as "forbidden" in the error
+    # that fails the start, not as a bare timeout.
+    from setpoint.cache import Backoff, ReflectorOptions, SharedInformer
+    from setpoint.client.errors import Forbidden
+
+    from ..cache.scripted_client import CONFIGMAPS, ScriptedClient
+
+    client = ScriptedClient()
+    status = {"kind": "Status", "code": 403, "reason": "Forbidden",
+              "message": 'configmaps is forbidden: User "op" cannot list resource "configmaps"'}  # fmt: skip
+    client.queue_list(*[Forbidden(status)] * 1000)
+    options = ReflectorOptions(backoff=lambda: Backoff(initial=0.001, maximum=0.005))
+    informer = SharedInformer(client, CONFIGMAPS, options=options)
+    informer.start()
+    try:
+        source = InformerSource(informer, EnqueueRequestForObject())
+        controller = Controller(
+            "t-forbidden", lambda r: None, sources=[source], cache_sync_timeout=0.2
+        )
+        with pytest.raises(CacheSyncTimeoutError) as caught:
+            await controller.start()
+    finally:
+        await informer.stop()
+    assert "t-forbidden" in str(caught.value)
+    assert "forbidden (RBAC)" in str(caught.value)

@@ -8,8 +8,12 @@ from typing import Any
 import pytest
 
 from setpoint.cache.cached_object import CachedObject
-from setpoint.client import Client
+from setpoint.client import Client, ClientConfig, StaticToken
+from setpoint.cluster.apiserver.server import APIServer
+from setpoint.cluster.apiserver.storage.memory import MemoryStorage
 from setpoint.controller.recorder import EventRecorder
+
+from .waiting import wait_until
 
 
 async def subject(client: Client, namespace: str, name: str = "subject") -> dict[str, Any]:
@@ -122,6 +126,10 @@ async def test_bad_arguments_raise_naming_the_field(client: Client) -> None:
         EventRecorder(client, "example.com/widget", events_api="v2")
     with pytest.raises(ValueError, match="reporting_controller"):
         EventRecorder(client, "")
+    # The API server would reject every event of this recorder (reportingController must be a
+    # qualified name): say so once, at construction, not in a warning per dropped event.
+    with pytest.raises(ValueError, match="reporting_controller"):
+        EventRecorder(client, "Widget Controller")
     await recorder.stop()
 
 
@@ -176,3 +184,46 @@ async def test_events_about_different_related_objects_are_separate_series(
     assert set(by_related) == {"related-a", "related-b"}
     assert "series" not in by_related["related-a"]
     assert by_related["related-b"]["series"]["count"] == 2
+
+
+async def test_long_notes_are_cut_to_the_apis_byte_limit(client: Client, namespace: str) -> None:
+    # The API server limits note (and action) in bytes of UTF-8, as Go's len() counts: a note
+    # of 1000 "é" is 2000 bytes and a real cluster rejects it unless it is cut.
+    obj = await subject(client, namespace)
+    async with EventRecorder(client, "example.com/widget") as recorder:
+        recorder.warning(obj, "Failed", "é" * 1000, action="Ré" * 100)
+        await recorder.flush()
+    (event,) = await events(client, namespace)
+    assert len(event["note"].encode()) <= 1024
+    assert event["note"].startswith("é" * 500)
+    assert len(event["action"].encode()) <= 128
+
+
+async def test_events_recorded_while_the_api_server_is_unreachable_are_sent_later() -> None:
+    # client-go keeps retrying an event while the server cannot be reached (12 tries, 10 s
+    # apart): an API server restart must not lose the events of that moment.
+    storage = MemoryStorage()
+    server = APIServer(storage, https_port=None)
+    await server.start()
+    port, token = server.port, server.token
+    config = ClientConfig(server=server.url, credentials=StaticToken(token))
+    restarted: APIServer | None = None
+    async with await Client.from_config(config, max_retries=0) as client:
+        try:
+            await client.create(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "o"}}
+            )
+            obj = await subject(client, "o")
+            recorder = EventRecorder(client, "example.com/widget", retry_delay=0.01)
+            recorder.normal(obj, "Before", "before the outage")
+            await recorder.flush()
+            await server.stop()
+            recorder.normal(obj, "During", "while the server is down")
+            await wait_until(lambda: recorder.retries >= 2)
+            restarted = APIServer(storage, port=port, token=token, https_port=None)
+            await restarted.start()
+            await recorder.stop()
+            reasons = sorted(e["reason"] for e in await events(client, "o"))
+            assert reasons == ["Before", "During"]
+        finally:
+            await (restarted or server).stop()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
+import threading
+import time
 
 import pytest
 from prometheus_client import generate_latest
@@ -171,3 +174,40 @@ async def test_named_queue_exports_controller_runtime_metrics() -> None:
     text = generate_latest(REGISTRY).decode()
     assert f"workqueue_work_duration_seconds_count{{{labels}}} 1.0" in text
     queue.shut_down()
+
+
+def test_metrics_can_be_scraped_from_another_thread_while_workers_run() -> None:
+    # The manager encodes /metrics in a worker thread (asyncio.to_thread) while the event loop
+    # keeps starting and finishing work: a scrape must never fail because the queue changed.
+    queue: WorkQueue[int] = WorkQueue("scrape-race-queue", controller="scrape-race")
+    for key in range(2000):
+        queue.add(key)
+    in_flight = [queue.get_nowait() for _ in range(2000)]
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def scrape() -> None:
+        while not stop.is_set():
+            try:
+                generate_latest(REGISTRY)
+            except Exception as exc:
+                failures.append(exc)
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible to expose the race
+    scraper = threading.Thread(target=scrape)
+    scraper.start()
+    try:
+        deadline = time.monotonic() + 0.7  # a bound on the stress, not a timing assertion
+        while time.monotonic() < deadline and not failures:
+            for key in in_flight[:50]:
+                queue.done(key)
+            for key in in_flight[:50]:
+                queue.add(key)
+                queue.get_nowait()
+    finally:
+        stop.set()
+        scraper.join()
+        sys.setswitchinterval(interval)
+    assert failures == []

@@ -429,10 +429,12 @@ class APIHandler:
         body = request_body.decode_object_body(request, await request_body.read_body(request))
         record = ops.get_record(resource, None, name)
         current = decode(record.value)
-        requested_rv = (body.get("metadata") or {}).get("resourceVersion")
+        metadata = body.get("metadata")
+        requested_rv = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
         if requested_rv and parse_resource_version(str(requested_rv)) != record.revision:
             raise status_errors.stale_resource_version("", "namespaces", name)
-        finalizers = (body.get("spec") or {}).get("finalizers") or []
+        spec = body.get("spec")
+        finalizers = (spec.get("finalizers") if isinstance(spec, dict) else None) or []
         if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
             raise status_errors.invalid(
                 "",
@@ -440,12 +442,12 @@ class APIHandler:
                 name,
                 [fe.invalid("spec.finalizers", finalizers, "must be a list of strings")],
             )
-        spec = dict(current.get("spec") or {})
+        current_spec = dict(current.get("spec") or {})
         if finalizers:
-            spec["finalizers"] = list(finalizers)
+            current_spec["finalizers"] = list(finalizers)
         else:
-            spec.pop("finalizers", None)
-        current["spec"] = spec
+            current_spec.pop("finalizers", None)
+        current["spec"] = current_spec
         result = await finalize_namespace(ops, resource, record.key, current, record.revision)
         if "deletionTimestamp" in current["metadata"] and NAMESPACE_FINALIZER in finalizers:
             self._on_namespace_terminating(name)
