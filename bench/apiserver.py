@@ -29,6 +29,7 @@ import os
 import platform
 import sys
 import tempfile
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -108,6 +109,15 @@ AIM_MEMORY_OVER_KMOCK: Final = 10.0
 AIM_SQLITE_OF_CEILING: Final = 0.25
 AIM_LIST_MS: Final = 250.0
 AIM_RSS_PER_JSON_BYTE: Final = 2.0
+
+#: Every figure of one stateful target (null when its measurement failed).
+TARGET_KEYS: Final = (
+    "creates_per_s_1", "creates_per_s_16", "list_objects", "list_ms", "list_10k_ms",
+    "list_paged_ms", "watch_fanout_events_per_s", "watch_writes_per_s", "stored_objects",
+    "fill_creates_per_s", "rss_100k_mib", "rss_at_stored_mib", "rss_baseline_mib",
+    "json_bytes_per_object", "rss_bytes_per_object", "rss_per_json_byte",
+)  # fmt: skip
+CEILING_KEYS: Final = ("creates_per_s_1", "creates_per_s_16")
 
 NS_CREATES_1: Final = "bench-c1"
 NS_CREATES_16: Final = "bench-c16"
@@ -361,16 +371,14 @@ async def run(sizes: Sizes) -> dict[str, Any]:
     started = datetime.datetime.now(datetime.UTC)
     with tempfile.TemporaryDirectory(prefix="setpoint-bench-") as tmp:
         workdir = Path(tmp)
-        before = await measure_ceiling(sizes, workdir)
+        before = await _guarded("ceiling", measure_ceiling(sizes, workdir), CEILING_KEYS)
         figures: dict[str, Any] = {}
         for name in ("memory", "sqlite", "kmock"):
-            figures[name] = await measure_server(name, sizes, workdir)
+            figures[name] = await _guarded(name, measure_server(name, sizes, workdir), TARGET_KEYS)
         # The ceiling is measured before and after the targets and the better figure kept, so a
         # burst of load from other processes during one measurement does not lower the bar.
-        after = await measure_ceiling(sizes, workdir)
-        figures["ceiling"] = {
-            key: max(before[key], after[key]) for key in ("creates_per_s_1", "creates_per_s_16")
-        }
+        after = await _guarded("ceiling", measure_ceiling(sizes, workdir), CEILING_KEYS)
+        figures["ceiling"] = {key: _best(before[key], after[key]) for key in CEILING_KEYS}
         figures["ceiling"].update(before=before, after=after)
     figures.update(summarize(figures))
     figures["run"] = {
@@ -381,6 +389,34 @@ async def run(sizes: Sizes) -> dict[str, Any]:
         "seconds": (datetime.datetime.now(datetime.UTC) - started).total_seconds(),
     }
     return figures
+
+
+async def _guarded(
+    name: str, measurement: Coroutine[Any, Any, dict[str, Any]], keys: Sequence[str]
+) -> dict[str, Any]:
+    """The measurement's figures; if it fails, the same keys as None and the error (logged)."""
+    try:
+        return await measurement
+    except Exception as exc:
+        log.exception("%s: the measurement failed; its figures are null", name)
+        return {**dict.fromkeys(keys), "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _best(first: float | None, second: float | None) -> float | None:
+    values = [value for value in (first, second) if value is not None]
+    return max(values) if values else None
+
+
+def failures(figures: dict[str, Any]) -> list[str]:
+    """The targets whose measurement failed, with the error."""
+    found = []
+    for name in ("memory", "sqlite", "kmock"):
+        if "error" in figures[name]:
+            found.append(f"{name}: {figures[name]['error']}")
+    for when in ("before", "after"):
+        if "error" in figures["ceiling"][when]:
+            found.append(f"ceiling ({when}): {figures['ceiling'][when]['error']}")
+    return found
 
 
 def render(figures: dict[str, Any]) -> str:
@@ -431,6 +467,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(figures) + "\n")
     else:
         sys.stdout.write(render(figures) + "\n")
+    failed = failures(figures)
+    if failed:
+        sys.stderr.write("bench.apiserver: some measurements failed:\n  " + "\n  ".join(failed))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import platform
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -99,6 +99,25 @@ WAIT_TIMEOUT_SECONDS: Final = 300.0
 LATENCY_NAMESPACE: Final = "bench-latency"
 KOPF_NAMESPACE: Final = "bench-latency-kopf"
 KOPF_KEYS: Final = ("kopf_latency_p50_ms", "kopf_latency_p99_ms", "kopf_latency_samples")
+#: The figures of each part (null when that part failed).
+QUEUE_KEYS: Final = ("queue_ops_per_s_1", "queue_ops_per_s_8")
+CACHE_MEMORY_KEYS: Final = tuple(
+    f"{prefix}_{size}"
+    for size in ("10k", "100k")
+    for prefix in (
+        "cache_rss_per_json_byte", "cache_rss_bytes_per_object",
+        "cache_rss_per_json_byte_without_managed_fields", "dict_rss_per_json_byte",
+        "dict_rss_bytes_per_object", "dict_rss_per_json_byte_without_managed_fields",
+        "json_bytes_per_object",
+    )
+)  # fmt: skip
+LATENCY_KEYS: Final = (
+    "latency_p50_ms", "latency_p99_ms", "latency_max_ms", "latency_samples", "writer_patches",
+    "writer_failures", "writer_rate_per_s", "write_round_trip_p50_ms", "write_round_trip_p99_ms",
+)  # fmt: skip
+LOOP_BLOCK_KEYS: Final = (
+    "max_loop_block_ms", "pods_synced", "pod_json_bytes_per_object", "pod_sync_seconds",
+)  # fmt: skip
 PODS_NAMESPACE: Final = "bench-pods"
 
 #: The aims of issue 4.
@@ -141,6 +160,16 @@ async def queue_throughput(workers: int, keys: int) -> float:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     return 2 * keys / elapsed
+
+
+async def queue_figures(sizes: Sizes) -> dict[str, Any]:
+    """Work queue throughput with 1 and with 8 workers."""
+    figures: dict[str, Any] = {}
+    for workers in (1, 8):
+        ops = await queue_throughput(workers, sizes.queue_keys)
+        figures[f"queue_ops_per_s_{workers}"] = ops
+        log.info("work queue, %d worker(s): %.0f ops/s", workers, ops)
+    return figures
 
 
 # -- (b) cache memory ---------------------------------------------------------------------------
@@ -447,24 +476,41 @@ async def run(sizes: Sizes) -> dict[str, Any]:
     """All four parts, one after the other."""
     started = datetime.datetime.now(datetime.UTC)
     figures: dict[str, Any] = {}
-    for workers in (1, 8):
-        figures[f"queue_ops_per_s_{workers}"] = await queue_throughput(workers, sizes.queue_keys)
-        log.info(
-            "work queue, %d worker(s): %.0f ops/s", workers, figures[f"queue_ops_per_s_{workers}"]
-        )
+    errors: dict[str, str] = {}
+
+    async def part(name: str, measurement: Awaitable[dict[str, Any]], keys: Sequence[str]) -> None:
+        # One failing part leaves its figures null (and says why) instead of losing the others.
+        try:
+            figures.update(await measurement)
+        except Exception as exc:
+            log.exception("%s: the measurement failed; its figures are null", name)
+            figures.update(dict.fromkeys(keys))
+            errors[name] = f"{type(exc).__name__}: {exc}"
+
+    await part("work queue", queue_figures(sizes), QUEUE_KEYS)
     with tempfile.TemporaryDirectory(prefix="setpoint-bench-runtime-") as tmp:
         workdir = Path(tmp)
-        figures.update(await cache_memory_figures(sizes, workdir))
-        async with local_cluster(workdir) as server:
-            figures.update(await reconcile_latency(server, sizes))
-            if importlib.util.find_spec("kopf") is None:
-                log.warning("kopf is not installed: the Kopf peer is skipped (pip install kopf)")
-                figures.update(dict.fromkeys(KOPF_KEYS))
-            else:
-                figures.update(await kopf_latency(server, sizes, workdir / "kubeconfig"))
-            figures.update(await loop_block_during_sync(server, sizes))
-    figures["cache_over_dict_10k"] = (
-        figures["cache_rss_per_json_byte_10k"] / figures["dict_rss_per_json_byte_10k"]
+        await part("cache memory", cache_memory_figures(sizes, workdir), CACHE_MEMORY_KEYS)
+        try:
+            async with local_cluster(workdir) as server:
+                await part("latency", reconcile_latency(server, sizes), LATENCY_KEYS)
+                if importlib.util.find_spec("kopf") is None:
+                    log.warning("kopf is not installed: no Kopf peer (pip install kopf)")
+                    figures.update(dict.fromkeys(KOPF_KEYS))
+                else:
+                    kubeconfig = workdir / "kubeconfig"
+                    await part("kopf", kopf_latency(server, sizes, kubeconfig), KOPF_KEYS)
+                await part("loop block", loop_block_during_sync(server, sizes), LOOP_BLOCK_KEYS)
+        except Exception as exc:
+            log.exception("the local cluster failed; the figures that need it are null")
+            for keys in (LATENCY_KEYS, KOPF_KEYS, LOOP_BLOCK_KEYS):
+                for key in keys:
+                    figures.setdefault(key, None)
+            errors["local cluster"] = f"{type(exc).__name__}: {exc}"
+    if errors:
+        figures["errors"] = errors
+    figures["cache_over_dict_10k"] = _ratio(
+        figures["cache_rss_per_json_byte_10k"], figures["dict_rss_per_json_byte_10k"]
     )
     figures["latency_p99_over_kopf"] = _ratio(
         figures["latency_p99_ms"], figures["kopf_latency_p99_ms"]
@@ -553,6 +599,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(json.dumps(figures) + "\n")
     else:
         sys.stdout.write(render(figures) + "\n")
+    if figures.get("errors"):
+        failed = [f"{part}: {error}" for part, error in figures["errors"].items()]
+        sys.stderr.write("bench.runtime: some measurements failed:\n  " + "\n  ".join(failed))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from setpoint.cache.wire import (
     decode_list_page,
     decode_status,
     decode_watch_event,
+    object_key_of,
     resource_version_of,
 )
 from setpoint.client.errors import ApiError, Gone, error_from_status
@@ -238,9 +239,9 @@ class Reflector:
 
     async def _list_and_sync(self) -> None:
         slicer = LoopSlicer(self.options.slice_seconds)
-        objects, resource_version = await self._list(slicer)
+        objects, resource_version, unreadable = await self._list(slicer)
         initial = not self.has_synced
-        deltas = await self._diff(objects, slicer)
+        deltas = await self._diff(objects, slicer, unreadable)
         del objects
         await self._commit(deltas, slicer, initial=initial)
         self.last_resource_version = resource_version
@@ -258,8 +259,12 @@ class Reflector:
         if self._on_synced is not None:
             self._on_synced(count)
 
-    async def _list(self, slicer: LoopSlicer) -> tuple[list[CachedObject], str]:
+    async def _list(
+        self, slicer: LoopSlicer
+    ) -> tuple[list[CachedObject], str, set[tuple[str, str]]]:
+        """The listed objects, the list's resourceVersion, and the keys of unreadable items."""
         objects: list[CachedObject] = []
+        unreadable: set[tuple[str, str]] = set()
         resource_version = ""
         continue_token: str | None = None
         decode = self.decoder.decode
@@ -280,17 +285,23 @@ class Reflector:
                 try:
                     objects.append(decode(item))
                 except Exception as exc:
+                    # It exists: keep what the store has rather than report it deleted.
+                    key = object_key_of(item)
+                    if key is not None:
+                        unreadable.add(key)
                     logger.error("%s: skipping a listed object: %s", self.description, exc)
                 if slicer.due():
                     await slicer.yield_now()
             continue_token = page.metadata.continue_ or None
             if continue_token is None:
-                return objects, resource_version
+                return objects, resource_version, unreadable
 
-    async def _diff(self, objects: list[CachedObject], slicer: LoopSlicer) -> list[Delta]:
+    async def _diff(
+        self, objects: list[CachedObject], slicer: LoopSlicer, unreadable: set[tuple[str, str]]
+    ) -> list[Delta]:
         # Nothing else writes this scope meanwhile: this reflector is its only writer.
         deltas: list[Delta] = []
-        for delta in self.store.iter_diff(objects, self.namespace):
+        for delta in self.store.iter_diff(objects, self.namespace, keep=unreadable):
             deltas.append(delta)
             if slicer.due():
                 await slicer.yield_now()

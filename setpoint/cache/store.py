@@ -18,7 +18,7 @@ from __future__ import annotations
 import builtins
 import enum
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -309,11 +309,17 @@ class MutableStore(Store):
         return list(self.iter_diff(objects, namespace))
 
     def iter_diff(
-        self, objects: Iterable[CachedObject], namespace: str | None = None
+        self,
+        objects: Iterable[CachedObject],
+        namespace: str | None = None,
+        *,
+        keep: Collection[tuple[str, str]] = (),
     ) -> Iterator[Delta]:
         """:meth:`diff` as a generator, so a caller can pause between deltas.
 
-        The store must not change in ``namespace`` until the generator is exhausted.
+        ``keep`` holds ``(namespace or "", name)`` keys that exist although they are missing
+        from ``objects`` (listed but unreadable): they get no DELETE. The store must not change
+        in ``namespace`` until the generator is exhausted.
         """
         seen: set[_Key] = set()
         for obj in objects:
@@ -333,7 +339,7 @@ class MutableStore(Store):
             scopes = [(namespace, self._by_namespace.get(namespace, {}))]
         for ns, stored in scopes:
             for name, current in list(stored.items()):
-                if (ns, name) not in seen:
+                if (ns, name) not in seen and (ns, name) not in keep:
                     yield Delta(DeltaType.DELETE, current, current)
 
     def commit(self, delta: Delta) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "decode_list_page",
     "decode_status",
     "decode_watch_event",
+    "object_key_of",
     "resource_version_of",
 ]
 
@@ -62,13 +63,15 @@ class WatchEvent(msgspec.Struct, frozen=True):
 
 
 class _ObjectHead(msgspec.Struct, frozen=True):
-    """Just enough of an object to read its resourceVersion (bookmarks)."""
+    """Just enough of an object to read its resourceVersion (bookmarks) and its key."""
 
     metadata: _HeadMeta | None = None
 
 
 class _HeadMeta(msgspec.Struct, frozen=True, rename="camel"):
     resource_version: str = ""
+    name: str = ""
+    namespace: str = ""
 
 
 _LIST_DECODER: Final = msgspec.json.Decoder(ListPage)
@@ -101,6 +104,17 @@ def resource_version_of(raw: msgspec.Raw | bytes) -> str:
     """``metadata.resourceVersion`` of a raw object ("" when absent)."""
     head = _HEAD_DECODER.decode(raw)
     return head.metadata.resource_version if head.metadata is not None else ""
+
+
+def object_key_of(raw: msgspec.Raw | bytes) -> tuple[str, str] | None:
+    """``(namespace or "", name)`` of a raw object, or None when even that cannot be read."""
+    try:
+        head = _HEAD_DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    if head.metadata is None or not head.metadata.name:
+        return None
+    return head.metadata.namespace, head.metadata.name
 
 
 def decode_status(raw: msgspec.Raw | bytes) -> dict[str, Any]:

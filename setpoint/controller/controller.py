@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_MAX_CONCURRENT_RECONCILES",
     "OUTCOME_FAILURE_RETRY_DELAY",
     "PROGRAMMING_ERRORS",
+    "SYNC_TIMEOUT_GRACE",
     "CacheSyncTimeoutError",
     "Controller",
     "ReconcileCancelledError",
@@ -60,6 +61,9 @@ logger = logging.getLogger("setpoint.controller")
 DEFAULT_MAX_CONCURRENT_RECONCILES = 1
 DEFAULT_CACHE_SYNC_TIMEOUT = 120.0
 DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT = 30.0
+# Extra time the controller gives sources past cache_sync_timeout, so that a source's own
+# timeout error (which says why, e.g. RBAC) wins over the controller's generic one.
+SYNC_TIMEOUT_GRACE = 1.0
 # When acting on a reconcile's outcome fails (e.g. a buggy custom rate limiter), the key is
 # retried after this long: slow enough not to spin on the bug, soon enough not to be forgotten.
 OUTCOME_FAILURE_RETRY_DELAY = 10.0
@@ -247,15 +251,19 @@ class Controller:
     async def _wait_for_sync(self, sources: Sequence[Source]) -> None:
         if not sources:
             return
+        # Sources time out on their own first, with their diagnosis (e.g. "forbidden (RBAC)");
+        # the controller's own deadline, a little later, only catches sources that hang.
+        deadline = self.cache_sync_timeout + SYNC_TIMEOUT_GRACE
         try:
-            async with asyncio.timeout(self.cache_sync_timeout):
+            async with asyncio.timeout(deadline):
                 await asyncio.gather(*(s.wait_for_sync(self.cache_sync_timeout) for s in sources))
         except TimeoutError as exc:
             if isinstance(exc, CacheSyncTimeoutError):
                 raise
+            detail = f": {exc}" if str(exc) else ""
             raise CacheSyncTimeoutError(
                 f"controller {self.name}: timed out after {self.cache_sync_timeout:g}s waiting "
-                f"for caches to sync ({', '.join(map(repr, sources))}); {exc or 'no detail'}"
+                f"for caches to sync ({', '.join(map(repr, sources))}){detail}"
             ) from exc
 
     async def stop(

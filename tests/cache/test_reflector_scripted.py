@@ -447,3 +447,26 @@ async def test_a_watch_that_delivers_events_resets_the_backoff(
     await until(lambda: len(client.watch_calls) >= 2, "the re-watch after the blip")
     assert handler.events == [("add", "a", "11", False)]
     assert reflector._backoff.failures == 1  # the blip alone, not the outage's three failures
+
+
+async def test_a_relisted_object_that_cannot_be_decoded_is_not_reported_deleted(
+    running: list[SharedInformer], caplog: pytest.LogCaptureFixture
+) -> None:
+    # The object still exists on the server; only its new version is unreadable. Reporting it
+    # deleted would make controllers clean up after a live object. Like an undecodable watch
+    # event, it is skipped: the store keeps the version it had.
+    client = ScriptedClient()
+    broken = configmap("broken", rv="30")
+    broken["metadata"]["labels"] = {"a": 1}
+    client.queue_list(
+        list_body([configmap("ok"), configmap("broken")], rv="10"),
+        list_body([configmap("ok"), broken], rv="40"),
+    )
+    client.queue_watch(expired_line("10"))
+    with caplog.at_level(logging.ERROR):
+        informer, handler = start(client, running)
+        await until(lambda: len(client.list_calls) == 2 and len(client.watch_calls) == 2, "relist")
+    assert handler.events[2:] == []
+    kept = informer.store.get_by_name("broken", "default")
+    assert kept is not None and kept.resource_version == "1"
+    assert "skipping a listed object" in caplog.text

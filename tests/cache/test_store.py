@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
-import sys
-import threading
-import time
 from typing import Any
 
 import pytest
@@ -20,6 +18,7 @@ from setpoint.cache import (
 )
 
 from .objects import bookmark_line, configmap, event_line, expired_line, list_body, owner
+from .thread_race import reader_failures
 
 
 def cm(name: str, namespace: str | None = "default", **kwargs: Any) -> CachedObject:
@@ -213,36 +212,20 @@ def test_reads_from_a_reconciler_thread_while_the_loop_writes_never_fail() -> No
     children = [cm(f"child-{i}", owners=[owner("parent-uid")]) for i in range(300)]
     for child in children:
         store.upsert(child)
-    failures: list[BaseException] = []
-    stop = threading.Event()
+    steps = itertools.count()
 
     def read() -> None:
-        while not stop.is_set():
-            try:
-                store.by_index(OWNER_UID_INDEX, "parent-uid")
-                store.index_values(OWNER_UID_INDEX)
-                store.namespaces()
-                store.list()
-            except Exception as exc:
-                failures.append(exc)
-                return
+        store.by_index(OWNER_UID_INDEX, "parent-uid")
+        store.index_values(OWNER_UID_INDEX)
+        store.namespaces()
+        store.list()
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible to expose the race
-    reader = threading.Thread(target=read)
-    reader.start()
-    try:
-        deadline = time.monotonic() + 0.7  # a bound on the stress, not a timing assertion
-        step = 0
-        while time.monotonic() < deadline and not failures:
-            for child in children[:50]:
-                store.remove(child.key)
-            store.upsert(cm(f"extra-{step}", f"ns-{step % 7}", owners=[owner(f"u-{step}")]))
-            for child in children[:50]:
-                store.upsert(child)
-            step += 1
-    finally:
-        stop.set()
-        reader.join()
-        sys.setswitchinterval(interval)
-    assert failures == []
+    def write() -> None:
+        step = next(steps)
+        for child in children[:50]:
+            store.remove(child.key)
+        store.upsert(cm(f"extra-{step}", f"ns-{step % 7}", owners=[owner(f"u-{step}")]))
+        for child in children[:50]:
+            store.upsert(child)
+
+    assert reader_failures(read, write) == []

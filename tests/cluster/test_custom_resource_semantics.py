@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
 
 from tests.cluster.crd_manifests import widget, widget_crd
 from tests.cluster.raw_api import RawAPI
@@ -141,3 +143,64 @@ async def test_scale_subresource_and_selectable_fields(api: RawAPI, namespace: s
     unknown = await api.request("GET", f"{path}?fieldSelector=spec.size%3D1")
     assert unknown.status == 400
     await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")
+
+
+async def test_deleting_a_crd_ends_watches_on_its_resources(api: RawAPI, namespace: str) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    await api.request("POST", CRDS, crd)
+    path = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
+    created = await api.request("POST", path, widget("w", group))
+    rv = created.body["metadata"]["resourceVersion"]
+    async with api.session.get(
+        f"{api.url}{path}?watch=1&resourceVersion={rv}&timeoutSeconds=60"
+    ) as response:
+        await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")
+        raw = await asyncio.wait_for(response.read(), 10)  # ends long before the timeout
+    events = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    assert [e["type"] for e in events] == ["DELETED"]
+
+
+async def test_crd_deletion_waits_for_custom_resource_finalizers(
+    api: RawAPI, namespace: str
+) -> None:
+    crd = widget_crd()
+    group, name = crd["spec"]["group"], crd["metadata"]["name"]
+    await api.request("POST", CRDS, crd)
+    path = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
+    held = widget("held", group)
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    await api.request("POST", path, held)
+
+    deleting = await api.request("DELETE", f"{CRDS}/{name}")
+    assert deleting.body["metadata"]["deletionTimestamp"]
+    terminating = {c["type"]: c for c in deleting.body["status"]["conditions"]}["Terminating"]
+    assert (terminating["status"], terminating["reason"]) == ("True", "InstanceDeletionInProgress")
+    resources = await api.request("GET", f"/apis/{group}/v1")
+    assert resources.body["resources"][0]["verbs"] == [
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "watch",
+    ]
+    instance = await api.request("GET", f"{path}/held")
+    assert instance.body["metadata"]["deletionTimestamp"]
+    refused = await api.request("POST", path, widget("new", group))
+    assert (refused.status, refused.body["message"]) == (
+        405,
+        "create not allowed while custom resource definition is terminating",
+    )
+
+    await api.request(
+        "PATCH",
+        f"{path}/held",
+        {"metadata": {"finalizers": None}},
+        content_type="application/merge-patch+json",
+    )
+    for _ in range(200):
+        if (await api.request("GET", f"{CRDS}/{name}")).status == 404:
+            break
+        await asyncio.sleep(0.02)
+    assert (await api.request("GET", f"{CRDS}/{name}")).status == 404
+    assert (await api.request("GET", f"/apis/{group}/v1")).status == 404

@@ -462,3 +462,30 @@ async def test_lease_renewal_with_optimistic_concurrency(api: RawAPI, namespace:
         "group": "coordination.k8s.io",
         "kind": "leases",
     }
+
+
+async def test_services_get_a_stable_cluster_ip(api: RawAPI, namespace: str) -> None:
+    path = f"/api/v1/namespaces/{namespace}/services"
+    body = {
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }
+    created = await api.request("POST", path, body)
+    assert created.status == 201, created.body
+    spec = created.body["spec"]
+    assert spec["clusterIP"].startswith("10.")
+    assert spec["clusterIPs"] == [spec["clusterIP"]]
+    assert spec["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    assert spec["type"] == "ClusterIP"
+    other = await api.request("POST", path, {**body, "metadata": {"name": "other"}})
+    assert other.body["spec"]["clusterIP"] != spec["clusterIP"]
+    changed = await api.request(
+        "PATCH",
+        f"{path}/web",
+        {"spec": {"clusterIP": "10.96.0.2", "clusterIPs": ["10.96.0.2"]}},
+        content_type=MERGE,
+    )
+    assert changed.status == 422
+    assert "may not change once set" in changed.body["message"]
+    deleted = await api.request("DELETE", f"{path}/web")
+    assert deleted.body["kind"] == "Service"  # services answer a delete with the object

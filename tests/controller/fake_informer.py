@@ -23,6 +23,14 @@ class FakeInformer:
         if synced:
             self._synced.set()
 
+    @classmethod
+    def holding(cls, *objects: CachedObject, synced: bool = True) -> FakeInformer:
+        """An informer whose store already holds ``objects``."""
+        informer = cls(synced=synced)
+        for obj in objects:
+            informer.upsert(obj)
+        return informer
+
     @property
     def has_synced(self) -> bool:
         return self._synced.is_set()

@@ -10,7 +10,9 @@ from collections import Counter
 import pytest
 
 from setpoint.api.gvk import ObjectKey
+from setpoint.cache import Backoff, ReflectorOptions, SharedInformer
 from setpoint.cache.cached_object import CachedObject
+from setpoint.client.errors import Forbidden
 from setpoint.client.metrics import REGISTRY
 from setpoint.controller import log_context
 from setpoint.controller.controller import CacheSyncTimeoutError, Controller
@@ -20,6 +22,7 @@ from setpoint.controller.rate_limiters import ItemExponentialFailureRateLimiter
 from setpoint.controller.reconcile import Request, Result, TerminalError
 from setpoint.controller.source import ChannelSource, InformerSource
 
+from ..cache.scripted_client import CONFIGMAPS, ScriptedClient
 from .fake_informer import FakeInformer
 from .objects import cached
 from .waiting import wait_until
@@ -58,8 +61,7 @@ async def test_reconciles_every_object_once_and_counts_success() -> None:
 
 
 async def test_requeue_after_runs_again_without_counting_an_error() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
     calls = 0
 
     async def reconcile(request: Request) -> Result:
@@ -77,8 +79,7 @@ async def test_requeue_after_runs_again_without_counting_an_error() -> None:
 async def test_errors_are_retried_with_backoff_and_logged_with_the_key(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("flaky", "ns1"))
+    informer = FakeInformer.holding(cached("flaky", "ns1"))
     calls = 0
     requeues_seen: list[int] = []
     controller: Controller
@@ -106,8 +107,7 @@ async def test_errors_are_retried_with_backoff_and_logged_with_the_key(
 
 
 async def test_terminal_error_is_not_retried() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("bad"))
+    informer = FakeInformer.holding(cached("bad"))
     calls = 0
 
     async def reconcile(request: Request) -> None:
@@ -124,9 +124,7 @@ async def test_terminal_error_is_not_retried() -> None:
 
 
 async def test_programming_errors_count_as_panics_and_keep_the_worker_alive() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
-    informer.upsert(cached("b"))
+    informer = FakeInformer.holding(cached("a"), cached("b"))
     done: list[str] = []
 
     async def reconcile(request: Request) -> None:
@@ -141,8 +139,7 @@ async def test_programming_errors_count_as_panics_and_keep_the_worker_alive() ->
 
 
 async def test_requeue_flag_uses_the_rate_limiter() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
     calls = 0
 
     async def reconcile(request: Request) -> Result:
@@ -156,8 +153,7 @@ async def test_requeue_flag_uses_the_rate_limiter() -> None:
 
 
 async def test_wrong_return_type_is_an_error(caplog: pytest.LogCaptureFixture) -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
     calls = 0
 
     async def reconcile(request: Request) -> object:
@@ -172,8 +168,7 @@ async def test_wrong_return_type_is_an_error(caplog: pytest.LogCaptureFixture) -
 
 
 async def test_sync_reconciler_runs_in_a_thread_with_the_log_context() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a", "ns1"))
+    informer = FakeInformer.holding(cached("a", "ns1"))
     seen: list[tuple[int, dict[str, str]]] = []
 
     def reconcile(request: Request) -> None:
@@ -189,8 +184,7 @@ async def test_sync_reconciler_runs_in_a_thread_with_the_log_context() -> None:
 
 
 async def test_reconciler_object_with_async_method() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
 
     class Reconciler:
         def __init__(self) -> None:
@@ -206,8 +200,7 @@ async def test_reconciler_object_with_async_method() -> None:
 
 
 async def test_reconcile_timeout_is_an_error_and_retried() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("slow"))
+    informer = FakeInformer.holding(cached("slow"))
     calls = 0
 
     async def reconcile(request: Request) -> None:
@@ -256,8 +249,7 @@ async def test_start_fails_when_caches_do_not_sync() -> None:
 
 
 async def test_start_waits_for_sync_before_reconciling() -> None:
-    informer = FakeInformer(synced=False)
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"), synced=False)
     seen: list[Request] = []
 
     async def reconcile(request: Request) -> None:
@@ -274,8 +266,7 @@ async def test_start_waits_for_sync_before_reconciling() -> None:
 
 
 async def test_stop_lets_in_flight_reconciles_finish() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
     started = asyncio.Event()
     finished: list[str] = []
 
@@ -295,8 +286,7 @@ async def test_stop_lets_in_flight_reconciles_finish() -> None:
 
 
 async def test_stop_cancels_reconciles_that_outlive_the_timeout() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
     started = asyncio.Event()
     cancelled = asyncio.Event()
 
@@ -317,9 +307,7 @@ async def test_stop_cancels_reconciles_that_outlive_the_timeout() -> None:
 
 
 async def test_predicates_filter_events() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("keep"))
-    informer.upsert(cached("drop"))
+    informer = FakeInformer.holding(cached("keep"), cached("drop"))
     seen: list[str] = []
 
     async def reconcile(request: Request) -> None:
@@ -337,8 +325,7 @@ async def test_predicates_filter_events() -> None:
 
 
 async def test_log_records_carry_controller_key_and_reconcile_id() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a", "ns1"))
+    informer = FakeInformer.holding(cached("a", "ns1"))
     records: list[logging.LogRecord] = []
 
     class Capture(logging.Handler):
@@ -397,8 +384,7 @@ def test_result_validation() -> None:
 
 
 async def test_sync_reconcile_timeout_never_overlaps_with_its_own_retry() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("slow-sync"))
+    informer = FakeInformer.holding(cached("slow-sync"))
     running = 0
     overlaps = 0
     calls = 0
@@ -475,8 +461,7 @@ async def test_two_running_controllers_may_not_share_a_name() -> None:
 
 
 async def test_cancelled_error_from_inside_a_reconcile_does_not_kill_the_worker() -> None:
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
     calls = 0
 
     async def reconcile(request: Request) -> None:
@@ -508,8 +493,7 @@ async def test_a_broken_custom_rate_limiter_does_not_kill_the_worker(
 ) -> None:
     # Rate limiters are pluggable: a bug in one must cost a retry, not the only worker (which
     # would silently stop the whole controller).
-    informer = FakeInformer()
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"))
     seen: list[str] = []
 
     async def reconcile(request: Request) -> None:
@@ -531,8 +515,7 @@ async def test_a_broken_custom_rate_limiter_does_not_kill_the_worker(
 async def test_stop_while_start_waits_for_sync_leaves_the_controller_stopped() -> None:
     # A shutdown signal can arrive while the caches are still syncing; the start that then
     # completes must not bring workers up behind the back of the stop that already returned.
-    informer = FakeInformer(synced=False)
-    informer.upsert(cached("a"))
+    informer = FakeInformer.holding(cached("a"), synced=False)
     seen: list[Request] = []
 
     async def reconcile(request: Request) -> None:
@@ -553,14 +536,9 @@ async def test_stop_while_start_waits_for_sync_leaves_the_controller_stopped() -
 async def test_sync_timeout_of_a_forbidden_kind_says_forbidden_at_controller_start() -> None:
     # controller-runtime #1653: a missing RBAC rule must show up as "forbidden" in the error
     # that fails the start, not as a bare timeout.
-    from setpoint.cache import Backoff, ReflectorOptions, SharedInformer
-    from setpoint.client.errors import Forbidden
-
-    from ..cache.scripted_client import CONFIGMAPS, ScriptedClient
-
     client = ScriptedClient()
-    status = {"kind": "Status", "code": 403, "reason": "Forbidden",
-              "message": 'configmaps is forbidden: User "op" cannot list resource "configmaps"'}  # fmt: skip
+    message = 'configmaps is forbidden: User "op" cannot list resource "configmaps"'
+    status = {"kind": "Status", "code": 403, "reason": "Forbidden", "message": message}
     client.queue_list(*[Forbidden(status)] * 1000)
     options = ReflectorOptions(backoff=lambda: Backoff(initial=0.001, maximum=0.005))
     informer = SharedInformer(client, CONFIGMAPS, options=options)

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sys
-import threading
-import time
 
 import pytest
 from prometheus_client import generate_latest
@@ -14,6 +11,8 @@ from prometheus_client import generate_latest
 from setpoint.client.metrics import REGISTRY
 from setpoint.controller.rate_limiters import ItemExponentialFailureRateLimiter
 from setpoint.controller.workqueue import QueueShutDown, WorkQueue
+
+from ..cache.thread_race import reader_failures
 
 
 async def test_get_waits_for_an_add() -> None:
@@ -183,31 +182,12 @@ def test_metrics_can_be_scraped_from_another_thread_while_workers_run() -> None:
     for key in range(2000):
         queue.add(key)
     in_flight = [queue.get_nowait() for _ in range(2000)]
-    failures: list[BaseException] = []
-    stop = threading.Event()
 
-    def scrape() -> None:
-        while not stop.is_set():
-            try:
-                generate_latest(REGISTRY)
-            except Exception as exc:
-                failures.append(exc)
-                return
+    def finish_and_restart_work() -> None:
+        for key in in_flight[:50]:
+            queue.done(key)
+        for key in in_flight[:50]:
+            queue.add(key)
+            queue.get_nowait()
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible to expose the race
-    scraper = threading.Thread(target=scrape)
-    scraper.start()
-    try:
-        deadline = time.monotonic() + 0.7  # a bound on the stress, not a timing assertion
-        while time.monotonic() < deadline and not failures:
-            for key in in_flight[:50]:
-                queue.done(key)
-            for key in in_flight[:50]:
-                queue.add(key)
-                queue.get_nowait()
-    finally:
-        stop.set()
-        scraper.join()
-        sys.setswitchinterval(interval)
-    assert failures == []
+    assert reader_failures(lambda: generate_latest(REGISTRY), finish_and_restart_work) == []

@@ -26,10 +26,12 @@ from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBeha
 from setpoint.cluster.apiserver.object_operations import (
     DeleteOptions,
     ObjectOperations,
-    decode,
     now_timestamp,
 )
 from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.selection import (
+    decode,
+)
 from setpoint.cluster.apiserver.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 
@@ -150,6 +152,7 @@ def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> li
                 field_selectors=_selectable_fields(version),
                 deprecated_warning=warning,
                 crd_name=name,
+                terminating=terminating,
             )
         )
     return found
@@ -157,6 +160,8 @@ def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> li
 
 class CRDBehaviour(KindBehaviour):
     """Rules of CRD objects, and the serving of their custom resources."""
+
+    reacts_to_writes = True
 
     def __init__(
         self,
@@ -168,6 +173,9 @@ class CRDBehaviour(KindBehaviour):
         self._registry = registry
         self._operations = operations
         self._served: dict[str, list[ServedResource]] = {}
+        #: Called with a deleted CRD's storage root, so its open watches can be ended (clients
+        #: then re-list and find the resource gone, as with kube-apiserver).
+        self.on_resources_deleted: Callable[[str], None] | None = None
         self._cleanups: dict[str, asyncio.Task[None]] = {}
 
     # -- CRD writes ---------------------------------------------------------------------
@@ -201,6 +209,16 @@ class CRDBehaviour(KindBehaviour):
         status["acceptedNames"] = accepted
         status["conditions"] = conditions
 
+    def prepare_deletion(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        # The finalizer controller's first step upstream: say that instances are going.
+        status = obj.get("status")
+        if not isinstance(status, dict):
+            status = obj["status"] = {}
+        conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+        status["conditions"] = crds.set_condition(
+            conditions, crds.terminating_condition(now_timestamp())
+        )
+
     def validate(
         self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> tuple[list[FieldError], list[str]]:
@@ -224,7 +242,11 @@ class CRDBehaviour(KindBehaviour):
     ) -> None:
         if obj is None:
             name = (old or {}).get("metadata", {}).get("name", "")
+            roots = {resource.storage_root for resource in self._served.get(name, [])}
             self._unserve(name)
+            if self.on_resources_deleted is not None:
+                for root in roots:
+                    self.on_resources_deleted(root)
             return
         if "deletionTimestamp" in obj["metadata"]:
             await self._begin_cleanup(obj)
@@ -292,10 +314,13 @@ class CRDBehaviour(KindBehaviour):
 
     async def _wait_and_finish(self, name: str) -> None:
         delay = CLEANUP_FIRST_DELAY_SECONDS
-        while not await self._delete_instances(name):
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, CLEANUP_MAX_DELAY_SECONDS)
-        await self._finish(name)
+        try:
+            while not await self._delete_instances(name):
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, CLEANUP_MAX_DELAY_SECONDS)
+            await self._finish(name)
+        except APIError as exc:
+            log.error("deleting CRD %s failed: %s", name, exc.message)
 
     async def _finish(self, name: str) -> None:
         storage = self._operations.storage

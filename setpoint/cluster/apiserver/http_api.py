@@ -14,17 +14,14 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 from aiohttp import web
 
-from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
-from setpoint.api.selectors import LabelSelector, SelectorError
 from setpoint.cluster.apiserver import crds, request_body, status_errors
 from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver.list_options import (
-    parse_bool,
     parse_list_options,
     parse_resource_version,
     query_dict,
@@ -35,13 +32,15 @@ from setpoint.cluster.apiserver.namespace_lifecycle import (
     finalize_namespace,
 )
 from setpoint.cluster.apiserver.object_operations import (
-    DeleteOptions,
     ObjectOperations,
     Result,
-    WriteOptions,
+)
+from setpoint.cluster.apiserver.request_options import apply_patch, delete_options, write_options
+from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.scale_subresource import scale_of, spec_replicas_path
+from setpoint.cluster.apiserver.selection import (
     decode,
 )
-from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import Watch
@@ -70,10 +69,6 @@ AGGREGATED_DISCOVERY_CONTENT_TYPE: Final = (
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 )
 NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
-DRY_RUN_ALL: Final = "All"
-FIELD_VALIDATION_DIRECTIVES: Final = ("Ignore", "Warn", "Strict")
-#: Upstream's reply when a JSON patch cannot be applied (422, message without the detail).
-PATCH_REJECTED_MESSAGE: Final = "the server rejected our request due to an error in our request"
 
 _ENCODER = msgspec.json.Encoder()
 _ROOT_PATHS: Final = (
@@ -157,14 +152,15 @@ class APIHandler:
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self._accept = _AcceptCache()
-        self._watches: set[Watch] = set()
+        self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
         self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
 
-    def close_watches(self) -> None:
-        """End every open watch stream (the server is stopping)."""
-        for watch in list(self._watches):
-            watch.close()
+    def close_watches(self, storage_root: str | None = None) -> None:
+        """End the open watch streams (all, or those on one resource's storage root)."""
+        for watch, root in list(self._watches.items()):
+            if storage_root is None or root == storage_root:
+                watch.close()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         started = time.perf_counter()
@@ -311,14 +307,14 @@ class APIHandler:
                 _require_verb(resource, "create")
                 body = await request_body.read_body(request)
                 obj = request_body.decode_object_body(request, body)
-                result = await ops.create(resource, target.namespace, obj, _write_options(request))
+                result = await ops.create(resource, target.namespace, obj, write_options(request))
                 return _result(result)
             if method == "DELETE":
                 _require_verb(resource, "deletecollection")
-                delete_options = await _delete_options(request)
+                removal = await delete_options(request)
                 list_options = parse_list_options(query_dict(request.query))
                 result = await ops.delete_collection(
-                    resource, target.namespace, list_options, delete_options
+                    resource, target.namespace, list_options, removal
                 )
                 return _result(result)
             raise _method_not_allowed()
@@ -337,7 +333,7 @@ class APIHandler:
             body = await request_body.read_body(request)
             obj = request_body.decode_object_body(request, body)
             result = await ops.update(
-                resource, target.namespace, name, obj, _write_options(request), target.subresource
+                resource, target.namespace, name, obj, write_options(request), target.subresource
             )
             return _result(result)
         if method == "PATCH":
@@ -347,13 +343,13 @@ class APIHandler:
             if target.subresource:
                 raise _method_not_allowed()
             _require_verb(resource, "delete")
-            delete_options = await _delete_options(request)
+            removal = await delete_options(request)
             if resource.plural == "namespaces" and not resource.group:
                 result = await delete_namespace(
-                    ops, resource, name, delete_options, self._on_namespace_terminating
+                    ops, resource, name, removal, self._on_namespace_terminating
                 )
             else:
-                result = await ops.delete(resource, target.namespace, name, delete_options)
+                result = await ops.delete(resource, target.namespace, name, removal)
             return _result(result)
         raise _method_not_allowed()
 
@@ -373,7 +369,7 @@ class APIHandler:
             target.namespace,
             target.name or "",
             patched,
-            _write_options(request),
+            write_options(request),
             target.subresource,
         )
         return _result(result)
@@ -416,8 +412,8 @@ class APIHandler:
                 [fe.invalid("spec.replicas", replicas, "must be greater than or equal to 0")],
             )
         new = copy.deepcopy(obj)
-        crds.write_path(new, _spec_replicas_path(resource), replicas)
-        result = await ops.update_object(resource, record, new, _write_options(request))
+        crds.write_path(new, spec_replicas_path(resource), replicas)
+        result = await ops.update_object(resource, record, new, write_options(request))
         if result.code >= 300:
             return _result(result)
         return json_response(200, _ENCODER.encode(scale_of(resource, decode(result.body))))
@@ -487,142 +483,16 @@ def _method_not_allowed() -> APIError:
 
 
 def _require_verb(resource: ServedResource, verb: str) -> None:
+    if resource.is_custom:
+        # A terminating CRD's resources list fewer verbs in discovery, but only creates are
+        # refused: finalizers must still be removable (``customresource_handler.go``).
+        if verb == "create" and resource.terminating:
+            raise APIError(
+                405,
+                status_errors.REASON_METHOD_NOT_ALLOWED,
+                "create not allowed while custom resource definition is terminating",
+                details={"group": resource.group, "kind": resource.plural},
+            )
+        return
     if verb not in resource.verbs:
         raise _method_not_allowed()
-
-
-def _write_options(request: web.BaseRequest) -> WriteOptions:
-    query = request.query
-    dry_run = query.getall("dryRun", [])
-    errors = []
-    for value in dry_run:
-        if value != DRY_RUN_ALL:
-            errors.append(fe.not_supported("dryRun", value, [DRY_RUN_ALL]))
-    validation = query.get("fieldValidation", "") or "Warn"
-    if validation not in FIELD_VALIDATION_DIRECTIVES:
-        raise status_errors.bad_request(
-            f"fieldValidation must be one of {', '.join(FIELD_VALIDATION_DIRECTIVES)}; "
-            f"got {validation!r}"
-        )
-    if errors:
-        raise status_errors.invalid("meta.k8s.io", "CreateOptions", "", errors)
-    return WriteOptions(
-        dry_run=bool(dry_run),
-        field_validation=validation,
-        field_manager=query.get("fieldManager", ""),
-    )
-
-
-async def _delete_options(request: web.BaseRequest) -> DeleteOptions:
-    query = request.query
-    body_bytes = await request_body.read_body(request)
-    body: dict[str, Any] = {}
-    if body_bytes.strip():
-        decoded = request_body.decode_json(body_bytes)
-        if not isinstance(decoded, dict):
-            raise status_errors.bad_request("DeleteOptions must be a JSON object")
-        body = decoded
-    options = DeleteOptions()
-    grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
-    if grace is not None and grace != "":
-        try:
-            options.grace_period_seconds = int(grace)
-        except (TypeError, ValueError):
-            raise status_errors.bad_request(f"invalid gracePeriodSeconds: {grace!r}") from None
-    policy = body.get("propagationPolicy", query.get("propagationPolicy"))
-    if policy:
-        options.propagation_policy = str(policy)
-    orphan = body.get("orphanDependents", query.get("orphanDependents"))
-    if orphan is not None and orphan != "":
-        options.orphan_dependents = orphan if isinstance(orphan, bool) else parse_bool(str(orphan))
-    preconditions = body.get("preconditions")
-    if isinstance(preconditions, dict):
-        if preconditions.get("uid"):
-            options.precondition_uid = str(preconditions["uid"])
-        if preconditions.get("resourceVersion"):
-            options.precondition_resource_version = str(preconditions["resourceVersion"])
-    dry_run = body.get("dryRun") or query.getall("dryRun", [])
-    if dry_run:
-        values = dry_run if isinstance(dry_run, list) else [dry_run]
-        bad = [v for v in values if v != DRY_RUN_ALL]
-        if bad:
-            raise status_errors.invalid(
-                "meta.k8s.io",
-                "DeleteOptions",
-                "",
-                [fe.not_supported("dryRun", bad[0], [DRY_RUN_ALL])],
-            )
-        options.dry_run = True
-    return options
-
-
-def apply_patch(
-    request: web.BaseRequest,
-    resource: ServedResource,
-    current: dict[str, Any],
-    body: bytes,
-    *,
-    scale_patch: bool = False,
-) -> Any:
-    """The object after applying the request's patch, by its Content-Type."""
-    kind = request_body.media_type(request)
-    accepted = (
-        request_body.CUSTOM_PATCH_TYPES
-        if resource.is_custom
-        else (request_body.BUILTIN_PATCH_TYPES)
-    )
-    if kind == request_body.MERGE_PATCH:
-        patch = request_body.decode_json(body)
-        return apply_merge_patch(current, patch)
-    if kind == request_body.JSON_PATCH:
-        operations = request_body.decode_json(body)
-        if not isinstance(operations, list):
-            raise status_errors.bad_request(
-                "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
-            )
-        try:
-            return apply_json_patch(current, operations)
-        except PatchTestFailed as exc:
-            raise _patch_rejected(str(exc)) from exc
-        except PatchError as exc:
-            raise _patch_rejected(str(exc)) from exc
-    raise status_errors.unsupported_media_type(kind, accepted)
-
-
-def _patch_rejected(detail: str) -> APIError:
-    return APIError(
-        422,
-        status_errors.REASON_INVALID,
-        PATCH_REJECTED_MESSAGE,
-        details={"causes": [{"reason": "FieldValueInvalid", "message": detail}]},
-    )
-
-
-# -- scale --------------------------------------------------------------------------------
-
-BUILTIN_SCALE: Final = {
-    "specReplicasPath": ".spec.replicas",
-    "statusReplicasPath": ".status.replicas",
-}
-
-
-def _spec_replicas_path(resource: ServedResource) -> str:
-    spec = resource.scale_spec or BUILTIN_SCALE
-    return str(spec.get("specReplicasPath") or ".spec.replicas")
-
-
-def scale_of(resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
-    """The ``autoscaling/v1`` Scale of an object with the ``scale`` subresource."""
-    if resource.scale_spec is not None:
-        return crds.scale_of(obj, resource.scale_spec)
-    scale = crds.scale_of(obj, BUILTIN_SCALE)
-    spec_replicas, found = crds.read_path(obj, ".spec.replicas")
-    # Built-in workloads default spec.replicas to 1.
-    scale["spec"] = {"replicas": spec_replicas if found and isinstance(spec_replicas, int) else 1}
-    raw_selector, _ = crds.read_path(obj, ".spec.selector")
-    if isinstance(raw_selector, dict):
-        try:
-            scale["status"]["selector"] = str(LabelSelector.from_dict(raw_selector))
-        except SelectorError:
-            pass
-    return scale

@@ -25,6 +25,9 @@ _NON_SPEC_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "status"})
 class KindBehaviour:
     """The rules of a plain built-in kind; subclasses override what differs."""
 
+    #: Whether :meth:`after_write` does anything (it then runs even if the client hangs up).
+    reacts_to_writes: bool = False
+
     def __init__(self, validator: BuiltinValidator | None = None) -> None:
         self._validator = validator
 
@@ -52,6 +55,9 @@ class KindBehaviour:
         """Whether a change warrants a new ``metadata.generation``: anything but metadata/status."""
         keys = (set(new) | set(old)) - _NON_SPEC_TOP_LEVEL
         return any(new.get(key) != old.get(key) for key in keys)
+
+    def prepare_deletion(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        """Adjust an object that is about to be marked deleting (deletionTimestamp set)."""
 
     def holds_deletion(self, obj: dict[str, Any]) -> bool:
         """Whether something still holds a deleting object (by default: its finalizers)."""

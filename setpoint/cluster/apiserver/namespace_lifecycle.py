@@ -24,8 +24,10 @@ from setpoint.cluster.apiserver.object_operations import (
     DeleteOptions,
     ObjectOperations,
     Result,
-    decode,
     now_timestamp,
+)
+from setpoint.cluster.apiserver.selection import (
+    decode,
 )
 from setpoint.cluster.apiserver.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import CAUSE_NAMESPACE_TERMINATING
@@ -63,6 +65,8 @@ def namespace_terminating(obj: dict[str, Any]) -> bool:
 
 class NamespaceBehaviour(KindBehaviour):
     """Defaults and update rules of namespaces (``pkg/registry/core/namespace/strategy.go``)."""
+
+    reacts_to_writes = True
 
     def __init__(self, on_terminating: Callable[[str], None]) -> None:
         super().__init__()
@@ -193,13 +197,16 @@ class NamespaceCleaner:
 
     async def _clean(self, namespace: str) -> None:
         delay = CLEANUP_FIRST_DELAY_SECONDS
-        while True:
-            remaining = await self._delete_content(namespace)
-            if remaining == 0:
-                await self._finalize(namespace)
-                return
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, CLEANUP_MAX_DELAY_SECONDS)
+        try:
+            while True:
+                remaining = await self._delete_content(namespace)
+                if remaining == 0:
+                    await self._finalize(namespace)
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, CLEANUP_MAX_DELAY_SECONDS)
+        except status_errors.APIError as exc:
+            log.error("deleting namespace %s failed: %s", namespace, exc.message)
 
     async def _delete_content(self, namespace: str) -> int:
         storage = self._operations.storage

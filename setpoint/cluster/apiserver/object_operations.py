@@ -36,7 +36,13 @@ from setpoint.cluster.apiserver.list_options import (
     encode_continue,
     parse_resource_version,
 )
+from setpoint.cluster.apiserver.object_decoding import check_type, checked_metadata
 from setpoint.cluster.apiserver.object_meta_validation import validate_object_meta
+from setpoint.cluster.apiserver.selection import (
+    Matcher,
+    check_field_selector,
+    decode,
+)
 from setpoint.cluster.apiserver.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import (
@@ -87,38 +93,9 @@ class _GeneratedNameTaken(Exception):
         self.name = name
 
 
-class _MetaOnly(msgspec.Struct):
-    """The part of an object a label selector reads (decoding skips everything else)."""
-
-    labels: dict[str, str] | None = None
-
-
-class _LabelsView(msgspec.Struct):
-    metadata: _MetaOnly = msgspec.field(default_factory=_MetaOnly)
-
-
-_LABELS_DECODER = msgspec.json.Decoder(_LabelsView)
-
-
 def now_timestamp() -> str:
     """The current time as a Kubernetes ``Time`` (RFC 3339, seconds, UTC)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def decode(value: bytes) -> dict[str, Any]:
-    """A stored object as a fresh dict."""
-    obj: dict[str, Any] = _DECODER.decode(value)
-    return obj
-
-
-def labels_of(value: bytes) -> dict[str, str]:
-    """Only the labels of a stored object (cheap: the rest is skipped)."""
-    try:
-        return _LABELS_DECODER.decode(value).metadata.labels or {}
-    except msgspec.ValidationError:
-        # Not a map of strings (never stored by this server, but be lenient on read).
-        labels = (decode(value).get("metadata") or {}).get("labels")
-        return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
 @dataclass(slots=True)
@@ -151,139 +128,11 @@ class Result:
     warnings: list[str] = field(default_factory=list)
 
 
-_METADATA_STRING_FIELDS: Final = (
-    "name",
-    "generateName",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "creationTimestamp",
-    "deletionTimestamp",
-)
-_METADATA_MAP_FIELDS: Final = ("labels", "annotations")
-_METADATA_LIST_FIELDS: Final = {
-    "finalizers": "[]string",
-    "ownerReferences": "[]v1.OwnerReference",
-    "managedFields": "[]v1.ManagedFieldsEntry",
-}
-
-
-def _json_type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def _undecodable(resource: ServedResource, value: Any, key: str, go_type: str) -> APIError:
-    # Upstream fails decoding into the Go type: 400 with encoding/json's complaint.
-    return status_errors.bad_request(
-        f'{resource.kind} in version "{resource.version}" cannot be handled as a '
-        f"{resource.kind}: json: cannot unmarshal {_json_type_name(value)} into Go struct field "
-        f"ObjectMeta.metadata.{key} of type {go_type}"
-    )
-
-
-def _metadata(obj: dict[str, Any], resource: ServedResource) -> dict[str, Any]:
-    """``obj``'s metadata, checked to have the JSON types ObjectMeta decodes from."""
-    metadata = obj.get("metadata")
-    if metadata is None:
-        metadata = obj["metadata"] = {}
-    if not isinstance(metadata, dict):
-        raise status_errors.bad_request(
-            f'{resource.kind} in version "{resource.version}" cannot be handled as a '
-            f"{resource.kind}: json: cannot unmarshal {_json_type_name(metadata)} into Go "
-            "struct field .metadata of type v1.ObjectMeta"
-        )
-    for key in _METADATA_STRING_FIELDS:
-        value = metadata.get(key)
-        if value is not None and not isinstance(value, str):
-            raise _undecodable(resource, value, key, "string")
-    for key in _METADATA_MAP_FIELDS:
-        value = metadata.get(key)
-        if value is not None:
-            if not isinstance(value, dict):
-                raise _undecodable(resource, value, key, "map[string]string")
-            for item in value.values():
-                if not isinstance(item, str):
-                    raise _undecodable(resource, item, key, "string")
-    for key, go_type in _METADATA_LIST_FIELDS.items():
-        value = metadata.get(key)
-        if value is not None and not isinstance(value, list):
-            raise _undecodable(resource, value, key, go_type)
-    generation = metadata.get("generation")
-    if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int)):
-        raise _undecodable(resource, generation, "generation", "int64")
-    return metadata
-
-
 def _generate_name(prefix: str) -> str:
     suffix = "".join(
         secrets.choice(GENERATE_NAME_ALPHABET) for _ in range(GENERATE_NAME_SUFFIX_LENGTH)
     )
     return prefix[:GENERATE_NAME_MAX_PREFIX] + suffix
-
-
-def object_fields(resource: ServedResource, obj: dict[str, Any], key: str) -> dict[str, str]:
-    """The field-selector values of an object (metadata.name/namespace plus the kind's own)."""
-    metadata = obj.get("metadata") or {}
-    fields = {
-        "metadata.name": str(metadata.get("name", "")),
-        "metadata.namespace": str(metadata.get("namespace", "")) if resource.namespaced else "",
-    }
-    for name, getter in resource.field_selectors.items():
-        fields[name] = getter(obj)
-    return fields
-
-
-def check_field_selector(resource: ServedResource, options: ListOptions) -> None:
-    """400 for field-selector fields the resource does not support (upstream's wording)."""
-    if options.field_selector is None:
-        return
-    for name, _operator, _value in options.field_selector.requirements:
-        if name in ("metadata.name", "metadata.namespace") or name in resource.field_selectors:
-            continue
-        if resource.is_custom:
-            raise status_errors.bad_request(
-                f'"{name}" is not a known field selector: only "metadata.name", '
-                '"metadata.namespace"'
-            )
-        raise status_errors.bad_request(f"field label not supported: {name}")
-
-
-class Matcher:
-    """Decides whether a stored object is selected by a list or watch's selectors."""
-
-    def __init__(self, resource: ServedResource, options: ListOptions) -> None:
-        self._resource = resource
-        self._labels = options.label_selector
-        self._fields = options.field_selector
-        self.selects_all = self._labels is None and self._fields is None
-
-    def matches(self, key: str, value: bytes, obj: dict[str, Any] | None = None) -> bool:
-        """Whether the object (JSON ``value``; ``obj`` if already decoded) is selected."""
-        if self.selects_all:
-            return True
-        if self._labels is not None:
-            labels = (obj.get("metadata") or {}).get("labels") if obj is not None else None
-            if obj is None:
-                labels = labels_of(value)
-            if not self._labels.matches(labels or {}):
-                return False
-        if self._fields is not None:
-            if obj is None:
-                obj = decode(value)
-            if not self._fields.matches(object_fields(self._resource, obj, key)):
-                return False
-        return True
-
-
-ObjectValidationHook = Callable[[ServedResource, dict[str, Any]], None]
 
 
 class ObjectOperations:
@@ -298,6 +147,30 @@ class ObjectOperations:
         self.storage = storage
         self._behaviour_for = behaviour_for
         self._admit_namespace = admit_namespace
+
+    async def _settle(
+        self,
+        resource: ServedResource,
+        behaviour: KindBehaviour,
+        revision: int,
+        value: bytes | None,
+        old: dict[str, Any] | None,
+    ) -> None:
+        """Wait until a write is durable, then run the kind's reaction to it.
+
+        Shielded: a client that hangs up must not cancel the reaction (a CRD that is stored
+        but never served, a namespace that is never emptied).
+        """
+
+        if not behaviour.reacts_to_writes:
+            await self.storage.wait_durable(revision)
+            return
+
+        async def settle() -> None:
+            await self.storage.wait_durable(revision)
+            await behaviour.after_write(resource, decode(value) if value else None, old)
+
+        await asyncio.shield(settle())
 
     # -- reading ------------------------------------------------------------------------
 
@@ -447,8 +320,9 @@ class ObjectOperations:
     def prepare_new(
         self, resource: ServedResource, namespace: str | None, obj: dict[str, Any]
     ) -> dict[str, Any]:
-        """Check the body's identity and fill the server-owned metadata of a new object."""
-        metadata = _metadata(obj, resource)
+        """Fill the server-owned metadata of a new object (its metadata types already checked
+        by :func:`checked_metadata`)."""
+        metadata: dict[str, Any] = obj["metadata"]
         if resource.namespaced:
             body_namespace = metadata.get("namespace")
             if not body_namespace:
@@ -489,7 +363,7 @@ class ObjectOperations:
     ) -> Result:
         """POST: store a new object and answer 201 with it."""
         obj = check_type(resource, obj)
-        metadata = _metadata(obj, resource)
+        metadata = checked_metadata(obj, resource)
         prefix = metadata.get("generateName")
         if metadata.get("name") or not prefix or not isinstance(prefix, str):
             return await self._create_once(resource, namespace, obj, options, None)
@@ -536,8 +410,7 @@ class ObjectOperations:
             if generate_from is not None:
                 raise _GeneratedNameTaken(name) from None
             raise status_errors.already_exists(resource.group, resource.plural, name) from None
-        await self.storage.wait_durable(record.revision)
-        await behaviour.after_write(resource, decode(record.value), None)
+        await self._settle(resource, behaviour, record.revision, record.value, None)
         return Result(201, self.present(resource, record.value), warnings)
 
     def _validate(
@@ -583,7 +456,7 @@ class ObjectOperations:
     ) -> Result:
         """PUT: replace an object (or only its status through ``/status``)."""
         obj = check_type(resource, obj)
-        metadata = _metadata(obj, resource)
+        metadata = checked_metadata(obj, resource)
         body_name = metadata.get("name") or ""
         if body_name != name:
             raise status_errors.bad_request(
@@ -650,7 +523,7 @@ class ObjectOperations:
                     new["status"] = old["status"]
                 else:
                     new.pop("status", None)
-        new_meta = _metadata(new, resource)
+        new_meta = checked_metadata(new, resource)
         uid = new_meta.get("uid")
         if uid and uid != old_meta.get("uid"):
             raise status_errors.conflict(
@@ -714,16 +587,14 @@ class ObjectOperations:
         try:
             if deleting and not behaviour.holds_deletion(new):
                 written = self.storage.delete(record.key, expected_revision=record.revision)
-                await self.storage.wait_durable(written.revision)
-                await behaviour.after_write(resource, None, old)
+                await self._settle(resource, behaviour, written.revision, None, old)
                 return Result(200, self.present(resource, written.value), warnings)
             written = self.storage.update(record.key, stored, expected_revision=record.revision)
         except (RevisionConflictError, KeyNotFoundError):
             raise status_errors.stale_resource_version(
                 resource.group, resource.plural, new_meta.get("name", "")
             ) from None
-        await self.storage.wait_durable(written.revision)
-        await behaviour.after_write(resource, decode(written.value), old)
+        await self._settle(resource, behaviour, written.revision, written.value, old)
         return Result(200, self.present(resource, written.value), warnings)
 
     async def update_object(
@@ -807,8 +678,7 @@ class ObjectOperations:
                 raise status_errors.conflict(
                     resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
                 ) from None
-            await self.storage.wait_durable(written.revision)
-            await behaviour.after_write(resource, None, obj)
+            await self._settle(resource, behaviour, written.revision, None, obj)
             return Result(200, self._deleted_answer(resource, obj, written.value))
         # Graceful: mark the object deleting; finalizers (or the kubelet) finish the job.
         new = copy.deepcopy(obj)
@@ -822,6 +692,7 @@ class ObjectOperations:
             new_meta["deletionGracePeriodSeconds"] = grace
             if int(meta.get("generation") or 0) > 0:
                 new_meta["generation"] = int(meta["generation"]) + 1
+            behaviour.prepare_deletion(resource, new)
         if new == obj or options.dry_run:
             return Result(200, self.present(resource, _ENCODER.encode(new)))
         try:
@@ -830,8 +701,7 @@ class ObjectOperations:
             raise status_errors.conflict(
                 resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
             ) from None
-        await self.storage.wait_durable(written.revision)
-        await behaviour.after_write(resource, decode(written.value), obj)
+        await self._settle(resource, behaviour, written.revision, written.value, obj)
         code = 202 if options.orphan_dependents is False else 200
         return Result(code, self.present(resource, written.value))
 
@@ -887,28 +757,6 @@ class ObjectOperations:
                 deleted.append(result.body)
         metadata = {"resourceVersion": str(self.storage.revision)}
         return Result(200, _list_body(resource, metadata, deleted))
-
-
-def check_type(resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
-    """The body with apiVersion/kind defaulted (first, as upstream writes them); 400 when the
-    body names another type."""
-    api_version = obj.get("apiVersion")
-    kind = obj.get("kind")
-    if api_version and api_version != resource.api_version:
-        raise status_errors.bad_request(
-            f"the API version in the data ({api_version}) does not match the expected API "
-            f"version ({resource.api_version})"
-        )
-    if kind and kind != resource.kind:
-        raise status_errors.bad_request(
-            f'{kind} in version "{resource.version}" cannot be handled as a {resource.kind}: '
-            f"the object provided is unrecognized (must be of type {resource.kind})"
-        )
-    if api_version and kind:
-        return obj
-    typed = {"apiVersion": resource.api_version, "kind": resource.kind}
-    typed.update((key, value) for key, value in obj.items() if key not in typed)
-    return typed
 
 
 def _check_delete_options(options: DeleteOptions) -> None:

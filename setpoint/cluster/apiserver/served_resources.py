@@ -87,6 +87,8 @@ class ServedResource:
     deprecated_warning: str | None = None
     #: The CRD's own name, for custom resources.
     crd_name: str = ""
+    #: The CRD is being deleted: discovery shows fewer verbs and creates are refused.
+    terminating: bool = False
 
     @property
     def api_version(self) -> str:

@@ -37,11 +37,14 @@ from setpoint.cluster.apiserver.object_operations import (
     DeleteOptions,
     ObjectOperations,
     WriteOptions,
-    decode,
 )
 from setpoint.cluster.apiserver.pod_rules import PodBehaviour
 from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.selection import (
+    decode,
+)
 from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.service_rules import ServiceBehaviour
 from setpoint.cluster.apiserver.serving_certificate import (
     ServingCertificate,
     generate_serving_certificate,
@@ -101,6 +104,7 @@ class APIServer:
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),
+            "/core/services/": ServiceBehaviour(storage, validator),
             CRD_STORAGE_ROOT: self.crds,
         }
         self._runner: web.ServerRunner | None = None
@@ -137,6 +141,7 @@ class APIServer:
             server_address=lambda: f"{LOOPBACK}:{self.port}",
         )
         self._handler = handler
+        self.crds.on_resources_deleted = handler.close_watches
         # access_log=None: the handler logs one debug line per request itself.
         server = web.Server(handler, handler_cancellation=True, access_log=None)
         runner = web.ServerRunner(

@@ -22,10 +22,12 @@ from aiohttp import web
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.list_options import ListOptions, parse_resource_version
 from setpoint.cluster.apiserver.object_operations import (
-    Matcher,
     ObjectOperations,
-    check_field_selector,
     converts,
+)
+from setpoint.cluster.apiserver.selection import (
+    Matcher,
+    check_field_selector,
     decode,
 )
 from setpoint.cluster.apiserver.served_resources import ServedResource
@@ -71,11 +73,12 @@ async def serve_watch(
     resource: ServedResource,
     namespace: str | None,
     options: ListOptions,
-    active: set[Watch],
+    active: dict[Watch, str],
 ) -> web.StreamResponse:
     """Answer a ``?watch=true`` request with a stream of events until the deadline.
 
-    The storage watch is kept in ``active`` while it runs, so a stopping server can end it.
+    The storage watch is kept in ``active`` (with its resource's storage root) while it runs,
+    so a stopping server, or the deletion of a CRD, can end it.
     """
     check_field_selector(resource, options)
     storage = operations.storage
@@ -134,7 +137,7 @@ async def serve_watch(
         watch.close()
 
     timer = asyncio.create_task(keep_time())
-    active.add(watch)
+    active[watch] = resource.storage_root
     try:
         if initial:
             await response.write(b"".join(initial))
@@ -164,7 +167,7 @@ async def serve_watch(
         watch.close()
         raise
     finally:
-        active.discard(watch)
+        active.pop(watch, None)
         timer.cancel()
         watch.close()
     with contextlib.suppress(ConnectionResetError):
