@@ -13,16 +13,17 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from setpoint.client import Client
-    from setpoint.controller import Builder, Request, Result, TerminalError
-    from setpoint.manager import (
-        Context,
-        LeaderElectionLost,
-        Manager,
-        Operator,
-        configure_logging,
-        run_managers,
-    )
+    from setpoint.client import Client as Client
+    from setpoint.controller import Builder as Builder
+    from setpoint.controller import Request as Request
+    from setpoint.controller import Result as Result
+    from setpoint.controller import TerminalError as TerminalError
+    from setpoint.manager import Context as Context
+    from setpoint.manager import LeaderElectionLost as LeaderElectionLost
+    from setpoint.manager import Manager as Manager
+    from setpoint.manager import Operator as Operator
+    from setpoint.manager import configure_logging as configure_logging
+    from setpoint.manager.run_managers import run_managers as run_managers
 
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
@@ -39,7 +40,20 @@ _EXPORTS: dict[str, str] = {
     "run_managers": "setpoint.manager",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Builder",
+    "Client",
+    "Context",
+    "LeaderElectionLost",
+    "Manager",
+    "Operator",
+    "Request",
+    "Result",
+    "TerminalError",
+    "__version__",
+    "configure_logging",
+    "run_managers",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -28,6 +28,13 @@ def cluster() -> None:
     "--port", type=int, default=0, show_default=True, help="Port on 127.0.0.1 (0: any free port)."
 )
 @click.option(
+    "--https-port",
+    type=int,
+    default=0,
+    show_default=True,
+    help="HTTPS port on 127.0.0.1, the one the kubeconfig names (0: any free port).",
+)
+@click.option(
     "--data-dir",
     type=click.Path(file_okay=False),
     default=None,
@@ -53,13 +60,23 @@ def cluster() -> None:
     help="'debug' logs one line per request.",
 )
 def serve(
-    port: int, data_dir: str | None, in_memory: bool, kubeconfig: str | None, log_level: str
+    port: int,
+    https_port: int,
+    data_dir: str | None,
+    in_memory: bool,
+    kubeconfig: str | None,
+    log_level: str,
 ) -> None:
-    """Serve the Kubernetes API on 127.0.0.1 in the foreground."""
+    """Serve the Kubernetes API on 127.0.0.1 in the foreground.
+
+    Plain HTTP on --port, HTTPS (self-signed, for kubectl, which sends tokens only over TLS) on
+    --https-port; both need the bearer token written into the kubeconfig.
+    """
     if data_dir is not None and in_memory:
         raise click.UsageError("--data-dir and --in-memory exclude each other")
-    if not 0 <= port <= 65535:
-        raise click.BadParameter(f"{port} is not a port number (0-65535)", param_hint="--port")
+    for value, hint in ((port, "--port"), (https_port, "--https-port")):
+        if not 0 <= value <= 65535:
+            raise click.BadParameter(f"{value} is not a port number (0-65535)", param_hint=hint)
     logging.basicConfig(
         level=log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -69,21 +86,27 @@ def serve(
     if kubeconfig_path is None and data_dir is not None:
         kubeconfig_path = str(Path(data_dir) / DATA_DIR_KUBECONFIG)
     try:
-        asyncio.run(_serve(port, data_dir, kubeconfig_path))
+        asyncio.run(_serve(port, https_port, data_dir, kubeconfig_path))
     except OSError as exc:
-        raise click.ClickException(f"cannot serve on 127.0.0.1:{port}: {exc}") from exc
+        raise click.ClickException(f"cannot serve on 127.0.0.1: {exc}") from exc
 
 
-async def _serve(port: int, data_dir: str | None, kubeconfig: str | None) -> None:
+async def _serve(port: int, https_port: int, data_dir: str | None, kubeconfig: str | None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     local = LocalCluster(
-        in_memory=data_dir is None, data_dir=data_dir, port=port, kubeconfig_path=kubeconfig
+        in_memory=data_dir is None,
+        data_dir=data_dir,
+        port=port,
+        https_port=https_port,
+        kubeconfig_path=kubeconfig,
     )
     async with local:
-        click.echo(f"setpoint: serving the Kubernetes API on {local.url}", err=True)
+        click.echo(
+            f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True
+        )
         click.echo(f"setpoint: kubeconfig written to {local.kubeconfig_path}", err=True)
         click.echo(f"export KUBECONFIG={local.kubeconfig_path}")
         sys.stdout.flush()

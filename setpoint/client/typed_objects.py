@@ -18,13 +18,13 @@ it returns instances of that model, decoded from the server's answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 
 __all__ = ["ObjectLike", "as_dict", "model_type_of", "static_type_fields", "to_model"]
 
-ObjectLike = Mapping[str, Any] | BaseModel
+ObjectLike: TypeAlias = Mapping[str, Any] | BaseModel
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 

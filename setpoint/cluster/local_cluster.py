@@ -49,6 +49,7 @@ class LocalCluster:
         in_memory: bool = True,
         data_dir: str | Path | None = None,
         port: int = 0,
+        https_port: int | None = 0,
         kubeconfig_path: str | Path | None = None,
         token: str | None = None,
     ) -> None:
@@ -58,6 +59,7 @@ class LocalCluster:
         if not in_memory and data_dir is None:
             raise ValueError("data_dir: required unless in_memory=True")
         self._port = port
+        self._https_port = https_port
         self._token = token
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
@@ -94,7 +96,9 @@ class LocalCluster:
     async def start(self) -> None:
         """Open the storage, start the server, then write the kubeconfig."""
         self.storage = open_storage(self._data_dir)
-        self.server = APIServer(self.storage, port=self._port, token=self._token)
+        self.server = APIServer(
+            self.storage, port=self._port, https_port=self._https_port, token=self._token
+        )
         try:
             await self.server.start()
             if self._requested_kubeconfig is None:

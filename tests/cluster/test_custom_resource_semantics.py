@@ -204,3 +204,19 @@ async def test_crd_deletion_waits_for_custom_resource_finalizers(
         await asyncio.sleep(0.02)
     assert (await api.request("GET", f"{CRDS}/{name}")).status == 404
     assert (await api.request("GET", f"/apis/{group}/v1")).status == 404
+
+
+async def test_deprecated_version_warns(api: RawAPI, namespace: str) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    crd["spec"]["versions"][0]["deprecated"] = True
+    crd["spec"]["versions"][0]["deprecationWarning"] = "use v2 instead"
+    await api.request("POST", CRDS, crd)
+    reply = await api.request(
+        "POST", f"/apis/{group}/v1/namespaces/{namespace}/widgets", widget("w", group)
+    )
+    assert reply.status == 201
+    assert reply.headers.getall("Warning") == ['299 - "use v2 instead"']
+    read = await api.request("GET", f"/apis/{group}/v1/namespaces/{namespace}/widgets/w")
+    assert read.headers.getall("Warning") == ['299 - "use v2 instead"']
+    await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")

@@ -84,6 +84,8 @@ def test_pagination_returns_every_object_exactly_once(
     while True:
         page = core_v1.list_namespaced_config_map(namespace, limit=5, _continue=token)
         pages += 1
+        if page.metadata._continue:
+            assert page.metadata.remaining_item_count == len(names) - len(seen) - 5
         seen.extend(item.metadata.name for item in page.items)
         token = page.metadata._continue
         if not token:

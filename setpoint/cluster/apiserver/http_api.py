@@ -87,9 +87,14 @@ def json_response(code: int, body: bytes, warnings: list[str] | None = None) -> 
     response = web.Response(status=code, body=body, content_type=JSON_CONTENT_TYPE)
     if warnings:
         for text in warnings:
-            escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-            response.headers.add("Warning", f'299 - "{escaped}"')
+            response.headers.add("Warning", _warning_header(text))
     return response
+
+
+def _warning_header(text: str) -> str:
+    """A ``Warning`` header value as kube-apiserver writes it (RFC 7234, code 299)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
 
 
 def status_response(error: APIError) -> web.Response:
@@ -242,7 +247,12 @@ class APIHandler:
                 raise status_errors.path_not_found()
             return self._discovery(request, body)
         target = self._target(group, version, rest)
-        return await self._serve(request, target)
+        response = await self._serve(request, target)
+        warning = target.resource.deprecated_warning
+        if warning and not response.prepared and "Warning" not in response.headers:
+            # Deprecated versions warn on every request, reads included (writes already do).
+            response.headers.add("Warning", _warning_header(warning))
+        return response
 
     def _target(self, group: str, version: str, rest: list[str]) -> ResourceTarget:
         watch_path = False

@@ -266,6 +266,11 @@ class ObjectOperations:
         metadata: dict[str, Any] = {"resourceVersion": str(list_revision)}
         if more and last_key is not None:
             metadata["continue"] = encode_continue(list_revision, last_key)
+            if matcher.selects_all:
+                # Upstream reports it only for unselected lists, where it is exact.
+                metadata["remainingItemCount"] = len(
+                    self.storage.list(prefix, start_after=last_key)
+                )
         return _list_body(resource, metadata, items)
 
     async def _list_exact(
