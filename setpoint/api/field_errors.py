@@ -1,215 +1,195 @@
-"""Field-level validation errors, worded exactly as apimachinery's ``field.Error``.
+"""Field-level validation errors, rendered exactly as kube-apiserver 1.32 renders them.
 
-The API server reports invalid input as ``<field>: <Type text>: <bad value>: <detail>``, e.g.
-``metadata.name: Invalid value: "A": a lowercase RFC 1123 subdomain must ...``, and lists the same
-errors as ``causes`` of a 422 ``Status``. Clients show these messages to users, so the local
-cluster and the client-side validators share this one formatter.
+A :class:`FieldError` is the Python twin of apimachinery's ``field.Error``: a cause type
+(``FieldValueInvalid`` ...), a field path (``spec.items[0].name``), the offending value and a
+detail. ``str(error)`` / ``.message`` is ``field.Error.Error()``, e.g.
+``metadata.name: Invalid value: "A": a lowercase RFC 1123 subdomain must ...``; ``.body`` is
+``ErrorBody()``, what goes into ``Status.details.causes[].message``. The constructors mirror
+``field.Required``, ``field.Invalid`` ... and :func:`aggregate_messages` joins several errors as
+``ErrorList.ToAggregate()`` does. The 422 ``Status`` itself is :func:`setpoint.api.status.invalid`.
+
+Bad values print the way Go's ``fmt`` prints the decoded JSON value (:func:`go_value`): strings
+``%q``-quoted, numbers bare (floats in ``%v`` style, e.g. ``1e+06``), ``null`` as ``"null"``, maps
+and lists in ``%#v`` form. Both the local cluster and client-side validators use this one module.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
+
+from setpoint.api.go_format import GoValue, go_float, go_json, go_quote, go_string_slice, go_value
 
 __all__ = [
-    "ERROR_TYPE_DUPLICATE",
-    "ERROR_TYPE_FORBIDDEN",
-    "ERROR_TYPE_INTERNAL",
-    "ERROR_TYPE_INVALID",
-    "ERROR_TYPE_NOT_FOUND",
-    "ERROR_TYPE_NOT_SUPPORTED",
-    "ERROR_TYPE_REQUIRED",
-    "ERROR_TYPE_TOO_LONG",
-    "ERROR_TYPE_TOO_MANY",
-    "ERROR_TYPE_TYPE_INVALID",
+    "FIELD_VALUE_DUPLICATE",
+    "FIELD_VALUE_FORBIDDEN",
+    "FIELD_VALUE_INVALID",
+    "FIELD_VALUE_NOT_FOUND",
+    "FIELD_VALUE_NOT_SUPPORTED",
+    "FIELD_VALUE_REQUIRED",
+    "FIELD_VALUE_TOO_LONG",
+    "FIELD_VALUE_TOO_MANY",
+    "FIELD_VALUE_TYPE_INVALID",
+    "INTERNAL_ERROR",
+    "OMIT_VALUE",
     "FieldError",
+    "GoValue",
     "aggregate_messages",
+    "duplicate",
+    "forbidden",
+    "go_float",
+    "go_json",
     "go_quote",
+    "go_string_slice",
+    "go_value",
+    "internal_error",
+    "invalid",
+    "not_found",
+    "not_supported",
+    "required",
+    "too_long",
+    "too_many",
+    "type_invalid",
 ]
 
-# Machine-readable error types; they double as Status cause reasons (``FieldValueInvalid``...).
-ERROR_TYPE_NOT_FOUND: Final = "FieldValueNotFound"
-ERROR_TYPE_REQUIRED: Final = "FieldValueRequired"
-ERROR_TYPE_DUPLICATE: Final = "FieldValueDuplicate"
-ERROR_TYPE_INVALID: Final = "FieldValueInvalid"
-ERROR_TYPE_NOT_SUPPORTED: Final = "FieldValueNotSupported"
-ERROR_TYPE_FORBIDDEN: Final = "FieldValueForbidden"
-ERROR_TYPE_TOO_LONG: Final = "FieldValueTooLong"
-ERROR_TYPE_TOO_MANY: Final = "FieldValueTooMany"
-ERROR_TYPE_INTERNAL: Final = "InternalError"
-ERROR_TYPE_TYPE_INVALID: Final = "FieldValueTypeInvalid"
+# Cause types (metav1.CauseType values), as sent in Status.details.causes[].reason.
+FIELD_VALUE_NOT_FOUND: Final = "FieldValueNotFound"
+FIELD_VALUE_REQUIRED: Final = "FieldValueRequired"
+FIELD_VALUE_DUPLICATE: Final = "FieldValueDuplicate"
+FIELD_VALUE_INVALID: Final = "FieldValueInvalid"
+FIELD_VALUE_NOT_SUPPORTED: Final = "FieldValueNotSupported"
+FIELD_VALUE_FORBIDDEN: Final = "FieldValueForbidden"
+FIELD_VALUE_TOO_LONG: Final = "FieldValueTooLong"
+FIELD_VALUE_TOO_MANY: Final = "FieldValueTooMany"
+FIELD_VALUE_TYPE_INVALID: Final = "FieldValueTypeInvalid"
+INTERNAL_ERROR: Final = "InternalError"
 
-_TYPE_TEXT: Final[dict[str, str]] = {
-    ERROR_TYPE_NOT_FOUND: "Not found",
-    ERROR_TYPE_REQUIRED: "Required value",
-    ERROR_TYPE_DUPLICATE: "Duplicate value",
-    ERROR_TYPE_INVALID: "Invalid value",
-    ERROR_TYPE_NOT_SUPPORTED: "Unsupported value",
-    ERROR_TYPE_FORBIDDEN: "Forbidden",
-    ERROR_TYPE_TOO_LONG: "Too long",
-    ERROR_TYPE_TOO_MANY: "Too many",
-    ERROR_TYPE_INTERNAL: "Internal error",
-    ERROR_TYPE_TYPE_INVALID: "Invalid value",
+# The human words of each type (field.ErrorType.String()).
+_TYPE_WORDS: Final[dict[str, str]] = {
+    FIELD_VALUE_NOT_FOUND: "Not found",
+    FIELD_VALUE_REQUIRED: "Required value",
+    FIELD_VALUE_DUPLICATE: "Duplicate value",
+    FIELD_VALUE_INVALID: "Invalid value",
+    FIELD_VALUE_NOT_SUPPORTED: "Unsupported value",
+    FIELD_VALUE_FORBIDDEN: "Forbidden",
+    FIELD_VALUE_TOO_LONG: "Too long",
+    FIELD_VALUE_TOO_MANY: "Too many",
+    FIELD_VALUE_TYPE_INVALID: "Invalid value",
+    INTERNAL_ERROR: "Internal error",
 }
 
-# Upstream prints no bad value for these types, only the type text and the detail.
-_TYPES_WITHOUT_VALUE: Final = frozenset(
-    {ERROR_TYPE_REQUIRED, ERROR_TYPE_FORBIDDEN, ERROR_TYPE_TOO_LONG, ERROR_TYPE_INTERNAL}
+# These types never print the value (ErrorBody's first switch arms).
+_VALUELESS_TYPES: Final = frozenset(
+    {FIELD_VALUE_REQUIRED, FIELD_VALUE_FORBIDDEN, FIELD_VALUE_TOO_LONG, INTERNAL_ERROR}
 )
 
-_OMITTED: Final = object()
-
-_GO_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-    "\\": "\\\\",
-    '"': '\\"',
-}
-
-
-def go_quote(text: str) -> str:
-    """Quote ``text`` like Go's ``%q``: double quotes, backslash escapes, printable Unicode kept."""
-    out = ['"']
-    for ch in text:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _format_float(value: float) -> str:
-    # Go's %v for floats: shortest representation, exponent form only for large/small numbers.
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if math.isnan(value):
-        return "NaN"
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return repr(value)
-
-
-def _format_value(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _format_float(value)
-    if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        # Go prints a []string bad value with %#v; selector errors carry such values.
-        return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
-    try:
-        return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
+# The value is left out of the message (apimachinery's omitValue).
+OMIT_VALUE: Final = GoValue("")
 
 
 @dataclass(frozen=True, slots=True)
 class FieldError:
-    """One validation problem: its type, the field path, the bad value and a detail text.
-
-    ``str(error)`` is the full upstream message ``"<field>: <body>"``; ``body`` is the message
-    without the field, which upstream puts into ``Status.details.causes[].message``.
-    """
+    """One invalid field: cause ``type``, ``field`` path, the ``bad_value`` and a ``detail``."""
 
     type: str
     field: str
-    bad_value: Any = _OMITTED
+    bad_value: object = OMIT_VALUE
     detail: str = ""
-
-    @classmethod
-    def invalid(cls, field: str, value: Any, detail: str) -> FieldError:
-        """``<field>: Invalid value: <value>: <detail>``."""
-        return cls(ERROR_TYPE_INVALID, field, value, detail)
-
-    @classmethod
-    def required(cls, field: str, detail: str = "") -> FieldError:
-        """``<field>: Required value[: <detail>]``."""
-        return cls(ERROR_TYPE_REQUIRED, field, _OMITTED, detail)
-
-    @classmethod
-    def forbidden(cls, field: str, detail: str) -> FieldError:
-        """``<field>: Forbidden: <detail>``."""
-        return cls(ERROR_TYPE_FORBIDDEN, field, _OMITTED, detail)
-
-    @classmethod
-    def duplicate(cls, field: str, value: Any) -> FieldError:
-        """``<field>: Duplicate value: <value>``."""
-        return cls(ERROR_TYPE_DUPLICATE, field, value)
-
-    @classmethod
-    def not_found(cls, field: str, value: Any) -> FieldError:
-        """``<field>: Not found: <value>``."""
-        return cls(ERROR_TYPE_NOT_FOUND, field, value)
-
-    @classmethod
-    def too_long(cls, field: str, max_length: int) -> FieldError:
-        """``<field>: Too long: may not be more than <n> bytes`` (upstream wording)."""
-        return cls(ERROR_TYPE_TOO_LONG, field, _OMITTED, f"may not be more than {max_length} bytes")
-
-    @classmethod
-    def not_supported(cls, field: str, value: Any, supported: Sequence[str]) -> FieldError:
-        """``<field>: Unsupported value: <value>: supported values: "a", "b"``."""
-        detail = ""
-        if supported:
-            detail = "supported values: " + ", ".join(go_quote(v) for v in supported)
-        return cls(ERROR_TYPE_NOT_SUPPORTED, field, value, detail)
-
-    @classmethod
-    def type_invalid(cls, field: str, value: Any, detail: str) -> FieldError:
-        """``<field>: Invalid value: <value>: <detail>`` with the type-invalid cause."""
-        return cls(ERROR_TYPE_TYPE_INVALID, field, value, detail)
 
     @property
     def body(self) -> str:
-        """The message without the field path (upstream ``ErrorBody``)."""
-        text = _TYPE_TEXT.get(self.type, self.type)
-        if self.type not in _TYPES_WITHOUT_VALUE and self.bad_value is not _OMITTED:
-            text = f"{text}: {_format_value(self.bad_value)}"
+        """The message without the field path (``field.Error.ErrorBody()``)."""
+        words = _TYPE_WORDS.get(self.type, f"<unknown error {go_quote(self.type)}>")
+        if self.type in _VALUELESS_TYPES or self.bad_value == OMIT_VALUE:
+            text = words
+        else:
+            text = f"{words}: {go_value(self.bad_value)}"
         if self.detail:
-            text = f"{text}: {self.detail}"
+            text += f": {self.detail}"
         return text
 
-    def as_cause(self) -> dict[str, str]:
+    @property
+    def message(self) -> str:
+        """The full message, ``<field>: <body>`` (``field.Error.Error()``)."""
+        return f"{self.field}: {self.body}"
+
+    def cause(self) -> dict[str, str]:
         """This error as a ``Status`` cause: ``{"reason", "message", "field"}``."""
         return {"reason": self.type, "message": self.body, "field": self.field}
 
     def __str__(self) -> str:
-        return f"{self.field}: {self.body}"
+        return self.message
+
+
+# --- constructors (mirroring apimachinery's field.Required, field.Invalid, ...) ---
+
+
+def required(field: str, detail: str = "") -> FieldError:
+    """``<field>: Required value[: <detail>]``."""
+    return FieldError(FIELD_VALUE_REQUIRED, field, OMIT_VALUE, detail)
+
+
+def invalid(field: str, value: object, detail: str) -> FieldError:
+    """``<field>: Invalid value: <value>: <detail>``."""
+    return FieldError(FIELD_VALUE_INVALID, field, value, detail)
+
+
+def type_invalid(field: str, value: object, detail: str) -> FieldError:
+    """Like :func:`invalid` but with cause ``FieldValueTypeInvalid`` (schema type mismatch)."""
+    return FieldError(FIELD_VALUE_TYPE_INVALID, field, value, detail)
+
+
+def not_supported(field: str, value: object, supported: Iterable[object]) -> FieldError:
+    """``<field>: Unsupported value: <value>: supported values: "a", "b"``."""
+    quoted = [go_quote(v if isinstance(v, str) else go_value(v)) for v in supported]
+    detail = "supported values: " + ", ".join(quoted) if quoted else ""
+    return FieldError(FIELD_VALUE_NOT_SUPPORTED, field, value, detail)
+
+
+def duplicate(field: str, value: object) -> FieldError:
+    """``<field>: Duplicate value: <value>``."""
+    return FieldError(FIELD_VALUE_DUPLICATE, field, value)
+
+
+def forbidden(field: str, detail: str) -> FieldError:
+    """``<field>: Forbidden: <detail>``."""
+    return FieldError(FIELD_VALUE_FORBIDDEN, field, OMIT_VALUE, detail)
+
+
+def too_long(field: str, max_length: int) -> FieldError:
+    """``<field>: Too long: may not be more than <n> bytes`` (the value is never printed)."""
+    detail = f"may not be more than {max_length} bytes" if max_length >= 0 else "value is too long"
+    return FieldError(FIELD_VALUE_TOO_LONG, field, OMIT_VALUE, detail)
+
+
+def too_many(field: str, actual: int, max_quantity: int) -> FieldError:
+    """``<field>: Too many: <actual>: must have at most <n> items`` (a negative actual: omitted)."""
+    detail = (
+        f"must have at most {max_quantity} items" if max_quantity >= 0 else "has too many items"
+    )
+    return FieldError(FIELD_VALUE_TOO_MANY, field, actual if actual >= 0 else OMIT_VALUE, detail)
+
+
+def not_found(field: str, value: object) -> FieldError:
+    """``<field>: Not found: <value>``."""
+    return FieldError(FIELD_VALUE_NOT_FOUND, field, value)
+
+
+def internal_error(field: str, detail: str) -> FieldError:
+    """``<field>: Internal error: <detail>``."""
+    return FieldError(INTERNAL_ERROR, field, OMIT_VALUE, detail)
 
 
 def aggregate_messages(messages: Iterable[str | FieldError]) -> str:
-    """Join messages like apimachinery's aggregate error.
+    """Join messages like ``ErrorList.ToAggregate().Error()``.
 
-    One message is returned as is; several (duplicates dropped) become ``"[a, b]"``.
+    No message gives ``""``; one is returned as is; several (duplicates dropped, order kept)
+    become ``"[a, b]"``.
     """
-    seen: list[str] = []
+    seen: dict[str, None] = {}
     for message in messages:
-        text = str(message)
-        if text not in seen:
-            seen.append(text)
-    if not seen:
-        return ""
-    if len(seen) == 1:
-        return seen[0]
+        seen.setdefault(str(message), None)
+    if len(seen) <= 1:
+        return next(iter(seen), "")
     return "[" + ", ".join(seen) + "]"

@@ -91,23 +91,31 @@ class GroupVersion:
         return self.api_version
 
 
+class _InGroupVersion:
+    """The ``apiVersion`` and :class:`GroupVersion` of a name that carries a group and version."""
+
+    __slots__ = ()
+    group: str
+    version: str
+
+    @property
+    def api_version(self) -> str:
+        """The ``apiVersion`` string: ``"v1"`` for the core group, else ``"group/version"``."""
+        return _api_version(self.group, self.version)
+
+    @property
+    def group_version(self) -> GroupVersion:
+        """The group and version alone."""
+        return GroupVersion(self.group, self.version)
+
+
 @dataclass(frozen=True, slots=True)
-class GroupVersionKind:
+class GroupVersionKind(_InGroupVersion):
     """A type: group, version and kind (``Kind`` as written in objects, e.g. ``Deployment``)."""
 
     group: str
     version: str
     kind: str
-
-    @property
-    def api_version(self) -> str:
-        """The ``apiVersion`` string of this type."""
-        return _api_version(self.group, self.version)
-
-    @property
-    def group_version(self) -> GroupVersion:
-        """The group and version without the kind."""
-        return GroupVersion(self.group, self.version)
 
     @classmethod
     def from_api_version(cls, api_version: str, kind: str) -> GroupVersionKind:
@@ -134,29 +142,19 @@ class GroupVersionKind:
 
 
 @dataclass(frozen=True, slots=True)
-class GroupVersionResource:
+class GroupVersionResource(_InGroupVersion):
     """A collection: group, version and resource (the lower-case plural in URLs)."""
 
     group: str
     version: str
     resource: str
 
-    @property
-    def api_version(self) -> str:
-        """The ``apiVersion`` string of this collection's group version."""
-        return _api_version(self.group, self.version)
-
-    @property
-    def group_version(self) -> GroupVersion:
-        """The group and version without the resource."""
-        return GroupVersion(self.group, self.version)
-
     def __str__(self) -> str:
         return f"{self.api_version}, Resource={self.resource}"
 
 
 @dataclass(frozen=True, slots=True)
-class ResourceInfo:
+class ResourceInfo(_InGroupVersion):
     """Everything needed to address a resource over REST, as discovery reports it.
 
     ``resource`` is the plural (``deployments``), ``kind`` the type (``Deployment``),
@@ -184,11 +182,6 @@ class ResourceInfo:
     def gvr(self) -> GroupVersionResource:
         """The collection of this resource."""
         return GroupVersionResource(self.group, self.version, self.resource)
-
-    @property
-    def api_version(self) -> str:
-        """The ``apiVersion`` string of this resource."""
-        return _api_version(self.group, self.version)
 
     @property
     def group_version_path(self) -> str:

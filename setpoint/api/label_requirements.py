@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError, aggregate_messages
+from setpoint.api.go_format import go_string_slice
 from setpoint.api.names import validate_label_value, validate_qualified_name
 from setpoint.api.selector_error import SelectorError
 
@@ -146,61 +148,59 @@ def _requirement_errors(
     errors: list[FieldError] = []
     key_problems = validate_qualified_name(key)
     if key_problems:
-        errors.append(FieldError.invalid(child_path(path, "key"), key, "; ".join(key_problems)))
+        errors.append(fe.invalid(child_path(path, "key"), key, "; ".join(key_problems)))
     values_path = child_path(path, "values")
     if operator in (IN, NOT_IN):
         if not values:
             errors.append(
-                FieldError.invalid(
+                fe.invalid(
                     values_path,
-                    list(values),
+                    go_string_slice(values),
                     "for 'in', 'notin' operators, values set can't be empty",
                 )
             )
     elif operator in (EQUALS, DOUBLE_EQUALS, NOT_EQUALS):
         if len(values) != 1:
             errors.append(
-                FieldError.invalid(
-                    values_path, list(values), "exact-match compatibility requires one single value"
+                fe.invalid(
+                    values_path,
+                    go_string_slice(values),
+                    "exact-match compatibility requires one single value",
                 )
             )
     elif operator in (EXISTS, DOES_NOT_EXIST):
         if values:
             errors.append(
-                FieldError.invalid(
+                fe.invalid(
                     values_path,
-                    list(values),
+                    go_string_slice(values),
                     "values set must be empty for exists and does not exist",
                 )
             )
     elif operator in (GREATER_THAN, LESS_THAN):
         if len(values) != 1:
             errors.append(
-                FieldError.invalid(
+                fe.invalid(
                     values_path,
-                    list(values),
+                    go_string_slice(values),
                     "for 'Gt', 'Lt' operators, exactly one value is required",
                 )
             )
         for index, value in enumerate(values):
             if _parse_int64(value) is None:
                 errors.append(
-                    FieldError.invalid(
+                    fe.invalid(
                         f"{values_path}[{index}]",
                         value,
                         "for 'Gt', 'Lt' operators, the value must be an integer",
                     )
                 )
     else:
-        errors.append(
-            FieldError.not_supported(child_path(path, "operator"), operator, _ALL_OPERATORS)
-        )
+        errors.append(fe.not_supported(child_path(path, "operator"), operator, _ALL_OPERATORS))
     for index, value in enumerate(values):
         value_problems = validate_label_value(value)
         if value_problems:
             errors.append(
-                FieldError.invalid(
-                    f"{values_path}[{index}][{key}]", value, "; ".join(value_problems)
-                )
+                fe.invalid(f"{values_path}[{index}][{key}]", value, "; ".join(value_problems))
             )
     return errors

@@ -16,7 +16,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Final
 
-from setpoint.api.field_errors import FieldError
+from setpoint.api import field_errors as fe
 from setpoint.api.label_requirements import (
     BINARY_OPERATORS,
     DOES_NOT_EXIST,
@@ -167,7 +167,7 @@ class _Parser:
         problems = validate_qualified_name(literal)
         if problems:
             # Upstream validates the key against a nil field path, which prints as "<nil>".
-            raise SelectorError(str(FieldError.invalid("<nil>", literal, "; ".join(problems))))
+            raise SelectorError(str(fe.invalid("<nil>", literal, "; ".join(problems))))
         following, _ = self._peek(as_value=True)
         if following in (_Token.END, _Token.COMMA) and operator != DOES_NOT_EXIST:
             operator = EXISTS

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
+from setpoint.api import field_errors as fe
 from setpoint.api import meta
 from setpoint.api.field_errors import FieldError
 from setpoint.api.gvk import parse_api_version
@@ -192,19 +193,17 @@ def owner_reference_errors(
             version = api_version.rsplit("/", 1)[-1]
         if not version:
             errors.append(
-                FieldError.invalid(f"{path}.apiVersion", api_version, "version must not be empty")
+                fe.invalid(f"{path}.apiVersion", api_version, "version must not be empty")
             )
         for field in ("kind", "name", "uid"):
             value = reference.get(field) or ""
             if not value:
-                errors.append(
-                    FieldError.invalid(f"{path}.{field}", value, f"{field} must not be empty")
-                )
+                errors.append(fe.invalid(f"{path}.{field}", value, f"{field} must not be empty"))
         if reference.get("controller") is True:
             current = f"{reference.get('kind', '')}/{reference.get('name', '')}"
             if first_controller:
                 errors.append(
-                    FieldError.invalid(
+                    fe.invalid(
                         path,
                         [dict(r) for r in refs],
                         'Only one reference can have Controller set to true. Found "true" in '

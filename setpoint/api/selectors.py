@@ -23,13 +23,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from setpoint.api.field_errors import go_quote
 from setpoint.api.field_selectors import (
     FieldRequirement,
     FieldSelector,
     escape_field_value,
     unescape_field_value,
 )
+from setpoint.api.go_format import go_quote
 from setpoint.api.label_requirements import (
     DOUBLE_EQUALS,
     EQUALS,

@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from setpoint.api.field_errors import FieldError, aggregate_messages, go_quote
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError, aggregate_messages
+from setpoint.api.go_format import go_quote
 
 __all__ = [
     "CauseType",
@@ -35,6 +37,8 @@ __all__ = [
     "method_not_supported",
     "not_acceptable",
     "not_found",
+    "qualified_kind",
+    "qualified_resource",
     "reason_for_code",
     "request_entity_too_large",
     "resource_expired",
@@ -74,16 +78,17 @@ class StatusReason:
 class CauseType:
     """``Status.details.causes[].reason`` values (``metav1.CauseType``)."""
 
-    FIELD_VALUE_NOT_FOUND: Final = "FieldValueNotFound"
-    FIELD_VALUE_REQUIRED: Final = "FieldValueRequired"
-    FIELD_VALUE_DUPLICATE: Final = "FieldValueDuplicate"
-    FIELD_VALUE_INVALID: Final = "FieldValueInvalid"
-    FIELD_VALUE_NOT_SUPPORTED: Final = "FieldValueNotSupported"
-    FIELD_VALUE_FORBIDDEN: Final = "FieldValueForbidden"
-    FIELD_VALUE_TOO_LONG: Final = "FieldValueTooLong"
-    FIELD_VALUE_TOO_MANY: Final = "FieldValueTooMany"
-    FIELD_VALUE_TYPE_INVALID: Final = "FieldValueTypeInvalid"
-    INTERNAL_ERROR: Final = "InternalError"
+    # The field-error types are defined once, beside FieldError.
+    FIELD_VALUE_NOT_FOUND: Final = fe.FIELD_VALUE_NOT_FOUND
+    FIELD_VALUE_REQUIRED: Final = fe.FIELD_VALUE_REQUIRED
+    FIELD_VALUE_DUPLICATE: Final = fe.FIELD_VALUE_DUPLICATE
+    FIELD_VALUE_INVALID: Final = fe.FIELD_VALUE_INVALID
+    FIELD_VALUE_NOT_SUPPORTED: Final = fe.FIELD_VALUE_NOT_SUPPORTED
+    FIELD_VALUE_FORBIDDEN: Final = fe.FIELD_VALUE_FORBIDDEN
+    FIELD_VALUE_TOO_LONG: Final = fe.FIELD_VALUE_TOO_LONG
+    FIELD_VALUE_TOO_MANY: Final = fe.FIELD_VALUE_TOO_MANY
+    FIELD_VALUE_TYPE_INVALID: Final = fe.FIELD_VALUE_TYPE_INVALID
+    INTERNAL_ERROR: Final = fe.INTERNAL_ERROR
     UNEXPECTED_SERVER_RESPONSE: Final = "UnexpectedServerResponse"
     FIELD_MANAGER_CONFLICT: Final = "FieldManagerConflict"
     RESOURCE_VERSION_TOO_LARGE: Final = "ResourceVersionTooLarge"
@@ -113,13 +118,19 @@ def reason_for_code(code: int) -> str:
     return _REASON_BY_CODE.get(code, StatusReason.UNKNOWN)
 
 
-def _qualified_resource(resource: str, group: str) -> str:
-    # schema.GroupResource.String(): "deployments.apps", or just "configmaps" for the core group.
+def qualified_resource(resource: str, group: str) -> str:
+    """``deployments.apps``, or ``configmaps`` for the core group (``GroupResource.String()``)."""
     return f"{resource}.{group}" if group else resource
 
 
-def _qualified_kind(kind: str, group: str) -> str:
+def qualified_kind(kind: str, group: str) -> str:
+    """``Widget.example.com``, or ``ConfigMap`` for the core group (``GroupKind.String()``)."""
     return f"{kind}.{group}" if group else kind
+
+
+def _status_object(outcome: str) -> dict[str, Any]:
+    # kube-apiserver's key order: kind, apiVersion, metadata, status, then the rest.
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": outcome}
 
 
 def failure_status(
@@ -139,12 +150,7 @@ def failure_status(
     ``details`` is present only when one of its fields is set; empty fields are left out, as Go's
     ``omitempty`` does. ``causes`` may hold dicts or :class:`FieldError` s.
     """
-    status: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-    }
+    status = _status_object("Failure")
     if message:
         status["message"] = message
     if reason:
@@ -179,7 +185,7 @@ def _details(
 
 def _cause(cause: Mapping[str, Any] | FieldError) -> dict[str, Any]:
     if isinstance(cause, FieldError):
-        raw: Mapping[str, Any] = cause.as_cause()
+        raw: Mapping[str, Any] = cause.cause()
     else:
         raw = cause
     return {k: raw[k] for k in ("reason", "message", "field") if raw.get(k)}
@@ -190,12 +196,7 @@ def success_status(details: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
     For a delete, ``details`` is ``{"name", "group", "kind": <plural resource>, "uid"}``.
     """
-    status: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success",
-    }
+    status = _status_object("Success")
     if details:
         status["details"] = {k: v for k, v in details.items() if v not in (None, "", [])}
     return status
@@ -213,28 +214,27 @@ def is_status(obj: Any) -> bool:
 # --- constructors mirroring apimachinery's api/errors ------------------------------------------
 
 
+def _object_failure(
+    code: int, reason: str, message: str, resource: str, name: str, group: str
+) -> dict[str, Any]:
+    # Errors about one object carry its name, group and plural resource (as "kind") in details.
+    return failure_status(code, reason, message, name=name, group=group, kind=resource)
+
+
+def _object_name(resource: str, name: str, group: str) -> str:
+    return f"{qualified_resource(resource, group)} {go_quote(name)}"
+
+
 def not_found(resource: str, name: str, *, group: str = "") -> dict[str, Any]:
     """404 ``<resource>[.<group>] "<name>" not found``."""
-    return failure_status(
-        404,
-        StatusReason.NOT_FOUND,
-        f"{_qualified_resource(resource, group)} {go_quote(name)} not found",
-        name=name,
-        group=group,
-        kind=resource,
-    )
+    message = f"{_object_name(resource, name, group)} not found"
+    return _object_failure(404, StatusReason.NOT_FOUND, message, resource, name, group)
 
 
 def already_exists(resource: str, name: str, *, group: str = "") -> dict[str, Any]:
     """409 AlreadyExists ``<resource> "<name>" already exists``."""
-    return failure_status(
-        409,
-        StatusReason.ALREADY_EXISTS,
-        f"{_qualified_resource(resource, group)} {go_quote(name)} already exists",
-        name=name,
-        group=group,
-        kind=resource,
-    )
+    message = f"{_object_name(resource, name, group)} already exists"
+    return _object_failure(409, StatusReason.ALREADY_EXISTS, message, resource, name, group)
 
 
 def conflict(resource: str, name: str, detail: str, *, group: str = "") -> dict[str, Any]:
@@ -243,15 +243,8 @@ def conflict(resource: str, name: str, detail: str, *, group: str = "") -> dict[
     The usual detail is ``the object has been modified; please apply your changes to the latest
     version and try again``.
     """
-    return failure_status(
-        409,
-        StatusReason.CONFLICT,
-        f"Operation cannot be fulfilled on {_qualified_resource(resource, group)} "
-        f"{go_quote(name)}: {detail}",
-        name=name,
-        group=group,
-        kind=resource,
-    )
+    message = f"Operation cannot be fulfilled on {_object_name(resource, name, group)}: {detail}"
+    return _object_failure(409, StatusReason.CONFLICT, message, resource, name, group)
 
 
 def apply_conflict(
@@ -265,7 +258,7 @@ def invalid(
     kind: str, name: str, errors: Sequence[FieldError], *, group: str = ""
 ) -> dict[str, Any]:
     """422 Invalid ``<Kind>[.<group>] "<name>" is invalid: <errors>``, one cause per error."""
-    qualified = _qualified_kind(kind, group)
+    qualified = qualified_kind(kind, group)
     message = f"{qualified} {go_quote(name)} is invalid"
     if errors:
         message += f": {aggregate_messages(errors)}"
@@ -289,17 +282,15 @@ def forbidden(resource: str, name: str, detail: str, *, group: str = "") -> dict
     if not resource:
         message = f"forbidden: {detail}"
     elif not name:
-        message = f"{_qualified_resource(resource, group)} is forbidden: {detail}"
+        message = f"{qualified_resource(resource, group)} is forbidden: {detail}"
     else:
-        message = f"{_qualified_resource(resource, group)} {go_quote(name)} is forbidden: {detail}"
-    return failure_status(
-        403, StatusReason.FORBIDDEN, message, name=name, group=group, kind=resource
-    )
+        message = f"{_object_name(resource, name, group)} is forbidden: {detail}"
+    return _object_failure(403, StatusReason.FORBIDDEN, message, resource, name, group)
 
 
 def method_not_supported(resource: str, action: str, *, group: str = "") -> dict[str, Any]:
     """405 ``<action> is not supported on resources of kind "<resource>"``."""
-    qualified = _qualified_resource(resource, group)
+    qualified = qualified_resource(resource, group)
     return failure_status(
         405,
         StatusReason.METHOD_NOT_ALLOWED,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cluster.apiserver.storage.base import StorageOpenError
 from setpoint.cluster.local_cluster import LocalCluster
 
 #: Name of the kubeconfig written into ``--data-dir`` when ``--kubeconfig`` is not given.
@@ -87,6 +88,9 @@ def serve(
         kubeconfig_path = str(Path(data_dir) / DATA_DIR_KUBECONFIG)
     try:
         asyncio.run(_serve(port, https_port, data_dir, kubeconfig_path))
+    except StorageOpenError as exc:
+        # e.g. another server holds the same --data-dir: a one-line error, not a traceback
+        raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot serve on 127.0.0.1: {exc}") from exc
 

@@ -48,5 +48,11 @@ class TokenBucket:
         """Wait for a token; returns the time spent waiting, in seconds."""
         delay = self.reserve()
         if delay > 0:
-            await asyncio.sleep(delay)
+            try:
+                await asyncio.sleep(delay)
+            except asyncio.CancelledError:
+                # The reservation will never be used: hand it back, or every abandoned wait
+                # (a caller's timeout) would delay all later requests by one more token.
+                self._tokens = min(float(self.burst), self._tokens + 1.0)
+                raise
         return delay

@@ -15,6 +15,7 @@ Attempts are bounded (``max_retries``); waits grow exponentially with full jitte
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import random
 import time
@@ -47,6 +48,8 @@ def parse_retry_after(value: str | None) -> float | None:
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError):
             return None
+        if when.tzinfo is None:  # "-0000": HTTP dates are UTC, never the local zone
+            when = when.replace(tzinfo=datetime.UTC)
         seconds = when.timestamp() - time.time()
     return max(0.0, min(seconds, MAX_RETRY_AFTER))
 

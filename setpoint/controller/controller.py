@@ -163,6 +163,9 @@ class Controller:
         self._started = False
         self._stopping = False
         self._stopped = asyncio.Event()
+        # When a stop() stops waiting for in-flight reconciles (loop time; None: no limit).
+        self._drain_deadline: float | None = None
+        self._drain_deadline_moved = asyncio.Event()
         self._active = metrics.ACTIVE_WORKERS.labels(name)
         self._total = {
             result: metrics.RECONCILE_TOTAL.labels(name, result)
@@ -272,22 +275,32 @@ class Controller:
     ) -> None:
         """Stop taking new work, let in-flight reconciles finish for ``timeout`` s, then cancel.
 
-        Keys still queued are dropped (they are re-listed on the next start). Idempotent.
+        Keys still queued are dropped (they are re-listed on the next start). Idempotent; a
+        second call while the first drains can only shorten the drain (e.g. ``stop(timeout=0)``
+        when leadership is lost mid-shutdown cancels the in-flight reconciles at once).
         """
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + max(timeout, 0.0)
         if self._stopping:
+            if deadline is not None and (
+                self._drain_deadline is None or deadline < self._drain_deadline
+            ):
+                self._drain_deadline = deadline
+                self._drain_deadline_moved.set()
             await self._stopped.wait()
             return
         self._stopping = True
+        self._drain_deadline = deadline
         self.queue.shut_down()
         try:
             if self._workers:
-                _, pending = await asyncio.wait(self._workers, timeout=timeout)
+                pending = await self._drain(set(self._workers))
                 if pending:
                     logger.warning(
-                        "controller %s: %d reconcile(s) still running after %ss; cancelling",
+                        "controller %s: %d reconcile(s) still running at the shutdown "
+                        "deadline; cancelling",
                         self.name,
                         len(pending),
-                        timeout,
                         extra={"controller": self.name},
                     )
                     for task in pending:
@@ -303,6 +316,26 @@ class Controller:
             self._release_name()
             self._stopped.set()
             logger.info("controller %s stopped", self.name, extra={"controller": self.name})
+
+    async def _drain(self, workers: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
+        """Wait for the workers until the drain deadline (which a later stop() may move)."""
+        loop = asyncio.get_running_loop()
+        pending = workers
+        while pending:
+            self._drain_deadline_moved.clear()
+            deadline = self._drain_deadline
+            remaining = None if deadline is None else max(0.0, deadline - loop.time())
+            moved = asyncio.ensure_future(self._drain_deadline_moved.wait())
+            try:
+                done, _ = await asyncio.wait(
+                    pending | {moved}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                moved.cancel()
+            pending = pending - done
+            if moved not in done and not done:
+                break  # the deadline passed
+        return pending
 
     def _release_name(self) -> None:
         if self._holds_name:

@@ -40,7 +40,12 @@ from setpoint.manager.leader_election import (
 )
 from setpoint.manager.lease_lock import ClientLeaseLock
 from setpoint.manager.metrics_endpoint import build_metrics_app
-from setpoint.manager.runnable import ManagedRunnable, Runnable, RunnableFunction
+from setpoint.manager.runnable import (
+    ManagedRunnable,
+    Runnable,
+    RunnableFunction,
+    cancel_and_wait,
+)
 from setpoint.manager.signals import ShutdownSignals
 
 __all__ = ["GRACEFUL_SHUTDOWN_TIMEOUT", "Manager", "ManagerError", "RunnableFailed"]
@@ -578,7 +583,4 @@ class Manager:
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:
-    if not task.done():
-        task.cancel()
-    with contextlib.suppress(BaseException):
-        await task
+    await cancel_and_wait(task)

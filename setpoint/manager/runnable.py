@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ManagedRunnable", "Runnable", "RunnableFunction", "describe"]
+__all__ = ["ManagedRunnable", "Runnable", "RunnableFunction", "cancel_and_wait", "describe"]
 
 log = logging.getLogger("setpoint.manager")
 
@@ -42,6 +42,24 @@ RunnableFunction = Callable[[], Awaitable[Any]]
 
 # Extra time given to a `stop(timeout=T)` beyond T, to cancel and collect its own tasks.
 STOP_MARGIN = 2.0
+
+
+async def cancel_and_wait(task: asyncio.Task[Any]) -> None:
+    """Cancel `task` and wait until it has finished, ignoring how it ended.
+
+    Unlike `suppress(BaseException)` around the await, a cancellation of the *caller* (e.g. a
+    shutdown deadline) still propagates: only the task's own CancelledError is swallowed.
+    """
+    if not task.done():
+        task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
+    except Exception:  # the task's own failure was reported (or is moot) elsewhere
+        pass
 
 
 def describe(target: object) -> str:
@@ -143,9 +161,7 @@ class ManagedRunnable:
             if remaining > 0 and self._stop is not None and not self._stop_takes_timeout:
                 await asyncio.wait([task], timeout=remaining)
             if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+                await cancel_and_wait(task)
                 if self._stop is not None and grace <= 0 and not self._stop_takes_timeout:
                     # Cancelled without a graceful stop: still let it release its resources.
                     with contextlib.suppress(Exception):

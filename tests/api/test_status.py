@@ -4,12 +4,12 @@ import json
 
 from setpoint.api import (
     CauseType,
-    FieldError,
     StatusReason,
     failure_status,
     is_status,
     success_status,
 )
+from setpoint.api import field_errors as fe
 from setpoint.api import status as st
 
 
@@ -83,10 +83,8 @@ def test_conflict_message() -> None:
 
 def test_invalid_status_carries_causes() -> None:
     errors = [
-        FieldError.invalid(
-            "spec.size", "string", 'spec.size in body must be of type integer: "string"'
-        ),
-        FieldError.required("spec.name"),
+        fe.invalid("spec.size", "string", 'spec.size in body must be of type integer: "string"'),
+        fe.required("spec.name"),
     ]
     status = st.invalid("Widget", "w1", errors, group="example.com")
     assert status["code"] == 422
@@ -114,8 +112,67 @@ def test_invalid_status_carries_causes() -> None:
             },
         ],
     }
-    single = st.invalid("ConfigMap", "c", [FieldError.invalid("metadata.name", "C", "bad")])
+    single = st.invalid("ConfigMap", "c", [fe.invalid("metadata.name", "C", "bad")])
     assert single["message"] == 'ConfigMap "c" is invalid: metadata.name: Invalid value: "C": bad'
+
+
+def test_invalid_status_with_one_error() -> None:
+    error = fe.type_invalid(
+        "spec.size", "string", 'spec.size in body must be of type integer: "string"'
+    )
+    status = st.invalid("Widget", "w1", [error], group="example.com")
+    assert status == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'Widget.example.com "w1" is invalid: spec.size: Invalid value: "string": '
+        'spec.size in body must be of type integer: "string"',
+        "reason": "Invalid",
+        "details": {
+            "name": "w1",
+            "group": "example.com",
+            "kind": "Widget",
+            "causes": [
+                {
+                    "reason": "FieldValueTypeInvalid",
+                    "message": 'Invalid value: "string": spec.size in body must be of type '
+                    'integer: "string"',
+                    "field": "spec.size",
+                }
+            ],
+        },
+        "code": 422,
+    }
+
+
+def test_invalid_status_aggregates_several_errors_in_brackets() -> None:
+    errors = [fe.required("spec.a"), fe.required("spec.b"), fe.required("spec.a")]
+    status = st.invalid("ConfigMap", "cm", errors)
+    assert status["message"] == (
+        'ConfigMap "cm" is invalid: [spec.a: Required value, spec.b: Required value]'
+    )
+    assert "group" not in status["details"]  # the core group is empty, omitted on the wire
+    assert status["details"]["kind"] == "ConfigMap"
+    assert len(status["details"]["causes"]) == 3  # causes are not deduplicated upstream
+
+
+def test_invalid_status_without_errors() -> None:
+    status = st.invalid("Widget", "w", [], group="example.com")
+    assert status["message"] == 'Widget.example.com "w" is invalid'
+    assert "causes" not in status["details"]
+
+
+def test_qualified_kind_and_resource() -> None:
+    assert st.qualified_kind("Widget", "example.com") == "Widget.example.com"
+    assert st.qualified_kind("Pod", "") == "Pod"
+    assert st.qualified_resource("deployments", "apps") == "deployments.apps"
+    assert st.qualified_resource("configmaps", "") == "configmaps"
+
+
+def test_cause_types_match_field_error_types() -> None:
+    assert fe.required("a").cause()["reason"] == CauseType.FIELD_VALUE_REQUIRED
+    assert fe.too_many("a", 2, 1).cause()["reason"] == CauseType.FIELD_VALUE_TOO_MANY
 
 
 def test_expired_watch_error() -> None:

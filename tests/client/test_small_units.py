@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
+import time
 
 import pytest
 
@@ -37,6 +39,22 @@ def test_token_bucket_allows_a_burst_then_spaces_requests(
     clock.now += 10  # a long pause refills up to the burst, not beyond
     assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
     assert bucket.reserve() > 0
+
+
+async def test_a_cancelled_wait_for_a_token_gives_the_token_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr("setpoint.client.rate_limit.time.monotonic", clock)
+    bucket = rate_limit.TokenBucket(qps=10, burst=1)
+    assert await bucket.acquire() == 0.0
+    waiting = asyncio.create_task(bucket.acquire())  # reserves the next token, 0.1 s ahead
+    await asyncio.sleep(0)
+    waiting.cancel()  # e.g. the request's caller timed out
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    # The abandoned reservation must not delay later requests.
+    assert bucket.reserve() == pytest.approx(0.1)
 
 
 def test_token_bucket_rejects_bad_settings() -> None:
@@ -87,6 +105,23 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after("100000") == 60.0  # capped
     past = "Wed, 21 Oct 2015 07:28:00 GMT"
     assert parse_retry_after(past) == 0.0
+
+
+def test_retry_after_dates_without_a_zone_are_utc_whatever_the_local_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # HTTP dates are always UTC; "-0000" parses to a naive datetime, which must not be read
+    # in the machine's local zone (here 5 hours off).
+    monkeypatch.setenv("TZ", "EST+05")
+    time.tzset()
+    try:
+        soon = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30)
+        header = soon.strftime("%a, %d %b %Y %H:%M:%S -0000")
+        waited = parse_retry_after(header)
+        assert waited is not None and 20 < waited <= 30
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
 
 
 def test_parse_warning_headers() -> None:

@@ -554,3 +554,51 @@ async def test_sync_timeout_of_a_forbidden_kind_says_forbidden_at_controller_sta
         await informer.stop()
     assert "t-forbidden" in str(caught.value)
     assert "forbidden (RBAC)" in str(caught.value)
+
+
+async def test_a_second_stop_with_a_shorter_timeout_cancels_the_draining_reconciles() -> None:
+    # A manager that loses leadership while controllers drain must be able to cut the drain
+    # short: stop(timeout=0) during a graceful stop(timeout=60) cancels what is in flight.
+    informer = FakeInformer.holding(cached("a"))
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def reconcile(request: Request) -> None:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    controller = make_controller("t-abort-drain", reconcile, informer)
+    await controller.start()
+    await asyncio.wait_for(started.wait(), 5)
+    graceful = asyncio.create_task(controller.stop(timeout=60))
+    await asyncio.sleep(0.01)
+    assert not graceful.done()
+    await asyncio.wait_for(controller.stop(timeout=0), 5)
+    assert cancelled.is_set()
+    await asyncio.wait_for(graceful, 5)
+
+
+async def test_a_second_stop_with_a_longer_timeout_does_not_extend_the_drain() -> None:
+    informer = FakeInformer.holding(cached("a"))
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def reconcile(request: Request) -> None:
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    controller = make_controller("t-no-extend", reconcile, informer)
+    await controller.start()
+    await asyncio.wait_for(started.wait(), 5)
+    first = asyncio.create_task(controller.stop(timeout=0.05))
+    await asyncio.sleep(0)
+    await asyncio.wait_for(controller.stop(timeout=60), 5)
+    assert cancelled.is_set() and first.done()

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import pytest
 
 from setpoint.client.client import Client
+from setpoint.client.errors import Conflict
 from setpoint.controller.reconcile import Request
 from setpoint.manager.leader_election import LeaderElectionConfig, LeaderElectionLost, LeaderElector
 from setpoint.manager.lease_lock import ClientLeaseLock
@@ -172,10 +173,7 @@ async def test_losing_the_lease_stops_controllers_and_run_raises(
     running = asyncio.create_task(operator.run(handle_signals=False))
     await eventually(lambda: operator.is_leader, 15, "the operator to lead")
     # Someone else takes the Lease over (as after a long pause of this process).
-    stolen = await lease(client, namespace, "le-test-leader-election")
-    stolen["spec"]["holderIdentity"] = "intruder"
-    stolen["spec"]["leaseDurationSeconds"] = 60
-    await client.update(stolen)
+    await steal_lease(client, namespace, "le-test-leader-election")
     with pytest.raises(LeaderElectionLost, match="intruder"):
         await asyncio.wait_for(running, 15)
     assert not operator.is_leader
@@ -205,3 +203,61 @@ async def test_a_standby_warms_up_its_cache_when_asked(
     finally:
         for operator in (cold, warm, leader):
             await operator.stop()
+
+
+async def test_losing_the_lease_during_a_graceful_stop_cancels_the_draining_reconcile(
+    local_cluster: Cluster, client: Client, namespace: str
+) -> None:
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+    operator = Operator(
+        "le-drain",
+        kubeconfig=local_cluster.kubeconfig_path,
+        namespaces=[namespace],
+        leader_election=True,
+        leader_election_namespace=namespace,
+        identity="drainer",
+        graceful_shutdown_timeout=60,
+        **SHORT,
+    )
+
+    @operator.reconciler(for_=("v1", "ConfigMap"))
+    async def reconcile(request: Request) -> None:
+        started.set()
+        try:
+            await asyncio.sleep(120)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    await operator.start()
+    try:
+        await eventually(lambda: operator.is_leader, 15, "the operator to lead")
+        await create_config_map(client, namespace, "slow")
+        await asyncio.wait_for(started.wait(), 15)
+        stopping = asyncio.create_task(operator.stop())  # drains for up to 60 s
+        await asyncio.sleep(SHORT["retry_period"] * 2)
+        assert not stopping.done() and not cancelled.is_set()
+        await steal_lease(client, namespace, "le-drain-leader-election")
+        # A former leader must not keep acting: the reconcile is cancelled, not drained.
+        await asyncio.wait_for(cancelled.wait(), 15)
+        await asyncio.wait_for(stopping, 15)
+    finally:
+        await operator.stop()
+    spec = (await lease(client, namespace, "le-drain-leader-election"))["spec"]
+    assert spec["holderIdentity"] == "intruder"  # not released: it was no longer ours
+
+
+async def steal_lease(client: Client, namespace: str, name: str) -> None:
+    """Make "intruder" the holder, as after a long pause of the leader. The leader renews the
+    Lease every retry period, so a write may conflict with a renewal: read and try again."""
+    for _ in range(20):
+        stolen = await lease(client, namespace, name)
+        stolen["spec"]["holderIdentity"] = "intruder"
+        stolen["spec"]["leaseDurationSeconds"] = 60
+        try:
+            await client.update(stolen)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"could not take over lease {name}: every write conflicted")

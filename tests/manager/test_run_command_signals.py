@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -13,6 +14,7 @@ from typing import Any, Protocol
 import pytest
 
 from setpoint.client.client import Client
+from setpoint.client.errors import Conflict
 
 pytestmark = pytest.mark.slow
 
@@ -86,6 +88,31 @@ async def read_until(
             seen.append(entry)
             if str(entry.get("msg", "")).startswith(message):
                 return entry
+
+
+async def wait_for_exit(process: asyncio.subprocess.Process, seen: list[dict[str, Any]]) -> int:
+    """The exit code, reading the log meanwhile: a full stderr pipe must not stall the exit."""
+    assert process.stderr is not None
+    async with asyncio.timeout(30):
+        while line := await process.stderr.readline():
+            with contextlib.suppress(ValueError):
+                seen.append(json.loads(line))
+        return await process.wait()
+
+
+async def steal_lease(client: Client, namespace: str, name: str) -> None:
+    """Make "intruder" the holder of a Lease. Its leader renews it every retry period, so the
+    write may conflict with a renewal: then read it again and retry."""
+    for _ in range(20):
+        lease = await client.get("coordination.k8s.io/v1", "Lease", name, namespace=namespace)
+        lease["spec"]["holderIdentity"] = "intruder"
+        lease["spec"]["leaseDurationSeconds"] = 60
+        try:
+            await client.update(lease)
+            return
+        except Conflict:
+            continue
+    raise AssertionError(f"could not take over lease {name}: every write conflicted")
 
 
 async def create_config_map(client: Client, namespace: str, seconds: float) -> None:
@@ -177,14 +204,10 @@ async def test_two_operators_run_and_losing_a_lease_exits_1(
         started = {"controller configmap started", "controller secret started"}
         while not all(any(e["msg"].startswith(m) for e in seen) for m in started):
             await read_until(process, "controller", seen)
-        lease = await client.get(
-            "coordination.k8s.io/v1", "Lease", "secrets-leader-election", namespace=namespace
-        )
-        lease["spec"]["holderIdentity"] = "intruder"
-        lease["spec"]["leaseDurationSeconds"] = 60
-        await client.update(lease)
-        await read_until(process, "leader election lost", seen)
-        assert await asyncio.wait_for(process.wait(), 30) == 1
+        await steal_lease(client, namespace, "secrets-leader-election")
+        lost = await read_until(process, "leader election lost", seen)
+        assert "secrets-leader-election" in lost["msg"]
+        assert await wait_for_exit(process, seen) == 1
     finally:
         if process.returncode is None:
             process.kill()

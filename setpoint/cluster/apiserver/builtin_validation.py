@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import msgspec
 
-from setpoint.cluster.apiserver.field_errors import FieldError
+from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.schema.compiled import NO_DEFAULT, SchemaNode
 from setpoint.cluster.apiserver.schema.formats import format_checker
 from setpoint.cluster.apiserver.schema.pruning import prune

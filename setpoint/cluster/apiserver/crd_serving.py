@@ -20,8 +20,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver import crds
-from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.object_operations import (
     DeleteOptions,
@@ -29,10 +29,11 @@ from setpoint.cluster.apiserver.object_operations import (
     now_timestamp,
 )
 from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.schema.embedded import coerce_object_meta
 from setpoint.cluster.apiserver.selection import (
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.served_resources import ObjectValidator, ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 
 log = logging.getLogger(__name__)
@@ -56,11 +57,15 @@ class CustomResourceBehaviour(KindBehaviour):
             obj.pop("status", None)
 
     def validate(
-        self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        subresource: str = "",
     ) -> tuple[list[FieldError], list[str]]:
         if resource.validator is None:
             return [], []
-        return resource.validator(obj)
+        return resource.validator(obj, old, subresource)
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
@@ -80,15 +85,22 @@ class CustomResourceBehaviour(KindBehaviour):
         return obj
 
 
-def _custom_resource_validator(
-    crd: dict[str, Any], version: str
-) -> Callable[[dict[str, Any]], tuple[list[FieldError], list[str]]]:
+def _custom_resource_validator(crd: dict[str, Any], version: str) -> ObjectValidator:
     compiled = crds.compiled_schema(crd, version)
     scale = crds.scale_subresource(crd, version)
 
-    def validate(obj: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
-        unknown = compiled.normalize(obj)
-        errors = compiled.validate(obj)
+    def validate(
+        obj: dict[str, Any], old: dict[str, Any] | None, subresource: str
+    ) -> tuple[list[FieldError], list[str]]:
+        # The body's ObjectMeta goes through a decode/encode round trip upstream: unknown
+        # fields are dropped (and reported for fieldValidation), empty ones omitted.
+        metadata = obj.get("metadata")
+        unknown = coerce_object_meta(metadata, "metadata") if isinstance(metadata, dict) else []
+        unknown.extend(compiled.normalize(obj))
+        if subresource == "status":
+            errors = compiled.validate_status(obj, old=old)
+        else:
+            errors = compiled.validate(obj, old=old)  # ratcheting: unchanged values pass
         if scale is not None:
             errors.extend(crds.validate_scale_paths(obj, scale))
         return errors, unknown
@@ -220,13 +232,17 @@ class CRDBehaviour(KindBehaviour):
         )
 
     def validate(
-        self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        subresource: str = "",
     ) -> tuple[list[FieldError], list[str]]:
         # Accepted names and conditions are the server's own (set by the naming step above,
         # possibly empty after a conflict); only the stored versions are checked.
         stored = (obj.get("status") or {}).get("storedVersions")
         checked = {**obj, "status": {"storedVersions": stored}}
-        errors, unknown = super().validate(resource, checked, old)
+        errors, unknown = super().validate(resource, checked, old, subresource)
         return errors + crds.validate_crd(checked, old), unknown
 
     def spec_changed(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
 from setpoint.api.names import validate_dns1123_subdomain, validate_qualified_name
 from setpoint.api.times import normalize_micro_time, normalize_time
-from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.served_resources import ServedResource
 
@@ -175,9 +175,13 @@ class EventBehaviour(KindBehaviour):
         _normalize_times(resource, new)
 
     def validate(
-        self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        subresource: str = "",
     ) -> tuple[list[FieldError], list[str]]:
-        errors, unknown = super().validate(resource, obj, old)
+        errors, unknown = super().validate(resource, obj, old, subresource)
         events_api = resource.group == "events.k8s.io"
         core = to_core(obj) if events_api else obj
         if old is None:

@@ -19,8 +19,8 @@ from typing import Final
 import msgspec
 from aiohttp import web
 
+from setpoint.api import field_errors as fe
 from setpoint.cluster.apiserver import crds, request_body, status_errors
-from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver.list_options import (
     parse_list_options,
     parse_resource_version,
@@ -31,6 +31,7 @@ from setpoint.cluster.apiserver.namespace_lifecycle import (
     delete_namespace,
     finalize_namespace,
 )
+from setpoint.cluster.apiserver.object_json import encode_object_json
 from setpoint.cluster.apiserver.object_operations import (
     ObjectOperations,
     Result,
@@ -397,7 +398,7 @@ class APIHandler:
         obj = ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)
         if method == "GET":
-            return json_response(200, _ENCODER.encode(scale))
+            return json_response(200, encode_object_json(scale))
         if method not in ("PUT", "PATCH"):
             raise _method_not_allowed()
         body = await request_body.read_body(request)
@@ -426,7 +427,7 @@ class APIHandler:
         result = await ops.update_object(resource, record, new, write_options(request))
         if result.code >= 300:
             return _result(result)
-        return json_response(200, _ENCODER.encode(scale_of(resource, decode(result.body))))
+        return json_response(200, encode_object_json(scale_of(resource, decode(result.body))))
 
     async def _finalize(
         self, request: web.BaseRequest, resource: ServedResource, name: str

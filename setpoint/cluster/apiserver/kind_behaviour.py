@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.builtin_defaults import label_job
-from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.served_resources import ServedResource
 
 #: Validates a built-in object of a given kind against its upstream schema: returns field
@@ -42,9 +42,14 @@ class KindBehaviour:
         """Adjust an updated object before validation (the old status is already kept)."""
 
     def validate(
-        self, resource: ServedResource, obj: dict[str, Any], old: dict[str, Any] | None
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        subresource: str = "",
     ) -> tuple[list[FieldError], list[str]]:
-        """Field errors of ``obj`` and the unknown fields it carries (``old`` on update)."""
+        """Field errors of ``obj`` and the unknown fields it carries (``old`` on update;
+        ``subresource`` is ``"status"`` for a ``/status`` write)."""
         if self._validator is None:
             return [], []
         return self._validator(resource, obj)

@@ -15,10 +15,10 @@ from typing import Any
 
 import msgspec
 
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
 from setpoint.api.selectors import FieldSelector, LabelSelector, SelectorError
-from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.status_errors import APIError
 
 MATCH_EXACT = "Exact"

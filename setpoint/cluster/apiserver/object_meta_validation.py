@@ -6,8 +6,11 @@ annotations and finalizers are checked as upstream does, with the same messages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
 from setpoint.api.names import (
     validate_dns1123_label,
     validate_dns1123_subdomain,
@@ -15,12 +18,36 @@ from setpoint.api.names import (
     validate_qualified_name,
 )
 from setpoint.api.owners import owner_reference_errors
-from setpoint.cluster.apiserver import field_errors as fe
-from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.served_resources import NameRule
 
 #: Upstream limit on the summed size of all annotation keys and values (256 KiB).
 TOTAL_ANNOTATION_SIZE_LIMIT: Final = 256 * 1024
+#: Strings remembered as valid per check: label keys and values, namespaces and finalizers
+#: repeat on almost every write; a full memo is dropped (cheap to rebuild, bounded memory).
+VALID_MEMO_SIZE: Final = 4096
+
+
+class _ValidMemo:
+    """A string check that remembers which strings passed (the checks are pure)."""
+
+    def __init__(self, check: Callable[[str], list[str]]) -> None:
+        self._check = check
+        self._valid: set[str] = set()
+
+    def __call__(self, text: str) -> list[str]:
+        if text in self._valid:
+            return []
+        problems = self._check(text)
+        if not problems:
+            if len(self._valid) >= VALID_MEMO_SIZE:
+                self._valid.clear()
+            self._valid.add(text)
+        return problems
+
+
+_qualified_name_problems: Final = _ValidMemo(validate_qualified_name)
+_label_value_problems: Final = _ValidMemo(validate_label_value)
+_namespace_problems: Final = _ValidMemo(validate_dns1123_label)
 
 
 def validate_path_segment_name(name: str) -> list[str]:
@@ -84,23 +111,23 @@ def validate_object_meta(
         elif not isinstance(namespace, str):
             errors.append(fe.invalid("metadata.namespace", namespace, "must be a string"))
         else:
-            for problem in validate_dns1123_label(namespace):
+            for problem in _namespace_problems(namespace):
                 errors.append(fe.invalid("metadata.namespace", namespace, problem))
     elif namespace:
         errors.append(fe.forbidden("metadata.namespace", "not allowed on this type"))
     labels = _string_map(metadata, "labels", errors)
     if labels:
         for key, value in labels.items():
-            for problem in validate_qualified_name(key):
+            for problem in _qualified_name_problems(key):
                 errors.append(fe.invalid("metadata.labels", key, problem))
             if isinstance(value, str):
-                for problem in validate_label_value(value):
+                for problem in _label_value_problems(value):
                     errors.append(fe.invalid("metadata.labels", value, problem))
     annotations = _string_map(metadata, "annotations", errors)
     if annotations:
         total = 0
         for key, value in annotations.items():
-            for problem in validate_qualified_name(key.lower()):
+            for problem in _qualified_name_problems(key.lower()):
                 errors.append(fe.invalid("metadata.annotations", key, problem))
             total += len(key) + (len(value) if isinstance(value, str) else 0)
         if total > TOTAL_ANNOTATION_SIZE_LIMIT:
@@ -115,7 +142,7 @@ def validate_object_meta(
                 if not isinstance(finalizer, str):
                     errors.append(fe.invalid(path, finalizer, "must be a string"))
                     continue
-                for problem in validate_qualified_name(finalizer):
+                for problem in _qualified_name_problems(finalizer):
                     errors.append(fe.invalid(path, finalizer, problem))
     references = metadata.get("ownerReferences")
     if references is not None:

@@ -24,11 +24,11 @@ from typing import Any, Final
 
 import msgspec
 
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
 from setpoint.api.patch import json_equal
-from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.builtin_defaults import apply_builtin_defaults
-from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
 from setpoint.cluster.apiserver.list_options import (
     MATCH_EXACT,
@@ -37,6 +37,7 @@ from setpoint.cluster.apiserver.list_options import (
     parse_resource_version,
 )
 from setpoint.cluster.apiserver.object_decoding import check_type, checked_metadata
+from setpoint.cluster.apiserver.object_json import encode_object_json
 from setpoint.cluster.apiserver.object_meta_validation import validate_object_meta
 from setpoint.cluster.apiserver.selection import (
     Matcher,
@@ -405,9 +406,9 @@ class ObjectOperations:
         name = metadata.get("name") or ""
         if resource.namespaced:
             self._admit_namespace(resource, namespace or "", name)
-        warnings = self._validate(resource, obj, None, options, behaviour)
+        warnings = self._validate(resource, obj, None, options, behaviour, "")
         if options.dry_run:
-            return Result(201, _ENCODER.encode(obj), warnings)
+            return Result(201, encode_object_json(obj), warnings)
         stored = behaviour.to_storage(resource, obj)
         try:
             record = self.storage.create(resource.storage_key(namespace, name), stored)
@@ -425,12 +426,13 @@ class ObjectOperations:
         old: dict[str, Any] | None,
         options: WriteOptions,
         behaviour: KindBehaviour,
+        subresource: str,
     ) -> list[str]:
         metadata = obj["metadata"]
         errors = validate_object_meta(
             metadata, namespaced=resource.namespaced, name_rule=resource.name_rule
         )
-        kind_errors, unknown = behaviour.validate(resource, obj, old)
+        kind_errors, unknown = behaviour.validate(resource, obj, old, subresource)
         errors.extend(kind_errors)
         warnings: list[str] = []
         if unknown and options.field_validation == "Strict":
@@ -582,12 +584,12 @@ class ObjectOperations:
             resource, new, old
         ):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
-        warnings = self._validate(resource, new, old, options, behaviour)
+        warnings = self._validate(resource, new, old, options, behaviour, subresource)
         if new == old and json_equal(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
             return Result(200, self.present(resource, record.value), warnings)
         if options.dry_run:
-            return Result(200, _ENCODER.encode(new), warnings)
+            return Result(200, encode_object_json(new), warnings)
         stored = behaviour.to_storage(resource, new)
         try:
             if deleting and not behaviour.holds_deletion(new):
@@ -699,7 +701,7 @@ class ObjectOperations:
                 new_meta["generation"] = int(meta["generation"]) + 1
             behaviour.prepare_deletion(resource, new)
         if new == obj or options.dry_run:
-            return Result(200, self.present(resource, _ENCODER.encode(new)))
+            return Result(200, self.present(resource, encode_object_json(new)))
         try:
             written = self.storage.update(record.key, new, expected_revision=record.revision)
         except (KeyNotFoundError, RevisionConflictError):

@@ -11,8 +11,8 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from setpoint.api import field_errors as fe
 from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
-from setpoint.cluster.apiserver import field_errors as fe
 from setpoint.cluster.apiserver import request_body, status_errors
 from setpoint.cluster.apiserver.list_options import parse_bool
 from setpoint.cluster.apiserver.object_operations import DeleteOptions, WriteOptions

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from setpoint.cluster.apiserver.field_errors import FieldError
+from setpoint.api.field_errors import FieldError
 
 NameRule = Literal["subdomain", "label", "path_segment"]
 
@@ -50,9 +50,13 @@ TERMINATING_CUSTOM_RESOURCE_VERBS: tuple[str, ...] = (
 #: Verbs of the ``status`` and ``scale`` subresources.
 SUBRESOURCE_VERBS: tuple[str, ...] = ("get", "patch", "update")
 
-#: Validates a custom resource body, pruning and defaulting it in place: returns the field
-#: errors and the paths of unknown fields (for Strict/Warn field validation).
-ObjectValidator = Callable[[dict[str, Any]], tuple[list[FieldError], list[str]]]
+#: Validates a custom resource body, pruning and defaulting it in place: called with the body,
+#: the stored object on update (None on create; values equal to it are not re-validated) and
+#: the subresource written (``"status"`` validates only the status); returns the field errors
+#: and the paths of unknown fields (for Strict/Warn field validation).
+ObjectValidator = Callable[
+    [dict[str, Any], dict[str, Any] | None, str], tuple[list[FieldError], list[str]]
+]
 
 
 @dataclass(frozen=True, slots=True)

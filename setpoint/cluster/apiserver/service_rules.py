@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Final
 
-from setpoint.cluster.apiserver import field_errors as fe
+from setpoint.api import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.selection import (

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from setpoint.cluster.apiserver.field_errors import FieldError, aggregate_message, go_quote
+from setpoint.api.field_errors import FieldError, go_quote
+from setpoint.api.field_errors import aggregate_messages as aggregate_message
 
 REASON_BAD_REQUEST = "BadRequest"
 REASON_UNAUTHORIZED = "Unauthorized"

@@ -20,8 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from setpoint.cluster.apiserver import field_errors as fe
-from setpoint.cluster.apiserver.field_errors import FieldError, GoValue
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError, GoValue
 from setpoint.cluster.apiserver.schema.compiled import SchemaError, compile_node, translate_pattern
 from setpoint.cluster.apiserver.schema.pruning import prune
 from setpoint.cluster.apiserver.schema.value_validation import ValueValidator, strict_equal
@@ -353,6 +353,13 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _wrong_type(path: str, schema_type: str, detail: str) -> FieldError:
+    """``<path>.type`` is missing (Required) or another type (Invalid) than an extension needs."""
+    if not schema_type:
+        return fe.required(f"{path}.type", detail)
+    return fe.invalid(f"{path}.type", schema_type, detail)
+
+
 def _extension_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
     errors: list[FieldError] = []
     schema_type = schema.get("type") or ""
@@ -361,21 +368,17 @@ def _extension_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
         errors.append(fe.invalid(f"{path}.x-kubernetes-preserve-unknown-fields", False, detail))
     map_type = schema.get("x-kubernetes-map-type")
     if map_type is not None and schema_type != "object":
-        detail = "must be object if x-kubernetes-map-type is specified"
-        if not schema_type:
-            errors.append(fe.required(f"{path}.type", detail))
-        else:
-            errors.append(fe.invalid(f"{path}.type", schema_type, detail))
+        errors.append(
+            _wrong_type(path, schema_type, "must be object if x-kubernetes-map-type is specified")
+        )
     if map_type is not None and map_type not in _MAP_TYPES:
         errors.append(fe.not_supported(f"{path}.x-kubernetes-map-type", map_type, _MAP_TYPES))
     list_type = schema.get("x-kubernetes-list-type")
     items = schema.get("items")
     if list_type is not None and schema_type != "array":
-        detail = "must be array if x-kubernetes-list-type is specified"
-        if not schema_type:
-            errors.append(fe.required(f"{path}.type", detail))
-        else:
-            errors.append(fe.invalid(f"{path}.type", schema_type, detail))
+        errors.append(
+            _wrong_type(path, schema_type, "must be array if x-kubernetes-list-type is specified")
+        )
     elif list_type == "set" and isinstance(items, Mapping):
         detail = "must be atomic as item of a list with x-kubernetes-list-type=set"
         item_type = items.get("type")
@@ -519,11 +522,11 @@ def _invariants(schema: Any, level: str, path: str) -> list[FieldError]:
     errors.extend(_value_validation_errors(schema, path, level))
     check_metadata = level == _ROOT or embedded
     if embedded and schema_type != "object":
-        detail = "must be object if x-kubernetes-embedded-resource is true"
-        if not schema_type:
-            errors.append(fe.required(f"{path}.type", detail))
-        else:
-            errors.append(fe.invalid(f"{path}.type", schema_type, detail))
+        errors.append(
+            _wrong_type(
+                path, schema_type, "must be object if x-kubernetes-embedded-resource is true"
+            )
+        )
     elif not schema_type and not int_or_string and not preserve:
         detail = {
             _ROOT: "must not be empty at the root",

@@ -10,16 +10,17 @@ kind and the metadata (names, labels, annotations, finalizers) with the usual me
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
 from setpoint.api.names import (
     validate_dns1035_label,
     validate_dns1123_label,
     validate_label_value,
     validate_qualified_name,
 )
-from setpoint.cluster.apiserver import field_errors as fe
-from setpoint.cluster.apiserver.field_errors import FieldError
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
 
 # ObjectMeta's JSON fields and the Go type each decodes into (for decode error messages).
@@ -128,32 +129,46 @@ def coerce_object_meta(metadata: dict[str, Any], field_path: str) -> list[str]:
 # --- validation ---
 
 
+def embedded_resources(
+    node: SchemaNode | None, value: Any, path: str = ""
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every embedded resource below ``value`` (not ``value`` itself) with its field path.
+
+    Objects come parent first, in document order; only branches of the schema that can hold
+    an embedded resource are visited.
+    """
+    return _embedded(node, value, path, at_root=True)
+
+
+def _embedded(
+    node: SchemaNode | None, value: Any, path: str, at_root: bool
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    if node is None or not node.has_embedded_resources:
+        return
+    if isinstance(value, dict):
+        if node.embedded_resource and not at_root:
+            yield path, value
+        extra = node.additional_schema
+        for key, item in value.items():
+            child = node.properties.get(key)
+            if child is not None:
+                yield from _embedded(child, item, _child(path, key), at_root=False)
+            elif extra is not None:
+                yield from _embedded(extra, item, f"{path}[{key}]", at_root=False)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _embedded(node.items, item, f"{path}[{index}]", at_root=False)
+
+
 def validate_embedded_resources(node: SchemaNode, obj: Any, path: str = "") -> list[FieldError]:
     """apiVersion/kind/metadata problems of every embedded resource below ``obj``.
 
     The object itself (the custom resource) is not checked: its metadata is the server's job.
     """
     errors: list[FieldError] = []
-    _walk(node, obj, path, errors, at_root=True)
+    for resource_path, resource in embedded_resources(node, obj, path):
+        errors.extend(validate_embedded_resource(resource, resource_path))
     return errors
-
-
-def _walk(node: SchemaNode, value: Any, path: str, errors: list[FieldError], at_root: bool) -> None:
-    if not node.has_embedded_resources:
-        return
-    if isinstance(value, dict):
-        if node.embedded_resource and not at_root:
-            errors.extend(validate_embedded_resource(value, path))
-        extra = node.additional_schema
-        for key, item in value.items():
-            child = node.properties.get(key)
-            if child is not None:
-                _walk(child, item, _child(path, key), errors, at_root=False)
-            elif extra is not None:
-                _walk(extra, item, f"{path}[{key}]", errors, at_root=False)
-    elif isinstance(value, list) and node.items is not None:
-        for index, item in enumerate(value):
-            _walk(node.items, item, f"{path}[{index}]", errors, at_root=False)
 
 
 def validate_embedded_resource(obj: dict[str, Any], path: str) -> list[FieldError]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from setpoint.cluster.apiserver import field_errors as fe
-from setpoint.cluster.apiserver.field_errors import FieldError
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
 from setpoint.cluster.apiserver.schema.value_validation import canonical_json
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
-from setpoint.cluster.apiserver.schema.embedded import coerce_object_meta
+from setpoint.cluster.apiserver.schema.embedded import coerce_object_meta, embedded_resources
 
 _META_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})
 
@@ -120,28 +120,9 @@ def coerce_embedded_metadata(node: SchemaNode | None, obj: Any) -> list[str]:
     The resource's own ``metadata`` is not touched (that is the server's, as for built-ins).
     """
     unknown: list[str] = []
-    _coerce(node, obj, "", unknown, at_root=True)
+    for path, resource in embedded_resources(node, obj):
+        metadata = resource.get("metadata")
+        if isinstance(metadata, dict):
+            unknown.extend(coerce_object_meta(metadata, _key(path, "metadata")))
     unknown.sort()
     return unknown
-
-
-def _coerce(
-    node: SchemaNode | None, value: Any, path: str, unknown: list[str], at_root: bool
-) -> None:
-    if node is None or not node.has_embedded_resources:
-        return
-    if isinstance(value, dict):
-        if node.embedded_resource and not at_root:
-            metadata = value.get("metadata")
-            if isinstance(metadata, dict):
-                unknown.extend(coerce_object_meta(metadata, _key(path, "metadata")))
-        extra = node.additional_schema
-        for key, item in value.items():
-            child = node.properties.get(key)
-            if child is not None:
-                _coerce(child, item, _key(path, key), unknown, at_root=False)
-            elif extra is not None:
-                _coerce(extra, item, f"{path}[{key}]", unknown, at_root=False)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _coerce(node.items, item, f"{path}[{index}]", unknown, at_root=False)

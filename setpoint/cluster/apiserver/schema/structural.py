@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
-from setpoint.cluster.apiserver.field_errors import FieldError
+from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode, compile_node
 from setpoint.cluster.apiserver.schema.defaulting import apply_defaults, has_defaults
 from setpoint.cluster.apiserver.schema.embedded import validate_embedded_resources
@@ -92,10 +92,7 @@ class CompiledSchema:
         checker = ValueValidator()
         checker.validate(self.root, obj, "", MISSING if old is None else old)
         errors = checker.errors
-        if self._has_embedded:
-            errors.extend(validate_embedded_resources(self.root, obj))
-        if self._has_list_types:
-            errors.extend(validate_list_types(self.root, obj))
+        errors.extend(self._whole_object_errors(self.root, obj))
         return errors
 
     def validate_value(
@@ -128,10 +125,16 @@ class CompiledSchema:
             previous = old.get("status", MISSING) if isinstance(old, dict) else MISSING
             checker.validate(status_node, obj["status"], "", previous)
             errors = checker.errors
+        errors.extend(self._whole_object_errors(self.root, obj))
+        return errors
+
+    def _whole_object_errors(self, root: SchemaNode, obj: Any) -> list[FieldError]:
+        """Embedded-resource and list-type problems: always checked on the whole object."""
+        errors: list[FieldError] = []
         if self._has_embedded:
-            errors.extend(validate_embedded_resources(self.root, obj))
+            errors.extend(validate_embedded_resources(root, obj))
         if self._has_list_types:
-            errors.extend(validate_list_types(self.root, obj))
+            errors.extend(validate_list_types(root, obj))
         return errors
 
     def property(self, name: str) -> CompiledSchema | None:

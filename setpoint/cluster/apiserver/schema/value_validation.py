@@ -23,8 +23,8 @@ import json
 import math
 from typing import Any, Final
 
-from setpoint.cluster.apiserver import field_errors as fe
-from setpoint.cluster.apiserver.field_errors import FieldError, go_float, go_json, go_quote
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError, go_float, go_json, go_quote
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
 
 # No old value at this place (create, or a new map key / list item).
@@ -239,16 +239,22 @@ class ValueValidator:
             for index, item in enumerate(value):
                 self.validate(items, item, f"{path}[{index}]", olds[index] if olds else MISSING)
         size = len(value)
-        if node.min_items is not None and size < node.min_items:
-            message = f"{path} in body should have at least {node.min_items} items"
-            self.errors.append(fe.invalid(self.field_of(path), size, message))
-        if node.max_items is not None and size > node.max_items:
-            self.errors.append(fe.too_many(self.field_of(path), size, node.max_items))
+        self._check_count(path, size, node.min_items, node.max_items, "items")
         if node.unique_items and size > 1:
             seen = {canonical_json(item) for item in value}
             if len(seen) != size:
                 message = f"{path} in body shouldn't contain duplicates"
                 self.errors.append(fe.invalid(self.field_of(path), "", message))
+
+    def _check_count(
+        self, path: str, size: int, minimum: int | None, maximum: int | None, noun: str
+    ) -> None:
+        """minItems/maxItems or minProperties/maxProperties, worded as upstream."""
+        if minimum is not None and size < minimum:
+            message = f"{path} in body should have at least {minimum} {noun}"
+            self.errors.append(fe.invalid(self.field_of(path), size, message))
+        if maximum is not None and size > maximum:
+            self.errors.append(fe.too_many(self.field_of(path), size, maximum))
 
     def _check_enum(self, node: SchemaNode, value: Any, path: str) -> None:
         allowed = node.enum
@@ -261,12 +267,7 @@ class ValueValidator:
         self.errors.append(fe.not_supported(self.field_of(path), value, names))
 
     def _check_object(self, node: SchemaNode, value: dict[str, Any], path: str, old: Any) -> None:
-        size = len(value)
-        if node.min_properties is not None and size < node.min_properties:
-            message = f"{path} in body should have at least {node.min_properties} properties"
-            self.errors.append(fe.invalid(self.field_of(path), size, message))
-        if node.max_properties is not None and size > node.max_properties:
-            self.errors.append(fe.too_many(self.field_of(path), size, node.max_properties))
+        self._check_count(path, len(value), node.min_properties, node.max_properties, "properties")
         old_map = old if isinstance(old, dict) else None
         properties = node.properties
         extra = node.additional_properties
