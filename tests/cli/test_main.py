@@ -1,0 +1,41 @@
+"""The `setpoint` command: its groups, its version, and the commands not built yet."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from setpoint import __version__
+from setpoint.cli.main import cli
+
+CONTRACT_GROUPS = ("cluster", "run", "dev", "generate", "init", "create", "demo")
+
+
+def test_help_lists_every_command_group_of_the_cli_contract() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    commands = result.output.split("Commands:", 1)[1]
+    listed = {line.split()[0] for line in commands.splitlines() if line.strip()}
+    assert listed == set(CONTRACT_GROUPS)
+
+
+def test_version_is_the_package_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"setpoint, version {__version__}"
+
+
+def test_a_command_not_built_yet_says_so_and_fails() -> None:
+    result = CliRunner().invoke(cli, ["demo"])
+    assert result.exit_code == 2
+    assert "not built yet" in result.output
+
+
+def test_the_console_entry_point_runs_as_a_module() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "setpoint", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0
+    assert "cluster" in done.stdout
