@@ -70,7 +70,7 @@ def _validate(resource: ServedResource, obj: dict[str, Any]) -> tuple[list[Field
     node = _schema_node(obj)
     if (
         node is not None
-        and all(key in OBJECT_META_FIELDS for key in metadata)
+        and OBJECT_META_FIELDS.issuperset(metadata)
         and _FAST_CHECKER.clean(node, obj, skip="metadata")
     ):
         return [], []

@@ -30,6 +30,15 @@ _METADATA_LIST_FIELDS: Final = {
 }
 
 
+#: The JSON type each checked ObjectMeta field decodes from (generation: an int, not a bool).
+_METADATA_FIELD_TYPES: Final[dict[str, type]] = {
+    **dict.fromkeys(_METADATA_STRING_FIELDS, str),
+    **dict.fromkeys(_METADATA_MAP_FIELDS, dict),
+    **dict.fromkeys(_METADATA_LIST_FIELDS, list),
+    "generation": int,
+}
+
+
 def _json_type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
@@ -62,6 +71,8 @@ def checked_metadata(obj: dict[str, Any], resource: ServedResource) -> dict[str,
             f"{resource.kind}: json: cannot unmarshal {_json_type_name(metadata)} into Go "
             "struct field .metadata of type v1.ObjectMeta"
         )
+    if _well_typed(metadata):
+        return metadata
     for key in _METADATA_STRING_FIELDS:
         value = metadata.get(key)
         if value is not None and not isinstance(value, str):
@@ -82,6 +93,25 @@ def checked_metadata(obj: dict[str, Any], resource: ServedResource) -> dict[str,
     if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int)):
         raise _undecodable(resource, generation, "generation", "int64")
     return metadata
+
+
+def _well_typed(metadata: dict[str, Any]) -> bool:
+    """One pass over the keys: whether every field :func:`checked_metadata` checks decodes.
+
+    The common case; when it fails, the ordered checks run to name the first problem as
+    upstream does.
+    """
+    for key, value in metadata.items():
+        expected = _METADATA_FIELD_TYPES.get(key)
+        if expected is None or value is None:
+            continue
+        if type(value) is not expected:
+            return False
+        if isinstance(value, dict):
+            for item in value.values():
+                if type(item) is not str:
+                    return False
+    return True
 
 
 def check_type(resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
