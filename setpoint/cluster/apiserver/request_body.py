@@ -6,6 +6,7 @@ served here yet: 415 with the upstream wording), and reports malformed bodies as
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Final
 
 import msgspec
@@ -44,6 +45,12 @@ async def read_body(request: web.BaseRequest) -> bytes:
     length = request.content_length
     if length is not None and length > MAX_REQUEST_BODY_BYTES:
         raise status_errors.request_entity_too_large(MAX_REQUEST_BODY_BYTES)
+    if length is not None:
+        # The parser never delivers more than Content-Length: one read takes it all.
+        try:
+            return await request.content.readexactly(length)
+        except asyncio.IncompleteReadError as short:
+            return short.partial  # the client hung up early; decoding will say what is wrong
     chunks: list[bytes] = []
     size = 0
     while True:
