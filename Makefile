@@ -15,14 +15,14 @@ $(STAMP): pyproject.toml constraints.txt
 venv: $(STAMP)
 
 lint: venv
-	$(BIN)/ruff check setpoint tests bench
-	$(BIN)/ruff format --check setpoint tests bench
+	$(BIN)/ruff check setpoint tests bench examples
+	$(BIN)/ruff format --check setpoint tests bench examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 format: venv
-	$(BIN)/ruff check --fix setpoint tests bench
-	$(BIN)/ruff format setpoint tests bench
+	$(BIN)/ruff check --fix setpoint tests bench examples
+	$(BIN)/ruff format setpoint tests bench examples
 
 test: lint
 	$(BIN)/pytest $(PYTEST_ARGS)
