@@ -489,3 +489,19 @@ async def test_services_get_a_stable_cluster_ip(api: RawAPI, namespace: str) -> 
     assert "may not change once set" in changed.body["message"]
     deleted = await api.request("DELETE", f"{path}/web")
     assert deleted.body["kind"] == "Service"  # services answer a delete with the object
+
+
+async def test_events_k8s_io_missing_event_time_is_reported_once(
+    api: RawAPI, namespace: str
+) -> None:
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "type": "Normal",
+    }
+    path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+    rejected = await api.request("POST", path, event)
+    assert rejected.status == 422, rejected.body
+    fields = [c["field"] for c in rejected.body["details"]["causes"]]
+    assert fields.count("eventTime") == 1, fields

@@ -15,7 +15,11 @@ from setpoint.api.field_errors import FieldError
 from setpoint.api.names import validate_dns1123_subdomain, validate_qualified_name
 from setpoint.api.times import normalize_micro_time, normalize_time
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.kind_behaviour import (
+    BuiltinValidator,
+    KindBehaviour,
+    add_new_errors,
+)
 from setpoint.cluster.apiserver.served_resources import ServedResource
 
 REPORTING_INSTANCE_LENGTH_LIMIT: Final = 128
@@ -185,7 +189,7 @@ class EventBehaviour(KindBehaviour):
         events_api = resource.group == "events.k8s.io"
         core = to_core(obj) if events_api else obj
         if old is None:
-            errors = errors + validate_event(core, events_api=events_api)
+            errors = add_new_errors(errors, validate_event(core, events_api=events_api))
         return errors, unknown
 
     def to_storage(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,13 @@ from setpoint.cluster.apiserver.list_options import (
     parse_resource_version,
     query_dict,
 )
+from setpoint.cluster.apiserver.media_types import (
+    JSON_MEDIA_TYPE,
+    PRODUCIBLE_MEDIA_TYPES,
+    YAML_MEDIA_TYPE,
+    MediaTypeCache,
+    json_to_yaml,
+)
 from setpoint.cluster.apiserver.namespace_lifecycle import (
     NAMESPACE_FINALIZER,
     delete_namespace,
@@ -50,18 +57,9 @@ from setpoint.cluster.apiserver.watch_stream import serve_watch
 
 log = logging.getLogger("setpoint.cluster.apiserver.requests")
 
-JSON_CONTENT_TYPE: Final = "application/json"
 #: Paths anyone may read (upstream grants them to system:public-info-viewer, anonymous too).
 PUBLIC_PATHS: Final = frozenset({"healthz", "livez", "readyz", "version"})
 HEALTH_PATHS: Final = frozenset({"healthz", "livez", "readyz"})
-#: Media types this server can answer with (Table and protobuf are not served yet).
-SERVABLE_MEDIA_TYPES: Final = ("application/json", "application/yaml")
-#: Upstream's 406 lists these.
-ACCEPTED_MEDIA_TYPES_MESSAGE: Final = (
-    "application/json",
-    "application/yaml",
-    "application/vnd.kubernetes.protobuf",
-)
 AGGREGATED_DISCOVERY_AS: Final = "as=APIGroupDiscoveryList"
 AGGREGATED_DISCOVERY_PARAMS: Final = frozenset(
     {"g=apidiscovery.k8s.io", "v=v2", AGGREGATED_DISCOVERY_AS}
@@ -85,7 +83,7 @@ _ROOT_PATHS: Final = (
 
 def json_response(code: int, body: bytes, warnings: list[str] | None = None) -> web.Response:
     """A JSON response; ``warnings`` become ``Warning: 299 - "..."`` headers."""
-    response = web.Response(status=code, body=body, content_type=JSON_CONTENT_TYPE)
+    response = web.Response(status=code, body=body, content_type=JSON_MEDIA_TYPE)
     if warnings:
         for text in warnings:
             response.headers.add("Warning", _warning_header(text))
@@ -114,32 +112,6 @@ class ResourceTarget:
     watch_path: bool
 
 
-class _AcceptCache:
-    """Remembers which Accept headers this server can satisfy (clients repeat theirs)."""
-
-    def __init__(self) -> None:
-        self._known: dict[str, bool] = {}
-
-    def acceptable(self, header: str) -> bool:
-        known = self._known.get(header)
-        if known is None:
-            known = _acceptable(header)
-            if len(self._known) < 256:
-                self._known[header] = known
-        return known
-
-
-def _acceptable(header: str) -> bool:
-    for item in header.split(","):
-        media, *params = (part.strip() for part in item.split(";"))
-        media = media.lower()
-        if any(p.replace(" ", "").startswith("as=") for p in params):
-            continue  # Table / PartialObjectMetadata: not served yet
-        if media in ("*/*", "application/*", "application/json", "application/yaml", ""):
-            return True
-    return False
-
-
 class APIHandler:
     """Serves the Kubernetes API over one aiohttp low-level handler."""
 
@@ -157,7 +129,7 @@ class APIHandler:
         self._expected_authorization = f"Bearer {token}"
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
-        self._accept = _AcceptCache()
+        self._media_types = MediaTypeCache()
         self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
         self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
@@ -203,8 +175,21 @@ class APIHandler:
                 return json_response(200, self._root_body)
             raise status_errors.path_not_found()
         accept = request.headers.get("Accept")
-        if accept and not self._accept.acceptable(accept):
-            raise status_errors.not_acceptable(ACCEPTED_MEDIA_TYPES_MESSAGE)
+        media_type = self._media_types.negotiate(accept)
+        if media_type is None:
+            raise status_errors.not_acceptable(PRODUCIBLE_MEDIA_TYPES)
+        if media_type != YAML_MEDIA_TYPE:
+            return await self._api(request, parts, accept)
+        try:
+            response = await self._api(request, parts, accept)
+        except APIError as error:
+            response = status_response(error)
+        return _as_yaml(response)
+
+    async def _api(
+        self, request: web.BaseRequest, parts: list[str], accept: str | None
+    ) -> web.StreamResponse:
+        head = parts[0]
         if head == "api":
             if len(parts) == 1:
                 if _wants_aggregated_discovery(accept):
@@ -478,6 +463,19 @@ def _aggregated(request: web.BaseRequest, body: bytes) -> web.Response:
     response = web.Response(status=200, body=body)
     # Set verbatim: client-go picks the parser from these parameters.
     response.headers["Content-Type"] = AGGREGATED_DISCOVERY_CONTENT_TYPE
+    return response
+
+
+def _as_yaml(response: web.StreamResponse) -> web.StreamResponse:
+    """A JSON answer re-encoded as YAML; streams (watches) and other types are left as they are."""
+    if (
+        isinstance(response, web.Response)
+        and not response.prepared
+        and response.content_type == JSON_MEDIA_TYPE
+        and isinstance(response.body, bytes)
+    ):
+        response.body = json_to_yaml(response.body)
+        response.content_type = YAML_MEDIA_TYPE
     return response
 
 

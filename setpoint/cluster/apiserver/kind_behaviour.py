@@ -22,6 +22,16 @@ BuiltinValidator = Callable[[ServedResource, dict[str, Any]], tuple[list[FieldEr
 _NON_SPEC_TOP_LEVEL = frozenset({"apiVersion", "kind", "metadata", "status"})
 
 
+def add_new_errors(errors: list[FieldError], extra: list[FieldError]) -> list[FieldError]:
+    """``errors`` followed by those of ``extra`` it does not hold yet.
+
+    The schema check and a kind's own rules overlap (both require ``eventTime`` of an
+    events.k8s.io Event, or a container's ``name``); upstream runs one validation, so reports
+    each problem once.
+    """
+    return errors + [error for error in extra if error not in errors]
+
+
 class KindBehaviour:
     """The rules of a plain built-in kind; subclasses override what differs."""
 

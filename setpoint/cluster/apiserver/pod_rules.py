@@ -1,4 +1,5 @@
-"""Pods: the status a new pod starts with, and graceful deletion (``pod/strategy.go``).
+"""Pods: the status a new pod starts with, container checks, and graceful deletion
+(``pod/strategy.go``).
 
 A pod that is not scheduled (no ``spec.nodeName``) or has finished is deleted at once, whatever
 grace period was asked; a running pod is only marked deleting for its grace period, and the
@@ -9,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.api.field_errors import FieldError
+from setpoint.cluster.apiserver.kind_behaviour import (
+    BuiltinValidator,
+    KindBehaviour,
+    add_new_errors,
+)
+from setpoint.cluster.apiserver.pod_validation import validate_pod_spec
 from setpoint.cluster.apiserver.served_resources import ServedResource
 
 #: ``spec.terminationGracePeriodSeconds`` defaults to 30 upstream.
@@ -55,6 +62,18 @@ class PodBehaviour(KindBehaviour):
             "phase": "Pending",
             "qosClass": qos_class(spec if isinstance(spec, dict) else {}),
         }
+
+    def validate(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        subresource: str = "",
+    ) -> tuple[list[FieldError], list[str]]:
+        errors, unknown = super().validate(resource, obj, old, subresource)
+        if subresource != "status":
+            errors = add_new_errors(errors, validate_pod_spec(obj))
+        return errors, unknown
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from setpoint.api import status as api_status
 from setpoint.api.field_errors import FieldError, go_quote
-from setpoint.api.field_errors import aggregate_messages as aggregate_message
 
 REASON_BAD_REQUEST = "BadRequest"
 REASON_UNAUTHORIZED = "Unauthorized"
@@ -54,6 +54,13 @@ class APIError(Exception):
         self.message = message
         self.details = details
 
+    @classmethod
+    def from_status(cls, status: dict[str, Any]) -> APIError:
+        """The error of a failure ``Status`` built by :mod:`setpoint.api.status`."""
+        return cls(
+            status["code"], status["reason"], status["message"], details=status.get("details")
+        )
+
     def to_status(self) -> dict[str, Any]:
         """The ``Status`` object, ready to encode."""
         status: dict[str, Any] = {
@@ -86,45 +93,19 @@ def _details(
     return details
 
 
-def qualified_resource(group: str, plural: str) -> str:
-    """``configmaps`` or ``widgets.example.com``: a GroupResource as Go prints it."""
-    return f"{plural}.{group}" if group else plural
-
-
-def qualified_kind(group: str, kind: str) -> str:
-    """``ConfigMap`` or ``Widget.example.com``: a GroupKind as Go prints it."""
-    return f"{kind}.{group}" if group else kind
-
-
 def not_found(group: str, plural: str, name: str) -> APIError:
     """404 NotFound: ``configmaps "x" not found``."""
-    return APIError(
-        404,
-        REASON_NOT_FOUND,
-        f"{qualified_resource(group, plural)} {go_quote(name)} not found",
-        details=_details(name, group, plural),
-    )
+    return APIError.from_status(api_status.not_found(plural, name, group=group))
 
 
 def already_exists(group: str, plural: str, name: str) -> APIError:
     """409 AlreadyExists: ``configmaps "x" already exists``."""
-    return APIError(
-        409,
-        REASON_ALREADY_EXISTS,
-        f"{qualified_resource(group, plural)} {go_quote(name)} already exists",
-        details=_details(name, group, plural),
-    )
+    return APIError.from_status(api_status.already_exists(plural, name, group=group))
 
 
 def conflict(group: str, plural: str, name: str, why: str) -> APIError:
     """409 Conflict: ``Operation cannot be fulfilled on configmaps "x": <why>``."""
-    return APIError(
-        409,
-        REASON_CONFLICT,
-        f"Operation cannot be fulfilled on {qualified_resource(group, plural)} "
-        f"{go_quote(name)}: {why}",
-        details=_details(name, group, plural),
-    )
+    return APIError.from_status(api_status.conflict(plural, name, why, group=group))
 
 
 OBJECT_MODIFIED = (
@@ -138,13 +119,11 @@ def stale_resource_version(group: str, plural: str, name: str) -> APIError:
 
 
 def invalid(group: str, kind: str, name: str, errors: Sequence[FieldError]) -> APIError:
-    """422 Invalid with one cause per field: ``ConfigMap "x" is invalid: <errors>``."""
-    message = f"{qualified_kind(group, kind)} {go_quote(name)} is invalid"
-    if errors:
-        message += f": {aggregate_message(errors)}"
-    details: dict[str, Any] = {"name": name, "group": group, "kind": kind}
-    details["causes"] = [error.cause() for error in errors]
-    return APIError(422, REASON_INVALID, message, details=details)
+    """422 Invalid with one cause per field: ``ConfigMap "x" is invalid: <errors>``.
+
+    Empty ``name`` and ``group`` are left out of the details (Go's omitempty), as upstream.
+    """
+    return APIError.from_status(api_status.invalid(kind, name, errors, group=group))
 
 
 def bad_request(message: str) -> APIError:
@@ -160,7 +139,7 @@ def forbidden(
     causes: Sequence[dict[str, str]] | None = None,
 ) -> APIError:
     """403 Forbidden: ``configmaps "x" is forbidden: <why>``."""
-    resource = qualified_resource(group, plural)
+    resource = api_status.qualified_resource(plural, group)
     subject = f"{resource} {go_quote(name)}" if name else resource
     return APIError(
         403,
@@ -172,13 +151,7 @@ def forbidden(
 
 def method_not_allowed(group: str, plural: str, verb: str) -> APIError:
     """405 MethodNotAllowed: ``<verb> is not supported on resources of kind "x"``."""
-    return APIError(
-        405,
-        REASON_METHOD_NOT_ALLOWED,
-        f"{verb} is not supported on resources of kind "
-        f"{go_quote(qualified_resource(group, plural))}",
-        details=_details("", group, plural),
-    )
+    return APIError.from_status(api_status.method_not_supported(plural, verb, group=group))
 
 
 def unsupported_media_type(content_type: str, accepted: Sequence[str]) -> APIError:
@@ -196,16 +169,12 @@ def unsupported_media_type(content_type: str, accepted: Sequence[str]) -> APIErr
 
 def not_acceptable(accepted: Sequence[str]) -> APIError:
     """406: none of the client's Accept types can be produced."""
-    return APIError(
-        406,
-        REASON_NOT_ACCEPTABLE,
-        f"only the following media types are accepted: {', '.join(accepted)}",
-    )
+    return APIError.from_status(api_status.not_acceptable(accepted))
 
 
 def expired(message: str) -> APIError:
     """410 Expired (an old resourceVersion or continue token)."""
-    return APIError(410, REASON_EXPIRED, message)
+    return APIError.from_status(api_status.resource_expired(message))
 
 
 def too_old_resource_version(requested: int, oldest: int) -> APIError:
@@ -215,11 +184,7 @@ def too_old_resource_version(requested: int, oldest: int) -> APIError:
 
 def request_entity_too_large(limit: int) -> APIError:
     """413 for a body above the size limit."""
-    return APIError(
-        413,
-        REASON_REQUEST_ENTITY_TOO_LARGE,
-        f"Request entity too large: limit is {limit}",
-    )
+    return APIError.from_status(api_status.request_entity_too_large(f"limit is {limit}"))
 
 
 def unauthorized() -> APIError:
@@ -234,9 +199,4 @@ def path_not_found() -> APIError:
 
 def internal_error(text: str) -> APIError:
     """500 InternalError: ``Internal error occurred: <text>``."""
-    return APIError(
-        500,
-        REASON_INTERNAL_ERROR,
-        f"Internal error occurred: {text}",
-        details={"causes": [{"message": text}]},
-    )
+    return APIError.from_status(api_status.internal_error(text))

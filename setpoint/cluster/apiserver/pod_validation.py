@@ -1,0 +1,70 @@
+"""Pod checks the schema cannot express (``ValidatePodSpec`` and ``ValidatePodCreate``, 1.32).
+
+The OpenAPI schema leaves ``spec`` optional and ``image`` optional everywhere, yet a pod must
+have containers, and each of its containers an image (only workload templates may leave the
+image out, for config management to fill in). Container names are DNS-1123 labels, unique
+across regular and init containers. Messages and order follow upstream: regular containers,
+then init containers, then the pod-only image checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
+from setpoint.api.names import validate_dns1123_label
+
+_CONTAINER_LISTS = ("containers", "initContainers")
+
+
+def _containers(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = spec.get(key)
+    if not isinstance(value, list):
+        return []
+    # Entries of the wrong type are the schema check's to report.
+    return [c if isinstance(c, dict) else {} for c in value]
+
+
+def _validate_names(spec: dict[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for key in _CONTAINER_LISTS:
+        for index, container in enumerate(_containers(spec, key)):
+            name = container.get("name")
+            path = f"spec.{key}[{index}].name"
+            if not isinstance(name, str) or not name:
+                errors.append(fe.required(path))
+                continue
+            errors.extend(fe.invalid(path, name, p) for p in validate_dns1123_label(name))
+            if name in seen:
+                errors.append(fe.duplicate(path, name))
+            seen.add(name)
+        if key == "containers" and not spec.get(key):
+            errors.append(fe.required("spec.containers"))
+    return errors
+
+
+def _validate_images(spec: dict[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for key in _CONTAINER_LISTS:
+        for index, container in enumerate(_containers(spec, key)):
+            image = container.get("image")
+            path = f"spec.{key}[{index}].image"
+            if not isinstance(image, str) or not image:
+                errors.append(fe.required(path))
+            elif image != image.strip():
+                errors.append(
+                    fe.invalid(path, image, "must not have leading or trailing whitespace")
+                )
+    return errors
+
+
+def validate_pod_spec(pod: dict[str, Any]) -> list[FieldError]:
+    """The container problems of a pod about to be created or updated."""
+    spec = pod.get("spec")
+    if spec is None:
+        spec = {}
+    elif not isinstance(spec, dict):
+        return []  # the schema check reports the wrong type
+    return _validate_names(spec) + _validate_images(spec)
