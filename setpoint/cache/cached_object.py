@@ -8,7 +8,10 @@ collector rescan it forever. A :class:`CachedObject` instead keeps:
   resourceVersion, generation, labels, annotations, ownerReferences, finalizers, timestamps)
   decoded into frozen ``msgspec`` structs that the garbage collector does not track;
 - every other top-level field (``spec``, ``status``, ``data``, ...) as one compact JSON blob, and
-  any unusual metadata field as another, decoded only when somebody reads them.
+  any unusual metadata field as another, decoded only when somebody reads them. Each blob is an
+  exact-size copy: it pins neither the list page it came from nor an encoder's spare capacity;
+- one shared copy of values that repeat across objects: namespaces, kinds, label sets, owner
+  references, finalizer names, and runs of equal creationTimestamps.
 
 Nothing a reader gets can change the cache: structs are frozen, mappings are read-only views,
 lists are tuples, and :meth:`CachedObject.to_dict` / :meth:`CachedObject.get` decode a fresh copy
@@ -309,6 +312,15 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
         return f"<CachedObject {self.api_version} {self.kind} {where} rv={rv}>"
 
 
+def _exact_bytes(encoded: bytes) -> bytes:
+    """A copy of ``encoded`` in an allocation of exactly its size.
+
+    msgspec's encoder returns its growth buffer as is, up to ~1.5x larger than the JSON; kept
+    for the object's lifetime, that slack was a third of the cache's memory.
+    """
+    return bytes(memoryview(encoded))
+
+
 def _intern(value: str | None) -> str | None:
     if value is not None and len(value) < _INTERN_MAX_LEN:
         return sys.intern(value)
@@ -319,9 +331,12 @@ def _intern(value: str | None) -> str | None:
 # dict costs ~200 bytes, so identical sets share one dict. Sharing is safe because the dicts are
 # never mutated: readers get read-only views, and to_dict() builds fresh copies.
 _SHARED_LABEL_SETS: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-# Bound on remembered distinct label sets: enough for the label sets of a big cluster's
-# workloads; beyond it the table starts over (objects keep their dicts either way).
+# Bound on remembered distinct label sets (and owner-reference lists): enough for the workloads
+# of a big cluster; beyond it the table starts over (objects keep what they have either way).
 _MAX_SHARED_LABEL_SETS: Final = 4096
+# Owner references repeat too (every pod of a ReplicaSet has the same one, ~400 bytes of
+# structs and strings); the frozen tuples of frozen structs are shared like label sets.
+_SHARED_OWNER_REFERENCES: dict[tuple[OwnerReference, ...], tuple[OwnerReference, ...]] = {}
 
 
 def _shared_labels(labels: dict[str, str] | None) -> dict[str, str] | None:
@@ -338,6 +353,33 @@ def _shared_labels(labels: dict[str, str] | None) -> dict[str, str] | None:
     return shared
 
 
+def _shared_owner_references(
+    refs: tuple[OwnerReference, ...] | None,
+) -> tuple[OwnerReference, ...] | None:
+    if not refs:
+        return refs
+    shared = _SHARED_OWNER_REFERENCES.get(refs)
+    if shared is not None:
+        return shared
+    shared = tuple(
+        msgspec.structs.replace(
+            ref, api_version=sys.intern(ref.api_version), kind=sys.intern(ref.kind)
+        )
+        for ref in refs
+    )
+    if len(_SHARED_OWNER_REFERENCES) >= _MAX_SHARED_LABEL_SETS:
+        _SHARED_OWNER_REFERENCES.clear()
+    _SHARED_OWNER_REFERENCES[refs] = shared
+    return shared
+
+
+def _interned_tuple(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    # Finalizer names are a handful of well-known strings repeated on every object that has one.
+    if not values:
+        return values
+    return tuple(_intern(value) or "" for value in values)
+
+
 class ObjectDecoder:
     """Decodes object JSON into :class:`CachedObject` with the cache's options.
 
@@ -347,7 +389,7 @@ class ObjectDecoder:
     is stored; it costs a full decode and re-encode per object, so keep it for kinds that need it.
     """
 
-    __slots__ = ("metadata_only", "strip_managed_fields", "transform")
+    __slots__ = ("_last_timestamp", "metadata_only", "strip_managed_fields", "transform")
 
     def __init__(
         self,
@@ -359,6 +401,10 @@ class ObjectDecoder:
         self.strip_managed_fields = strip_managed_fields
         self.metadata_only = metadata_only
         self.transform = transform
+        # Objects created together (a list is ordered by name, a Deployment's pods burst out at
+        # once) share creationTimestamps; reusing the previous string when equal saves ~80
+        # bytes per object with no table to bound. Races between threads only lose sharing.
+        self._last_timestamp = ""
 
     def decode(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
         """Decode one object; raises :class:`ObjectDecodeError` naming the problem."""
@@ -387,7 +433,7 @@ class ObjectDecoder:
         api_version = _STR_DECODER.decode(api_version_raw) if api_version_raw is not None else ""
         kind = _STR_DECODER.decode(kind_raw) if kind_raw is not None else ""
         meta, meta_rest = self._decode_metadata(meta_raw)
-        rest = None if self.metadata_only or not top else _ENCODER.encode(top)
+        rest = None if self.metadata_only or not top else _exact_bytes(_ENCODER.encode(top))
         return CachedObject(
             api_version=sys.intern(api_version),
             kind=sys.intern(kind),
@@ -403,10 +449,15 @@ class ObjectDecoder:
             meta = _METADATA_DECODER.decode(raw)
         except msgspec.ValidationError as exc:
             raise ObjectDecodeError(f"invalid metadata: {exc}") from exc
-        if meta.namespace is not None or meta.labels:
-            meta = msgspec.structs.replace(
-                meta, namespace=_intern(meta.namespace), labels=_shared_labels(meta.labels)
-            )
+        meta = msgspec.structs.replace(
+            meta,
+            namespace=_intern(meta.namespace),
+            generate_name=_intern(meta.generate_name),
+            creation_timestamp=self._shared_timestamp(meta.creation_timestamp),
+            labels=_shared_labels(meta.labels),
+            owner_references=_shared_owner_references(meta.owner_references),
+            finalizers=_interned_tuple(meta.finalizers),
+        )
         fields = _RAW_DICT_DECODER.decode(raw)
         extra = {
             key: value
@@ -414,7 +465,16 @@ class ObjectDecoder:
             if key not in _TYPED_METADATA_KEYS
             and not (key == _MANAGED_FIELDS and self.strip_managed_fields)
         }
-        return meta, (_ENCODER.encode(extra) if extra else None)
+        return meta, (_exact_bytes(_ENCODER.encode(extra)) if extra else None)
+
+    def _shared_timestamp(self, timestamp: str | None) -> str | None:
+        if timestamp is None:
+            return None
+        last = self._last_timestamp
+        if timestamp == last:
+            return last
+        self._last_timestamp = timestamp
+        return timestamp
 
 
 #: The decoder behind :meth:`CachedObject.from_json` (managedFields stripped, full objects).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 from typing import Any
 
 import msgspec
@@ -178,6 +179,37 @@ def test_no_reference_to_the_source_buffer_is_kept() -> None:
     objs = [CachedObject.from_json(item) for item in items]
     assert all(isinstance(o._rest, bytes) for o in objs)
     assert all(b"managedFields" not in (o._rest or b"") for o in objs)
+    # msgspec.Raw items hold a reference to the whole page; the objects must not.
+    del items
+    assert sys.getrefcount(page) == 2  # the local name and getrefcount's argument
+
+
+def test_owner_references_repeated_across_objects_are_shared_but_faithful() -> None:
+    refs = [owner("rs-1"), {**owner("rs-2"), "controller": False}]
+    a = CachedObject.from_dict(configmap("a", owners=refs))
+    b = CachedObject.from_dict(configmap("b", owners=[dict(r) for r in refs]))
+    assert a.owner_references is b.owner_references
+    assert a.to_dict()["metadata"]["ownerReferences"] == refs
+    other = CachedObject.from_dict(configmap("c", owners=[owner("rs-3")]))
+    assert [ref.uid for ref in other.owner_references] == ["rs-3"]
+    assert a.controller_reference is not None and a.controller_reference.uid == "rs-1"
+
+
+def test_equal_creation_timestamps_share_one_string_and_stay_exact() -> None:
+    decoder = ObjectDecoder()
+    first = decoder.decode(encode(configmap("a", creationTimestamp="2026-03-04T05:06:07Z")))
+    second = decoder.decode(encode(configmap("b", creationTimestamp="2026-03-04T05:06:07Z")))
+    third = decoder.decode(encode(configmap("c", creationTimestamp="2026-03-04T05:06:08Z")))
+    assert first.creation_timestamp is second.creation_timestamp
+    assert third.creation_timestamp == "2026-03-04T05:06:08Z"
+    assert second.metadata["creationTimestamp"] == "2026-03-04T05:06:07Z"
+
+
+def test_finalizers_and_generate_name_round_trip() -> None:
+    obj = CachedObject.from_dict(pod())
+    assert obj.finalizers == ("example.com/cleanup",)
+    assert obj.generate_name == "p"
+    assert obj.to_dict() == pod()
 
 
 def test_cached_objects_are_not_tracked_by_the_garbage_collector() -> None:

@@ -74,3 +74,26 @@ async def test_unknown_fields_are_warned_and_dropped(api: RawAPI, namespace: str
     stored = await api.request("GET", f"{path}/extra")
     assert "extra" not in stored.body
     assert "bogus" not in stored.body["metadata"]
+
+
+async def test_owner_reference_problems_are_reported_as_upstream(
+    api: RawAPI, namespace: str
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    body = _config_map("owned")
+    body["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": ""}
+    ]
+    reply = await api.request("POST", path, body)
+    assert reply.status == 422, reply.body
+    assert reply.body["message"] == (
+        'ConfigMap "owned" is invalid: metadata.ownerReferences.uid: '
+        'Invalid value: "": uid must not be empty'
+    )
+    assert reply.body["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "": uid must not be empty',
+            "field": "metadata.ownerReferences.uid",
+        }
+    ]

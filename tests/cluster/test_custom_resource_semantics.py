@@ -38,6 +38,20 @@ async def test_crd_name_must_be_plural_dot_group(api: RawAPI) -> None:
     assert [c["field"] for c in reply.body["details"]["causes"]] == ["metadata.name"]
 
 
+async def test_crd_without_spec_reports_each_problem_once(api: RawAPI) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {},
+    }
+    reply = await api.request("POST", CRDS, crd)
+    assert reply.status == 422, reply.body
+    causes = [(c["reason"], c["field"]) for c in reply.body["details"]["causes"]]
+    assert len(causes) == len(set(causes)), causes
+    assert ("FieldValueRequired", "spec.group") in causes
+
+
 async def test_conflicting_kind_is_not_accepted(api: RawAPI) -> None:
     first = widget_crd()
     group = first["spec"]["group"]

@@ -18,16 +18,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
+from setpoint.cluster.apiserver.schema.value_validation import KIND_OF_VALUE_TYPE
 
-#: JSON kind of each exact Python type msgspec decodes into (subclasses are "not sure").
-_KIND_OF_TYPE: Final[dict[type, str]] = {
-    dict: "object",
-    str: "string",
-    list: "array",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-}
+#: JSON kind of each exact Python type msgspec decodes into; null and subclasses are
+#: "not sure" (the full check treats them specially).
+_KIND_OF_TYPE: Final = KIND_OF_VALUE_TYPE
 _CONTAINERS: Final = (dict, list)
 
 

@@ -22,7 +22,11 @@ from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver import crds
-from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.kind_behaviour import (
+    BuiltinValidator,
+    KindBehaviour,
+    add_new_errors,
+)
 from setpoint.cluster.apiserver.object_operations import (
     DeleteOptions,
     ObjectOperations,
@@ -51,10 +55,6 @@ def _spec_without_meta(obj: dict[str, Any], *, include_status: bool) -> dict[str
 
 class CustomResourceBehaviour(KindBehaviour):
     """Rules of custom resources, driven by their CRD (carried on the ServedResource)."""
-
-    def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
-        if resource.has_status:
-            obj.pop("status", None)
 
     def validate(
         self,
@@ -243,7 +243,7 @@ class CRDBehaviour(KindBehaviour):
         stored = (obj.get("status") or {}).get("storedVersions")
         checked = {**obj, "status": {"storedVersions": stored}}
         errors, unknown = super().validate(resource, checked, old, subresource)
-        return errors + crds.validate_crd(checked, old), unknown
+        return add_new_errors(errors, crds.validate_crd(checked, old)), unknown
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]

@@ -15,11 +15,7 @@ from setpoint.api.field_errors import FieldError
 from setpoint.api.names import validate_dns1123_subdomain, validate_qualified_name
 from setpoint.api.times import normalize_micro_time, normalize_time
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.kind_behaviour import (
-    BuiltinValidator,
-    KindBehaviour,
-    add_new_errors,
-)
+from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.served_resources import ServedResource
 
 REPORTING_INSTANCE_LENGTH_LIMIT: Final = 128
@@ -178,19 +174,17 @@ class EventBehaviour(KindBehaviour):
     ) -> None:
         _normalize_times(resource, new)
 
-    def validate(
+    def kind_errors(
         self,
         resource: ServedResource,
         obj: dict[str, Any],
         old: dict[str, Any] | None,
-        subresource: str = "",
-    ) -> tuple[list[FieldError], list[str]]:
-        errors, unknown = super().validate(resource, obj, old, subresource)
+        subresource: str,
+    ) -> list[FieldError]:
+        if old is not None:
+            return []
         events_api = resource.group == "events.k8s.io"
-        core = to_core(obj) if events_api else obj
-        if old is None:
-            errors = add_new_errors(errors, validate_event(core, events_api=events_api))
-        return errors, unknown
+        return validate_event(to_core(obj) if events_api else obj, events_api=events_api)
 
     def to_storage(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
         return to_core(obj) if resource.group == "events.k8s.io" else obj

@@ -20,6 +20,7 @@ import msgspec
 from aiohttp import web
 
 from setpoint.api import field_errors as fe
+from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, request_body, status_errors
 from setpoint.cluster.apiserver.list_options import (
     parse_list_options,
@@ -38,7 +39,6 @@ from setpoint.cluster.apiserver.namespace_lifecycle import (
     delete_namespace,
     finalize_namespace,
 )
-from setpoint.cluster.apiserver.object_json import encode_object_json
 from setpoint.cluster.apiserver.object_operations import (
     ObjectOperations,
     Result,
@@ -52,6 +52,7 @@ from setpoint.cluster.apiserver.selection import (
 from setpoint.cluster.apiserver.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import Watch
+from setpoint.cluster.apiserver.storage.codec import encode_json
 from setpoint.cluster.apiserver.version_info import version_document
 from setpoint.cluster.apiserver.watch_stream import serve_watch
 
@@ -383,7 +384,7 @@ class APIHandler:
         obj = ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)
         if method == "GET":
-            return json_response(200, encode_object_json(scale))
+            return json_response(200, encode_json(scale))
         if method not in ("PUT", "PATCH"):
             raise _method_not_allowed()
         body = await request_body.read_body(request)
@@ -412,7 +413,7 @@ class APIHandler:
         result = await ops.update_object(resource, record, new, write_options(request))
         if result.code >= 300:
             return _result(result)
-        return json_response(200, encode_object_json(scale_of(resource, decode(result.body))))
+        return json_response(200, encode_json(scale_of(resource, decode(result.body))))
 
     async def _finalize(
         self, request: web.BaseRequest, resource: ServedResource, name: str
@@ -486,7 +487,7 @@ def _result(result: Result) -> web.Response:
 def _method_not_allowed() -> APIError:
     return APIError(
         405,
-        status_errors.REASON_METHOD_NOT_ALLOWED,
+        StatusReason.METHOD_NOT_ALLOWED,
         "the server does not allow this method on the requested resource",
     )
 
@@ -498,7 +499,7 @@ def _require_verb(resource: ServedResource, verb: str) -> None:
         if verb == "create" and resource.terminating:
             raise APIError(
                 405,
-                status_errors.REASON_METHOD_NOT_ALLOWED,
+                StatusReason.METHOD_NOT_ALLOWED,
                 "create not allowed while custom resource definition is terminating",
                 details={"group": resource.group, "kind": resource.plural},
             )

@@ -61,8 +61,23 @@ class KindBehaviour:
         """Field errors of ``obj`` and the unknown fields it carries (``old`` on update;
         ``subresource`` is ``"status"`` for a ``/status`` write)."""
         if self._validator is None:
-            return [], []
-        return self._validator(resource, obj)
+            errors: list[FieldError] = []
+            unknown: list[str] = []
+        else:
+            errors, unknown = self._validator(resource, obj)
+        extra = self.kind_errors(resource, obj, old, subresource)
+        return (add_new_errors(errors, extra) if extra else errors), unknown
+
+    def kind_errors(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        subresource: str,
+    ) -> list[FieldError]:
+        """The kind's own checks beyond its schema (none by default); reported after the
+        schema's, each problem once."""
+        return []
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]

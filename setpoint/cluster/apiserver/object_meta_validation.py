@@ -149,18 +149,10 @@ def validate_object_meta(
         if not isinstance(references, list) or not all(isinstance(r, dict) for r in references):
             errors.append(fe.invalid("metadata.ownerReferences", references, "must be a list"))
         else:
-            errors.extend(_from_api_error(e) for e in owner_reference_errors(references))
+            errors.extend(owner_reference_errors(references))
     generation = metadata.get("generation")
     if isinstance(generation, int) and generation < 0:
         errors.append(
             fe.invalid("metadata.generation", generation, "must be greater than or equal to 0")
         )
     return errors
-
-
-def _from_api_error(error: Any) -> FieldError:
-    """The server's FieldError for one of ``setpoint.api``'s (same text, same cause)."""
-    _type_words, _, rest = error.body.partition(": ")
-    if not rest:
-        return FieldError(error.type, error.field, fe.OMIT_VALUE, "")
-    return FieldError(error.type, error.field, fe.OMIT_VALUE, rest)

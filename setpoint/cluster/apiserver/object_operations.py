@@ -27,6 +27,7 @@ import msgspec
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.api.patch import json_equal
+from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.builtin_defaults import apply_builtin_defaults
 from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
@@ -37,7 +38,6 @@ from setpoint.cluster.apiserver.list_options import (
     parse_resource_version,
 )
 from setpoint.cluster.apiserver.object_decoding import check_type, checked_metadata
-from setpoint.cluster.apiserver.object_json import encode_object_json
 from setpoint.cluster.apiserver.object_meta_validation import validate_object_meta
 from setpoint.cluster.apiserver.selection import (
     Matcher,
@@ -55,6 +55,7 @@ from setpoint.cluster.apiserver.storage import (
     Storage,
     WatchEvent,
 )
+from setpoint.cluster.apiserver.storage.codec import encode_json
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +271,7 @@ class ObjectOperations:
             if requested > current:
                 raise APIError(
                     504,
-                    status_errors.REASON_TIMEOUT,
+                    StatusReason.TIMEOUT,
                     f"Timeout: Too large resource version: {requested}, current: {current}",
                     details={
                         "causes": [
@@ -459,7 +460,7 @@ class ObjectOperations:
             self._admit_namespace(resource, namespace or "", name)
         warnings = self._validate(resource, obj, None, options, behaviour, "")
         if options.dry_run:
-            return Result(201, encode_object_json(obj), warnings)
+            return Result(201, encode_json(obj), warnings)
         stored = behaviour.to_storage(resource, obj)
         try:
             record = self.storage.create(resource.storage_key(namespace, name), stored)
@@ -640,7 +641,7 @@ class ObjectOperations:
             # A no-op write: no new revision, no event (controllers rely on this).
             return Result(200, self.present(resource, record.value), warnings)
         if options.dry_run:
-            return Result(200, encode_object_json(new), warnings)
+            return Result(200, encode_json(new), warnings)
         stored = behaviour.to_storage(resource, new)
         try:
             if deleting and not behaviour.holds_deletion(new):
@@ -752,7 +753,7 @@ class ObjectOperations:
                 new_meta["generation"] = int(meta["generation"]) + 1
             behaviour.prepare_deletion(resource, new)
         if new == obj or options.dry_run:
-            return Result(200, self.present(resource, encode_object_json(new)))
+            return Result(200, self.present(resource, encode_json(new)))
         try:
             written = self.storage.update(record.key, new, expected_revision=record.revision)
         except (KeyNotFoundError, RevisionConflictError):

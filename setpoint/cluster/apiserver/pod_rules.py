@@ -11,11 +11,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
-from setpoint.cluster.apiserver.kind_behaviour import (
-    BuiltinValidator,
-    KindBehaviour,
-    add_new_errors,
-)
+from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.pod_validation import validate_pod_spec
 from setpoint.cluster.apiserver.served_resources import ServedResource
 
@@ -63,17 +59,14 @@ class PodBehaviour(KindBehaviour):
             "qosClass": qos_class(spec if isinstance(spec, dict) else {}),
         }
 
-    def validate(
+    def kind_errors(
         self,
         resource: ServedResource,
         obj: dict[str, Any],
         old: dict[str, Any] | None,
-        subresource: str = "",
-    ) -> tuple[list[FieldError], list[str]]:
-        errors, unknown = super().validate(resource, obj, old, subresource)
-        if subresource != "status":
-            errors = add_new_errors(errors, validate_pod_spec(obj))
-        return errors, unknown
+        subresource: str,
+    ) -> list[FieldError]:
+        return [] if subresource == "status" else validate_pod_spec(obj)
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]

@@ -9,6 +9,7 @@ then init containers, then the pod-only image checks.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from setpoint.api import field_errors as fe
@@ -16,29 +17,31 @@ from setpoint.api.field_errors import FieldError
 from setpoint.api.names import validate_dns1123_label
 
 _CONTAINER_LISTS = ("containers", "initContainers")
+_IMAGE_WHITESPACE = "must not have leading or trailing whitespace"
 
 
-def _containers(spec: dict[str, Any], key: str) -> list[dict[str, Any]]:
+def _containers(spec: dict[str, Any], key: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(path, container)`` of each entry of ``spec[key]``."""
     value = spec.get(key)
     if not isinstance(value, list):
-        return []
-    # Entries of the wrong type are the schema check's to report.
-    return [c if isinstance(c, dict) else {} for c in value]
+        return
+    for index, container in enumerate(value):
+        # Entries of the wrong type are the schema check's to report.
+        yield f"spec.{key}[{index}]", container if isinstance(container, dict) else {}
 
 
 def _validate_names(spec: dict[str, Any]) -> list[FieldError]:
     errors: list[FieldError] = []
     seen: set[str] = set()
     for key in _CONTAINER_LISTS:
-        for index, container in enumerate(_containers(spec, key)):
+        for path, container in _containers(spec, key):
             name = container.get("name")
-            path = f"spec.{key}[{index}].name"
             if not isinstance(name, str) or not name:
-                errors.append(fe.required(path))
+                errors.append(fe.required(f"{path}.name"))
                 continue
-            errors.extend(fe.invalid(path, name, p) for p in validate_dns1123_label(name))
+            errors.extend(fe.invalid(f"{path}.name", name, p) for p in validate_dns1123_label(name))
             if name in seen:
-                errors.append(fe.duplicate(path, name))
+                errors.append(fe.duplicate(f"{path}.name", name))
             seen.add(name)
         if key == "containers" and not spec.get(key):
             errors.append(fe.required("spec.containers"))
@@ -48,14 +51,15 @@ def _validate_names(spec: dict[str, Any]) -> list[FieldError]:
 def _validate_images(spec: dict[str, Any]) -> list[FieldError]:
     errors: list[FieldError] = []
     for key in _CONTAINER_LISTS:
-        for index, container in enumerate(_containers(spec, key)):
+        for path, container in _containers(spec, key):
             image = container.get("image")
-            path = f"spec.{key}[{index}].image"
             if not isinstance(image, str) or not image:
-                errors.append(fe.required(path))
+                errors.append(fe.required(f"{path}.image"))
             elif image != image.strip():
                 errors.append(
-                    fe.invalid(path, image, "must not have leading or trailing whitespace")
+                    fe.invalid(
+                        f"{path}.image", image, "must not have leading or trailing whitespace"
+                    )
                 )
     return errors
 

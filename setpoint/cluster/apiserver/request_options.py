@@ -13,6 +13,7 @@ from aiohttp import web
 
 from setpoint.api import field_errors as fe
 from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
+from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import request_body, status_errors
 from setpoint.cluster.apiserver.list_options import parse_bool
 from setpoint.cluster.apiserver.object_operations import DeleteOptions, WriteOptions
@@ -128,7 +129,7 @@ def apply_patch(
 def _patch_rejected(detail: str) -> APIError:
     return APIError(
         422,
-        status_errors.REASON_INVALID,
+        StatusReason.INVALID,
         PATCH_REJECTED_MESSAGE,
         details={"causes": [{"reason": "FieldValueInvalid", "message": detail}]},
     )

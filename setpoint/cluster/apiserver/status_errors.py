@@ -12,29 +12,10 @@ from typing import Any
 
 from setpoint.api import status as api_status
 from setpoint.api.field_errors import FieldError, go_quote
+from setpoint.api.status import StatusReason
 
-REASON_BAD_REQUEST = "BadRequest"
-REASON_UNAUTHORIZED = "Unauthorized"
-REASON_FORBIDDEN = "Forbidden"
-REASON_NOT_FOUND = "NotFound"
-REASON_METHOD_NOT_ALLOWED = "MethodNotAllowed"
-REASON_NOT_ACCEPTABLE = "NotAcceptable"
-REASON_ALREADY_EXISTS = "AlreadyExists"
-REASON_CONFLICT = "Conflict"
-REASON_EXPIRED = "Expired"
-REASON_GONE = "Gone"
-REASON_REQUEST_ENTITY_TOO_LARGE = "RequestEntityTooLarge"
-REASON_UNSUPPORTED_MEDIA_TYPE = "UnsupportedMediaType"
-REASON_INVALID = "Invalid"
-REASON_INTERNAL_ERROR = "InternalError"
-REASON_TIMEOUT = "Timeout"
-
+#: The cause a write into a terminating namespace is refused with.
 CAUSE_NAMESPACE_TERMINATING = "NamespaceTerminating"
-CAUSE_FIELD_VALUE_INVALID = "FieldValueInvalid"
-CAUSE_FIELD_VALUE_REQUIRED = "FieldValueRequired"
-CAUSE_FIELD_VALUE_FORBIDDEN = "FieldValueForbidden"
-CAUSE_FIELD_VALUE_NOT_SUPPORTED = "FieldValueNotSupported"
-CAUSE_UNEXPECTED_SERVER_RESPONSE = "UnexpectedServerResponse"
 
 
 class APIError(Exception):
@@ -77,22 +58,6 @@ class APIError(Exception):
         return status
 
 
-def _details(
-    name: str, group: str, kind: str, causes: Sequence[dict[str, str]] | None = None
-) -> dict[str, Any]:
-    """``StatusDetails`` with empty fields left out, as Go's omitempty does."""
-    details: dict[str, Any] = {}
-    if name:
-        details["name"] = name
-    if group:
-        details["group"] = group
-    if kind:
-        details["kind"] = kind
-    if causes:
-        details["causes"] = list(causes)
-    return details
-
-
 def not_found(group: str, plural: str, name: str) -> APIError:
     """404 NotFound: ``configmaps "x" not found``."""
     return APIError.from_status(api_status.not_found(plural, name, group=group))
@@ -128,7 +93,7 @@ def invalid(group: str, kind: str, name: str, errors: Sequence[FieldError]) -> A
 
 def bad_request(message: str) -> APIError:
     """400 BadRequest with a free-form message."""
-    return APIError(400, REASON_BAD_REQUEST, message)
+    return APIError(400, StatusReason.BAD_REQUEST, message)
 
 
 def forbidden(
@@ -141,12 +106,16 @@ def forbidden(
     """403 Forbidden: ``configmaps "x" is forbidden: <why>``."""
     resource = api_status.qualified_resource(plural, group)
     subject = f"{resource} {go_quote(name)}" if name else resource
-    return APIError(
+    status = api_status.failure_status(
         403,
-        REASON_FORBIDDEN,
+        StatusReason.FORBIDDEN,
         f"{subject} is forbidden: {why}",
-        details=_details(name, group, plural, causes),
+        name=name,
+        group=group,
+        kind=plural,
+        causes=causes,
     )
+    return APIError.from_status(status)
 
 
 def method_not_allowed(group: str, plural: str, verb: str) -> APIError:
@@ -158,7 +127,7 @@ def unsupported_media_type(content_type: str, accepted: Sequence[str]) -> APIErr
     """415: the body's media type is not one this endpoint decodes."""
     return APIError(
         415,
-        REASON_UNSUPPORTED_MEDIA_TYPE,
+        StatusReason.UNSUPPORTED_MEDIA_TYPE,
         f"the body of the request was in an unknown format - accepted media types include: "
         f"{', '.join(accepted)}",
         details={"causes": [{"reason": "UnexpectedServerResponse", "message": content_type}]}
@@ -189,12 +158,12 @@ def request_entity_too_large(limit: int) -> APIError:
 
 def unauthorized() -> APIError:
     """401 for a request without a valid bearer token."""
-    return APIError(401, REASON_UNAUTHORIZED, "Unauthorized")
+    return APIError(401, StatusReason.UNAUTHORIZED, "Unauthorized")
 
 
 def path_not_found() -> APIError:
     """404 for a path that names no endpoint."""
-    return APIError(404, REASON_NOT_FOUND, "the server could not find the requested resource")
+    return APIError(404, StatusReason.NOT_FOUND, "the server could not find the requested resource")
 
 
 def internal_error(text: str) -> APIError:

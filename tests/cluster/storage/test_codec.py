@@ -7,7 +7,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from setpoint.cluster.apiserver.storage.codec import decode_object, encode_object, restamp
+from setpoint.cluster.apiserver.storage.codec import (
+    decode_object,
+    encode_json,
+    encode_object,
+    restamp,
+)
 
 json_values = st.recursive(
     st.none()
@@ -50,6 +55,12 @@ def test_round_trip_keeps_order_and_integral_numbers(spec: dict[str, Any]) -> No
 def test_integral_float_is_written_without_fraction() -> None:
     value = encode_object("/g/things/t", {"metadata": {}, "n": [1.0, -2.0, 2.5, 1e20, 1e21]}, 1)
     assert value.endswith(b'"n":[1,-2,2.5,100000000000000000000,1e21]}')
+
+
+def test_encode_json_writes_integral_floats_as_integers_without_stamping() -> None:
+    obj = {"spec": {"replicas": 3.0, "ratio": 0.5}, "items": [{"n": 2.0}]}
+    assert encode_json(obj) == b'{"spec":{"replicas":3,"ratio":0.5},"items":[{"n":2}]}'
+    assert obj["spec"]["replicas"] == 3.0  # the caller's object is left alone
 
 
 def test_restamp_replaces_only_the_resource_version() -> None:

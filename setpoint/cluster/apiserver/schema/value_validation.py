@@ -36,15 +36,16 @@ _MAX_JSON_INTEGER: Final = float(1 << 53)
 _INTEGRAL_EPSILON: Final = 1e-9
 
 
-_KIND_OF_TYPE: Final[dict[type, str]] = {
+#: JSON schema type of each exact Python type msgspec decodes a non-null JSON value into.
+KIND_OF_VALUE_TYPE: Final[dict[type, str]] = {
     dict: "object",
     str: "string",
     list: "array",
     int: "integer",
     float: "number",
     bool: "boolean",
-    type(None): "null",
 }
+_KIND_OF_TYPE: Final[dict[type, str]] = {**KIND_OF_VALUE_TYPE, type(None): "null"}
 
 
 def json_kind(value: object) -> str:

@@ -2,6 +2,7 @@
 
 The contract is in :mod:`.base`. Both backends share the same parts:
 
+- :mod:`.keyspace_storage` serves reads, history and watches from memory for both;
 - :mod:`.keyspace` holds the current objects (JSON bytes in a sorted map) and the write rules;
 - :mod:`.codec` encodes objects (key order kept, ``metadata.resourceVersion`` stamped);
 - :mod:`.history` keeps the recent events a watch may resume from;

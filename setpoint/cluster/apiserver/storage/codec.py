@@ -45,11 +45,21 @@ def encode_object(key: str, obj: dict[str, Any], revision: int) -> bytes:
         )
     stamped = {**obj, "metadata": {**metadata, "resourceVersion": str(revision)}}
     try:
-        data = _encode_exact(stamped)
+        return encode_json(stamped)
     except (TypeError, msgspec.EncodeError) as exc:
         raise InvalidValueError(f"value for {key}: cannot be encoded as JSON: {exc}") from exc
-    if b"." in data and b".0" in data and _MAYBE_INTEGRAL_FLOAT.search(data) is not None:
-        data = _encode_exact(_integral_floats_as_ints(stamped))
+
+
+def encode_json(obj: Any) -> bytes:
+    """``obj`` as compact JSON in Go's style: integral floats below 1e21 written as integers.
+
+    Answers built from an object that is not stored (a dry run, a Scale) use this too, so they
+    look exactly like stored ones. Raises ``TypeError``/``msgspec.EncodeError`` for values JSON
+    cannot hold.
+    """
+    data = _encode_exact(obj)
+    if b".0" in data and _MAYBE_INTEGRAL_FLOAT.search(data) is not None:
+        data = _encode_exact(_integral_floats_as_ints(obj))
     return data
 
 

@@ -6,16 +6,12 @@ JSON size plus a small fixed overhead, and lists are O(log n + k).
 
 from __future__ import annotations
 
-import builtins
 import time
 from typing import Any
 
 from setpoint.cluster.apiserver.storage.base import (
     Record,
-    Storage,
     StorageClosedError,
-    Watch,
-    WatchEvent,
 )
 from setpoint.cluster.apiserver.storage.history import (
     HISTORY_MAX_AGE_SECONDS,
@@ -24,10 +20,11 @@ from setpoint.cluster.apiserver.storage.history import (
     EventHistory,
 )
 from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace, check_issued
-from setpoint.cluster.apiserver.storage.watch import DEFAULT_WATCH_BUFFER, StorageWatch, WatchHub
+from setpoint.cluster.apiserver.storage.keyspace_storage import KeyspaceStorage
+from setpoint.cluster.apiserver.storage.watch import WatchHub
 
 
-class MemoryStorage(Storage):
+class MemoryStorage(KeyspaceStorage):
     """A revisioned key-value store held in memory; lost when the process ends."""
 
     def __init__(
@@ -43,36 +40,6 @@ class MemoryStorage(Storage):
         )
         self._hub = WatchHub()
         self._closed = False
-
-    @property
-    def revision(self) -> int:
-        """The newest committed revision (0 for an empty store)."""
-        return self._keyspace.revision
-
-    @property
-    def oldest_revision(self) -> int:
-        """The oldest revision a watch may start from."""
-        return self._history.compacted_revision
-
-    def __len__(self) -> int:
-        return len(self._keyspace)
-
-    def get(self, key: str) -> Record | None:
-        """The current value under ``key``, or None."""
-        self._check_open()
-        return self._keyspace.get(key)
-
-    def list(
-        self, prefix: str, *, start_after: str | None = None, limit: int | None = None
-    ) -> list[Record]:
-        """Current values whose key starts with ``prefix``, sorted by key, after ``start_after``."""
-        self._check_open()
-        return self._keyspace.list(prefix, start_after=start_after, limit=limit)
-
-    def count(self, prefix: str) -> int:
-        """How many keys start with ``prefix``."""
-        self._check_open()
-        return self._keyspace.count(prefix)
 
     def create(self, key: str, obj: dict[str, Any]) -> Record:
         """Store a new object; sets ``metadata.resourceVersion``. Raises KeyExistsError."""
@@ -95,23 +62,6 @@ class MemoryStorage(Storage):
         """Return at once: a write in memory is durable and announced when it returns."""
         self._check_open()
         check_issued(revision, self._keyspace.revision)
-
-    def history(self, prefix: str, from_revision: int) -> builtins.list[WatchEvent]:
-        """The retained events under ``prefix`` with revision > ``from_revision``, oldest first."""
-        self._check_open()
-        return self._history.since(from_revision, prefix)
-
-    def watch(
-        self, prefix: str, from_revision: int, *, buffer: int = DEFAULT_WATCH_BUFFER
-    ) -> Watch:
-        """Events under ``prefix`` with revision > ``from_revision``."""
-        self._check_open()
-        backlog = self._history.since(from_revision, prefix)
-        watcher = StorageWatch(
-            prefix, from_revision, backlog, buffer=buffer, on_close=self._hub.remove
-        )
-        self._hub.add(watcher)
-        return watcher
 
     async def close(self) -> None:
         """Close every watch and refuse further calls."""

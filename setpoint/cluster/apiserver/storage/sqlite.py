@@ -16,7 +16,6 @@ write was pending did see it: the price of answering reads from memory without w
 from __future__ import annotations
 
 import asyncio
-import builtins
 import heapq
 import itertools
 import sqlite3
@@ -29,11 +28,8 @@ from typing import Any
 from setpoint.cluster.apiserver.storage.base import (
     CommitError,
     Record,
-    Storage,
     StorageClosedError,
     StorageError,
-    Watch,
-    WatchEvent,
 )
 from setpoint.cluster.apiserver.storage.history import (
     HISTORY_MAX_AGE_SECONDS,
@@ -42,18 +38,19 @@ from setpoint.cluster.apiserver.storage.history import (
     EventHistory,
 )
 from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace, check_issued
+from setpoint.cluster.apiserver.storage.keyspace_storage import KeyspaceStorage
 from setpoint.cluster.apiserver.storage.sqlite_file import SqliteFile
-from setpoint.cluster.apiserver.storage.watch import DEFAULT_WATCH_BUFFER, StorageWatch, WatchHub
+from setpoint.cluster.apiserver.storage.watch import WatchHub
 
 # Failed revision ranges remembered so that a late ``wait_durable`` on one still fails. Commit
 # failures are rare (disk full, I/O error); this only bounds memory if they repeat for long.
 _FAILED_RANGES_KEPT = 1000
 
-# Named because the class below has a method called ``list``, which hides the builtin there.
+# The writes queued for one commit, in revision order.
 ChangeBatch = list[Change]
 
 
-class SqliteStorage(Storage):
+class SqliteStorage(KeyspaceStorage):
     """A revisioned key-value store in a SQLite file; every acknowledged write survives a crash.
 
     Use it from one event loop. Reads are served from memory (loaded at open).
@@ -99,36 +96,6 @@ class SqliteStorage(Storage):
         """The storage file."""
         return self._file.path
 
-    @property
-    def revision(self) -> int:
-        """The newest revision handed out (visible to reads; durable once awaited)."""
-        return self._keyspace.revision
-
-    @property
-    def oldest_revision(self) -> int:
-        """The oldest revision a watch may start from."""
-        return self._history.compacted_revision
-
-    def __len__(self) -> int:
-        return len(self._keyspace)
-
-    def get(self, key: str) -> Record | None:
-        """The current value under ``key``, or None."""
-        self._check_open()
-        return self._keyspace.get(key)
-
-    def list(
-        self, prefix: str, *, start_after: str | None = None, limit: int | None = None
-    ) -> list[Record]:
-        """Current values whose key starts with ``prefix``, sorted by key, after ``start_after``."""
-        self._check_open()
-        return self._keyspace.list(prefix, start_after=start_after, limit=limit)
-
-    def count(self, prefix: str) -> int:
-        """How many keys start with ``prefix``."""
-        self._check_open()
-        return self._keyspace.count(prefix)
-
     def create(self, key: str, obj: dict[str, Any]) -> Record:
         """Store a new object; sets ``metadata.resourceVersion``. Raises KeyExistsError."""
         loop = self._writable()
@@ -158,23 +125,6 @@ class SqliteStorage(Storage):
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             heapq.heappush(self._waiters, (revision, next(self._waiter_ids), future))
             await future
-
-    def history(self, prefix: str, from_revision: int) -> builtins.list[WatchEvent]:
-        """The retained events under ``prefix`` with revision > ``from_revision``, oldest first."""
-        self._check_open()
-        return self._history.since(from_revision, prefix)
-
-    def watch(
-        self, prefix: str, from_revision: int, *, buffer: int = DEFAULT_WATCH_BUFFER
-    ) -> Watch:
-        """Events under ``prefix`` with revision > ``from_revision`` (durable events only)."""
-        self._check_open()
-        backlog = self._history.since(from_revision, prefix)
-        watcher = StorageWatch(
-            prefix, from_revision, backlog, buffer=buffer, on_close=self._hub.remove
-        )
-        self._hub.add(watcher)
-        return watcher
 
     async def close(self) -> None:
         """Commit everything queued, end every watch and close the file."""

@@ -8,7 +8,8 @@ second server on the same file would hand out the same revisions, so it is refus
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,8 +140,7 @@ class SqliteFile:
             for e in (change.event for change in changes)
         ]
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate_transaction(conn):
             if upserts:
                 conn.executemany(_UPSERT_OBJECT, upserts)
             if deletes:
@@ -148,14 +148,6 @@ class SqliteFile:
             conn.executemany(_INSERT_EVENT, events)
             conn.execute(_TRIM_EVENTS, (compacted_revision,))
             conn.execute(_SET_REVISION, (changes[-1].record.revision,))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass  # the original error is the one to report
-            raise
 
     def close(self) -> None:
         """Checkpoint the WAL into the main file and close."""
@@ -179,8 +171,7 @@ class SqliteFile:
     def _check_or_create_schema(self) -> None:
         conn = self._conn
         # Taking the write lock here makes a second opener fail now, not at its first write.
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate_transaction(conn):
             (application_id,) = conn.execute("PRAGMA application_id").fetchone()
             (version,) = conn.execute("PRAGMA user_version").fetchone()
             (tables,) = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -200,14 +191,6 @@ class SqliteFile:
                     f"{self.path}: storage schema version {version} is not supported "
                     f"(this setpoint reads version {SCHEMA_VERSION})"
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                try:
-                    conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass  # the original error is the one to report
-            raise
 
     def _describe(self, exc: BaseException) -> str:
         text = str(exc)
@@ -223,3 +206,19 @@ def _event_type(kind: str) -> EventType:
         return _EVENT_TYPES[kind]
     except KeyError:
         raise ValueError(f"unknown event type {kind!r} in the events table") from None
+
+
+@contextmanager
+def _immediate_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction taken at once: committed if the block ends, rolled back if it fails."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # the original error is the one to report
+        raise
