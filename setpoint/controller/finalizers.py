@@ -51,7 +51,9 @@ ObjectInput = Mapping[str, Any] | CachedObject
 class FinalizerOutcome(enum.Enum):
     """What :func:`handle_finalizer` did."""
 
-    #: The object is alive and the finalizer was just added (the write triggers a new reconcile).
+    #: The object is alive and the finalizer was just added. Carry on with ``result.object``: the
+    #: write changed only metadata, so a ``GenerationChanged`` predicate filters out the event it
+    #: causes and no new reconcile may come.
     ADDED = "added"
     #: The object is alive and already carries the finalizer: reconcile normally.
     PRESENT = "present"
@@ -201,8 +203,10 @@ async def handle_finalizer(
     Typical use at the top of a reconcile::
 
         result = await handle_finalizer(client, widget, "example.com/cleanup", delete_bucket)
-        if result.deleting or result.outcome is FinalizerOutcome.ADDED:
+        if result.deleting:
             return None
+        if result.object is not None:  # just added: continue with what the server stored
+            widget = result.object
 
     ``cleanup`` raising leaves the finalizer in place and propagates (so the reconcile retries);
     it must be idempotent, as it may run again after a failed finalizer removal.
