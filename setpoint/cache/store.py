@@ -108,8 +108,11 @@ class Store:
         return isinstance(key, ObjectKey) and self.get(key) is not None
 
     def __iter__(self) -> Iterator[CachedObject]:
-        for objects in list(self._by_namespace.values()):
-            yield from list(objects.values())
+        # Readers in other threads (sync reconcilers, /metrics) iterate while the loop writes.
+        # dict.copy() clones the table in one C step, so a thread switch (e.g. from a garbage
+        # collection's callbacks) cannot land mid-iteration; list(d.values()) alone can.
+        for objects in self._by_namespace.copy().values():
+            yield from objects.copy().values()
 
     def get(self, key: ObjectKey) -> CachedObject | None:
         """The object named ``key``, or None."""
@@ -133,7 +136,7 @@ class Store:
 
     def namespaces(self) -> list[str]:
         """Namespaces that hold at least one object ("" stands for cluster-scoped objects)."""
-        return [ns for ns, objects in list(self._by_namespace.items()) if objects]
+        return [ns for ns, objects in self._by_namespace.copy().items() if objects]
 
     def list(
         self,
@@ -144,7 +147,7 @@ class Store:
         if namespace is None:
             objects: list[CachedObject] = list(self)
         else:
-            objects = list(self._by_namespace.get(namespace, {}).values())
+            objects = list(self._by_namespace.get(namespace, {}).copy().values())
         if label_selector is None:
             return objects
         matches = label_predicate(label_selector)
@@ -165,14 +168,14 @@ class Store:
         Raises ``KeyError`` naming the index when no such index exists.
         """
         if index_name == NAMESPACE_INDEX:
-            return list(self._by_namespace.get(value, {}).values())
+            return list(self._by_namespace.get(value, {}).copy().values())
         index = self._indices.get(index_name)
         if index is None:
             raise KeyError(
                 f"no index named {index_name!r}; known indexes: {', '.join(self.index_names)}"
             )
         result = []
-        for namespace, name in tuple(index.get(value, ())):
+        for namespace, name in index.get(value, set()).copy():
             obj = self._by_namespace.get(namespace, {}).get(name)
             if obj is not None:
                 result.append(obj)
@@ -185,7 +188,7 @@ class Store:
         index = self._indices.get(index_name)
         if index is None:
             raise KeyError(f"no index named {index_name!r}")
-        return [value for value, keys in list(index.items()) if keys]
+        return [value for value, keys in index.copy().items() if keys]
 
 
 class MutableStore(Store):

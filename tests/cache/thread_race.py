@@ -2,11 +2,14 @@
 
 The manager encodes /metrics and sync reconcilers read the cache in worker threads while the
 event loop changes the same structures. A race there shows up only when a thread switch lands in
-the middle of an iteration, so the switch interval is cut to the minimum for the duration.
+the middle of an iteration, so the switch interval is cut to the minimum for the duration, and a
+garbage collection (which runs Python callbacks, and so may switch threads, even inside a
+C-level ``list(d.items())``) is made to happen often and to yield.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import time
@@ -15,6 +18,12 @@ from collections.abc import Callable
 # How long the writes go on at most: the races these tests look for show up within tens of
 # milliseconds; this is a bound on the stress, not a timing assertion.
 STRESS_SECONDS = 0.7
+# A collection every few dozen allocations, so that one lands inside the readers' copies.
+GC_THRESHOLD = 50
+
+
+def _yield_during_collection(phase: str, info: dict[str, int]) -> None:
+    time.sleep(0)
 
 
 def reader_failures(read: Callable[[], object], write: Callable[[], None]) -> list[BaseException]:
@@ -34,7 +43,10 @@ def reader_failures(read: Callable[[], object], write: Callable[[], None]) -> li
                 return
 
     interval = sys.getswitchinterval()
+    thresholds = gc.get_threshold()
     sys.setswitchinterval(1e-6)
+    gc.set_threshold(GC_THRESHOLD)
+    gc.callbacks.append(_yield_during_collection)
     thread = threading.Thread(target=reader)
     thread.start()
     try:
@@ -44,5 +56,7 @@ def reader_failures(read: Callable[[], object], write: Callable[[], None]) -> li
     finally:
         stop.set()
         thread.join()
+        gc.callbacks.remove(_yield_during_collection)
+        gc.set_threshold(*thresholds)
         sys.setswitchinterval(interval)
     return failures
