@@ -87,6 +87,18 @@ async def test_count_by_prefix(populated: Storage) -> None:
     assert populated.count("/core/configmaps/ns1/") == 2
 
 
+async def test_count_after_a_key_matches_the_rest_of_the_list(populated: Storage) -> None:
+    prefix = "/core/configmaps/"
+    for record in populated.list(prefix):
+        rest = populated.list(prefix, start_after=record.key)
+        assert populated.count(prefix, start_after=record.key) == len(rest)
+    # a start_after that is not stored, or lies outside the prefix, counts like list does
+    for start_after in (key_of("bb", "ns1"), "/a", "/core/configmaps0"):
+        assert populated.count(prefix, start_after=start_after) == len(
+            populated.list(prefix, start_after=start_after)
+        )
+
+
 async def test_prefix_ending_in_the_largest_character(storage: Storage) -> None:
     storage.create("/g/r/\U0010ffff", {"metadata": {}})
     storage.create("/g/r/\U0010ffff/x", {"metadata": {}})

@@ -140,8 +140,8 @@ class Storage(abc.ABC):
         """Current values whose key starts with ``prefix``, sorted by key, after ``start_after``."""
 
     @abc.abstractmethod
-    def count(self, prefix: str) -> int:
-        """How many keys start with ``prefix``."""
+    def count(self, prefix: str, *, start_after: str | None = None) -> int:
+        """How many keys start with ``prefix`` (only those after ``start_after`` when given)."""
 
     @abc.abstractmethod
     def create(self, key: str, obj: dict[str, Any]) -> Record:

@@ -99,11 +99,14 @@ class Keyspace:
         records = self._records
         return [records[k] for k in keys]
 
-    def count(self, prefix: str) -> int:
-        """How many keys start with ``prefix``; O(log n)."""
+    def count(self, prefix: str, *, start_after: str | None = None) -> int:
+        """How many keys start with ``prefix``, after ``start_after`` when given; O(log n)."""
         upper = prefix_upper_bound(prefix)
         records = self._records
-        lo = records.bisect_left(prefix)
+        if start_after is not None and start_after >= prefix:
+            lo = records.bisect_right(start_after)
+        else:
+            lo = records.bisect_left(prefix)
         hi = len(records) if upper is None else records.bisect_left(upper)
         return int(hi - lo)
 

@@ -52,10 +52,10 @@ class KeyspaceStorage(Storage, abc.ABC):
         self._check_open()
         return self._keyspace.list(prefix, start_after=start_after, limit=limit)
 
-    def count(self, prefix: str) -> int:
-        """How many keys start with ``prefix``."""
+    def count(self, prefix: str, *, start_after: str | None = None) -> int:
+        """How many keys start with ``prefix`` (only those after ``start_after`` when given)."""
         self._check_open()
-        return self._keyspace.count(prefix)
+        return self._keyspace.count(prefix, start_after=start_after)
 
     def history(self, prefix: str, from_revision: int) -> builtins.list[WatchEvent]:
         """The retained events under ``prefix`` with revision > ``from_revision``, oldest first."""
