@@ -19,15 +19,11 @@ stdout; with ``--json`` stdout is one JSON object and nothing else. Logs go to s
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import dataclasses
 import datetime
-import json
 import logging
 import os
 import platform
-import sys
 import tempfile
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -37,6 +33,7 @@ from typing import Any, Final
 import aiohttp
 
 from bench import http_load
+from bench.command_line import run_benchmark
 from bench.results_table import render_table
 from bench.server_process import MIB, ServerProcess, free_port, python_module_argv
 
@@ -455,22 +452,7 @@ def render(figures: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(prog="python -m bench.apiserver", description=__doc__)
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s"
-    )
-    figures = asyncio.run(run(QUICK if args.quick else FULL))
-    if args.json:
-        sys.stdout.write(json.dumps(figures) + "\n")
-    else:
-        sys.stdout.write(render(figures) + "\n")
-    failed = failures(figures)
-    if failed:
-        sys.stderr.write("bench.apiserver: some measurements failed:\n  " + "\n  ".join(failed))
-        sys.exit(1)
+    run_benchmark("python -m bench.apiserver", __doc__, run, (FULL, QUICK), render, failures, argv)
 
 
 if __name__ == "__main__":

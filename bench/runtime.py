@@ -22,7 +22,6 @@ to stderr.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import datetime
@@ -31,7 +30,6 @@ import json
 import logging
 import os
 import platform
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
@@ -42,6 +40,7 @@ from typing import Any, Final
 import msgspec
 
 from bench import http_load
+from bench.command_line import run_benchmark
 from bench.latency_writer import object_name
 from bench.results_table import render_table
 from bench.server_process import ServerProcess, free_port, python_module_argv
@@ -585,24 +584,14 @@ def render(figures: dict[str, Any]) -> str:
     )
 
 
+def failures(figures: dict[str, Any]) -> list[str]:
+    """The parts whose measurement failed, with the error."""
+    return [f"{part}: {error}" for part, error in figures.get("errors", {}).items()]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(prog="python -m bench.runtime", description=__doc__)
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s"
-    )
-    figures = asyncio.run(run(QUICK if args.quick else FULL))
-    if args.json:
-        sys.stdout.write(json.dumps(figures) + "\n")
-    else:
-        sys.stdout.write(render(figures) + "\n")
-    if figures.get("errors"):
-        failed = [f"{part}: {error}" for part, error in figures["errors"].items()]
-        sys.stderr.write("bench.runtime: some measurements failed:\n  " + "\n  ".join(failed))
-        sys.exit(1)
+    run_benchmark("python -m bench.runtime", __doc__, run, (FULL, QUICK), render, failures, argv)
 
 
 if __name__ == "__main__":
