@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from setpoint.cluster.apiserver.builtin_fast_check import FastChecker
-from setpoint.cluster.apiserver.builtin_validation import builtin_schemas, validate_builtin
+from setpoint.cluster.apiserver.validation.builtin_schemas import builtin_schemas, validate_builtin
+from setpoint.cluster.apiserver.validation.fast_check import FastChecker
 
 SAMPLES: list[dict[str, Any]] = [
     {

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from setpoint.cluster.apiserver import watch_stream
+from setpoint.cluster.apiserver.http import watch_stream
 from tests.cluster.raw_api import RawAPI
 
 #: Bytes per object: large enough that the unread stream fills the socket buffers quickly.

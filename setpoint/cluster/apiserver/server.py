@@ -13,18 +13,14 @@ from typing import Final
 
 from aiohttp import web
 
-from setpoint.cluster.apiserver.builtin_resources import builtin_resources
-from setpoint.cluster.apiserver.builtin_validation_hook import builtin_validator
-from setpoint.cluster.apiserver.crd_serving import (
-    CRD_STORAGE_ROOT,
-    CRDBehaviour,
-    CustomResourceBehaviour,
+from setpoint.cluster.apiserver.http.handler import APIHandler
+from setpoint.cluster.apiserver.http.serving_certificate import (
+    ServingCertificate,
+    generate_serving_certificate,
 )
-from setpoint.cluster.apiserver.event_rules import EventBehaviour
-from setpoint.cluster.apiserver.http_api import APIHandler
-from setpoint.cluster.apiserver.kind_behaviour import JobBehaviour, KindBehaviour
-from setpoint.cluster.apiserver.lease_rules import LeaseBehaviour
-from setpoint.cluster.apiserver.namespace_lifecycle import (
+from setpoint.cluster.apiserver.kinds.events import EventBehaviour
+from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
+from setpoint.cluster.apiserver.kinds.namespaces import (
     SYSTEM_NAMESPACES,
     NamespaceAdmission,
     NamespaceBehaviour,
@@ -33,24 +29,28 @@ from setpoint.cluster.apiserver.namespace_lifecycle import (
     namespace_terminating,
     new_namespace,
 )
-from setpoint.cluster.apiserver.object_operations import (
+from setpoint.cluster.apiserver.kinds.pods import PodBehaviour
+from setpoint.cluster.apiserver.kinds.services import ServiceBehaviour
+from setpoint.cluster.apiserver.registry.builtin_resources import builtin_resources
+from setpoint.cluster.apiserver.registry.crd_serving import (
+    CRD_STORAGE_ROOT,
+    CRDBehaviour,
+    CustomResourceBehaviour,
+)
+from setpoint.cluster.apiserver.registry.kind_behaviour import JobBehaviour, KindBehaviour
+from setpoint.cluster.apiserver.registry.object_operations import (
     DeleteOptions,
     ObjectOperations,
     WriteOptions,
 )
-from setpoint.cluster.apiserver.pod_rules import PodBehaviour
-from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
-from setpoint.cluster.apiserver.selection import (
+from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ServedResource
-from setpoint.cluster.apiserver.service_rules import ServiceBehaviour
-from setpoint.cluster.apiserver.serving_certificate import (
-    ServingCertificate,
-    generate_serving_certificate,
-)
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import Storage
+from setpoint.cluster.apiserver.validation.builtin_hook import builtin_validator
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from setpoint.cluster.apiserver.builtin_validation import (
+from setpoint.cluster.apiserver.validation.builtin_schemas import (
     BuiltinSchemas,
     builtin_schemas,
     has_builtin_schema,
@@ -288,7 +288,7 @@ def test_schema_lookup() -> None:
 
 
 def test_unknown_schema_version_is_a_clear_error() -> None:
-    from setpoint.cluster.apiserver.builtin_validation import BuiltinSchemaError
+    from setpoint.cluster.apiserver.validation.builtin_schemas import BuiltinSchemaError
 
     with pytest.raises(BuiltinSchemaError, match=r"no schemas for v0\.1\.0"):
         BuiltinSchemas("v0.1.0").definition_name("v1", "Pod")

@@ -20,7 +20,7 @@ from setpoint.cluster.apiserver.crds.versions import (
     is_namespaced,
     version_subresources,
 )
-from setpoint.cluster.apiserver.served_resources import (
+from setpoint.cluster.apiserver.registry.served_resources import (
     CUSTOM_RESOURCE_VERBS,
     TERMINATING_CUSTOM_RESOURCE_VERBS,
 )

@@ -20,17 +20,17 @@ import msgspec
 from aiohttp import web
 
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.list_options import ListOptions, parse_resource_version
-from setpoint.cluster.apiserver.object_operations import (
+from setpoint.cluster.apiserver.http.list_options import ListOptions, parse_resource_version
+from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     converts,
 )
-from setpoint.cluster.apiserver.selection import (
+from setpoint.cluster.apiserver.registry.selection import (
     Matcher,
     check_field_selector,
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.storage import ExpiredError, Watch, WatchOverflowError
 
 #: How often an idle watch with bookmarks allowed gets a BOOKMARK (upstream: about a minute).

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 
 _METADATA_STRING_FIELDS: Final = (

@@ -15,8 +15,8 @@ from setpoint.api.field_errors import FieldError
 from setpoint.api.names import validate_dns1123_subdomain, validate_qualified_name
 from setpoint.api.times import normalize_micro_time, normalize_time
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 REPORTING_INSTANCE_LENGTH_LIMIT: Final = 128
 ACTION_LENGTH_LIMIT: Final = 128

@@ -29,22 +29,21 @@ from setpoint.api.field_errors import FieldError
 from setpoint.api.patch import json_equal
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.builtin_defaults import apply_builtin_defaults
-from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
-from setpoint.cluster.apiserver.list_options import (
+from setpoint.cluster.apiserver.http.list_options import (
     MATCH_EXACT,
     ListOptions,
     encode_continue,
     parse_resource_version,
 )
-from setpoint.cluster.apiserver.object_decoding import check_type, checked_metadata
-from setpoint.cluster.apiserver.object_meta_validation import validate_object_meta
-from setpoint.cluster.apiserver.selection import (
+from setpoint.cluster.apiserver.registry.builtin_defaults import apply_builtin_defaults
+from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.registry.object_decoding import check_type, checked_metadata
+from setpoint.cluster.apiserver.registry.selection import (
     Matcher,
     check_field_selector,
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import (
     ExpiredError,
@@ -56,6 +55,7 @@ from setpoint.cluster.apiserver.storage import (
     WatchEvent,
 )
 from setpoint.cluster.apiserver.storage.codec import encode_json
+from setpoint.cluster.apiserver.validation.object_meta import validate_object_meta
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from setpoint.cluster.apiserver.served_resources import SUBRESOURCE_VERBS, ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import SUBRESOURCE_VERBS, ServedResource
 
 _KUBE_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 

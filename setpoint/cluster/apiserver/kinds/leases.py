@@ -10,8 +10,8 @@ from typing import Any, Final
 
 from setpoint.api.times import normalize_micro_time
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 _MICRO_TIME_FIELDS: Final = ("acquireTime", "renewTime")
 

@@ -1,6 +1,6 @@
 """Validation of built-in objects against the upstream schemas (``kubernetes-validate``).
 
-The schema work lives in :mod:`setpoint.cluster.apiserver.builtin_validation`; this adapts it to
+The schema work lives in ``builtin_schemas``; this adapts it to
 the server's :data:`BuiltinValidator` signature (field errors plus unknown-field paths). Unknown
 fields are pruned, as decoding into the Go types does upstream.
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
-from setpoint.cluster.apiserver.builtin_fast_check import FastChecker
-from setpoint.cluster.apiserver.builtin_validation import builtin_schemas, validate_builtin
-from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.validation.builtin_schemas import builtin_schemas, validate_builtin
+from setpoint.cluster.apiserver.validation.fast_check import FastChecker
 
 #: The fields of ``ObjectMeta`` (k8s.io/apimachinery/pkg/apis/meta/v1, 1.32).
 OBJECT_META_FIELDS: Final = frozenset(

@@ -1,6 +1,6 @@
 """A fast pre-check of built-in objects: proves an object clean, or defers to the full check.
 
-The full built-in check (:func:`~setpoint.cluster.apiserver.builtin_validation.validate_builtin`)
+The full built-in check (``validate_builtin``)
 walks the schema with paths, messages, ratcheting and pruning, and costs a third of a create's
 server time. Almost every object a client writes is valid and carries no unknown field, and for
 those the full walk finds nothing. This walk answers only "clean" or "not sure": it accepts a

@@ -22,22 +22,22 @@ from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver import crds
-from setpoint.cluster.apiserver.kind_behaviour import (
+from setpoint.cluster.apiserver.registry.kind_behaviour import (
     BuiltinValidator,
     KindBehaviour,
     add_new_errors,
 )
-from setpoint.cluster.apiserver.object_operations import (
+from setpoint.cluster.apiserver.registry.object_operations import (
     DeleteOptions,
     ObjectOperations,
     now_timestamp,
 )
-from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
-from setpoint.cluster.apiserver.schema.embedded import coerce_object_meta
-from setpoint.cluster.apiserver.selection import (
+from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ObjectValidator, ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ObjectValidator, ServedResource
+from setpoint.cluster.apiserver.schema.embedded import coerce_object_meta
 from setpoint.cluster.apiserver.status_errors import APIError
 
 log = logging.getLogger(__name__)

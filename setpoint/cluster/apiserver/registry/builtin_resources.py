@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 FieldGetter = Callable[[dict[str, Any]], str]
 

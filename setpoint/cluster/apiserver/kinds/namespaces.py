@@ -19,17 +19,17 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.kind_behaviour import KindBehaviour
-from setpoint.cluster.apiserver.object_operations import (
+from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.registry.object_operations import (
     DeleteOptions,
     ObjectOperations,
     Result,
     now_timestamp,
 )
-from setpoint.cluster.apiserver.selection import (
+from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import CAUSE_NAMESPACE_TERMINATING
 from setpoint.cluster.apiserver.storage import KeyNotFoundError, RevisionConflictError, Storage
 

@@ -21,40 +21,45 @@ from aiohttp import web
 
 from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
-from setpoint.cluster.apiserver import crds, request_body, status_errors
-from setpoint.cluster.apiserver.list_options import (
+from setpoint.cluster.apiserver import crds, status_errors
+from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http.list_options import (
     parse_list_options,
     parse_resource_version,
     query_dict,
 )
-from setpoint.cluster.apiserver.media_types import (
+from setpoint.cluster.apiserver.http.media_types import (
     JSON_MEDIA_TYPE,
     PRODUCIBLE_MEDIA_TYPES,
     YAML_MEDIA_TYPE,
     MediaTypeCache,
     json_to_yaml,
 )
-from setpoint.cluster.apiserver.namespace_lifecycle import (
+from setpoint.cluster.apiserver.http.request_options import (
+    apply_patch,
+    delete_options,
+    write_options,
+)
+from setpoint.cluster.apiserver.http.version_info import version_document
+from setpoint.cluster.apiserver.http.watch_stream import serve_watch
+from setpoint.cluster.apiserver.kinds.namespaces import (
     NAMESPACE_FINALIZER,
     delete_namespace,
     finalize_namespace,
 )
-from setpoint.cluster.apiserver.object_operations import (
+from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
 )
-from setpoint.cluster.apiserver.request_options import apply_patch, delete_options, write_options
-from setpoint.cluster.apiserver.resource_registry import ResourceRegistry
-from setpoint.cluster.apiserver.scale_subresource import scale_of, spec_replicas_path
-from setpoint.cluster.apiserver.selection import (
+from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
+from setpoint.cluster.apiserver.registry.scale_subresource import scale_of, spec_replicas_path
+from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import Watch
 from setpoint.cluster.apiserver.storage.codec import encode_json
-from setpoint.cluster.apiserver.version_info import version_document
-from setpoint.cluster.apiserver.watch_stream import serve_watch
 
 log = logging.getLogger("setpoint.cluster.apiserver.requests")
 

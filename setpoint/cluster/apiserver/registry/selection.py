@@ -11,8 +11,8 @@ from typing import Any
 import msgspec
 
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.list_options import ListOptions
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.http.list_options import ListOptions
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 _DECODER = msgspec.json.Decoder()
 

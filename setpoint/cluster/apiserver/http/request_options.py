@@ -14,10 +14,11 @@ from aiohttp import web
 from setpoint.api import field_errors as fe
 from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
 from setpoint.api.status import StatusReason
-from setpoint.cluster.apiserver import request_body, status_errors
-from setpoint.cluster.apiserver.list_options import parse_bool
-from setpoint.cluster.apiserver.object_operations import DeleteOptions, WriteOptions
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http.list_options import parse_bool
+from setpoint.cluster.apiserver.registry.object_operations import DeleteOptions, WriteOptions
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 
 DRY_RUN_ALL: Final = "All"

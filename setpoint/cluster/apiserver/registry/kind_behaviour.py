@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from setpoint.api.field_errors import FieldError
-from setpoint.cluster.apiserver.builtin_defaults import label_job
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.builtin_defaults import label_job
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 #: Validates a built-in object of a given kind against its upstream schema: returns field
 #: errors and the paths of fields the schema does not know.

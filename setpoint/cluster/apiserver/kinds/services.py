@@ -11,11 +11,11 @@ from typing import Any, Final
 
 from setpoint.api import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
-from setpoint.cluster.apiserver.selection import (
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.storage import Storage
 
 #: kube-apiserver's default ``--service-cluster-ip-range``.

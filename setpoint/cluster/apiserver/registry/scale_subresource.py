@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from setpoint.api.selectors import LabelSelector, SelectorError
 from setpoint.cluster.apiserver import crds
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 BUILTIN_SCALE: Final = {
     "specReplicasPath": ".spec.replicas",

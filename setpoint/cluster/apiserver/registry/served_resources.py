@@ -3,7 +3,7 @@
 A ``ServedResource`` carries everything the generic handlers need to know about a resource:
 its names for URLs and discovery, its scope and verbs, its subresources, how it is keyed in
 storage and which per-kind rules (generation tracking, name format, field selectors) apply.
-The built-in table lives in :mod:`setpoint.cluster.apiserver.builtin_resources`; custom
+The built-in table lives in :mod:`setpoint.cluster.apiserver.registry.builtin_resources`; custom
 resources get theirs from their CRD.
 """
 

@@ -18,7 +18,7 @@ from setpoint.api.names import (
     validate_qualified_name,
 )
 from setpoint.api.owners import owner_reference_errors
-from setpoint.cluster.apiserver.served_resources import NameRule
+from setpoint.cluster.apiserver.registry.served_resources import NameRule
 
 #: Upstream limit on the summed size of all annotation keys and values (256 KiB).
 TOTAL_ANNOTATION_SIZE_LIMIT: Final = 256 * 1024

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
-from setpoint.cluster.apiserver.kind_behaviour import BuiltinValidator, KindBehaviour
-from setpoint.cluster.apiserver.pod_validation import validate_pod_spec
-from setpoint.cluster.apiserver.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.validation.pod_spec import validate_pod_spec
 
 #: ``spec.terminationGracePeriodSeconds`` defaults to 30 upstream.
 DEFAULT_TERMINATION_GRACE_SECONDS: Final = 30
