@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.api.names import validate_dns1123_subdomain
 from setpoint.cache import Cache, CacheOptions
 from setpoint.client.client import Client
@@ -90,6 +91,8 @@ class Manager:
     to hostname_uuid; `warm_up_caches` starts the controllers' informers before leadership.
     `metrics_bind_address` / `health_probe_bind_address` (`"0"` = off, `":8080"`,
     `"127.0.0.1:0"`). `graceful_shutdown_timeout`: seconds in-flight reconciles get on stop.
+    `clock` (default: the system clock) times the controllers' delayed re-runs and is what
+    `ctx.now()` reads; pass a `FakeClock` to test time-based logic without sleeping.
     """
 
     def __init__(
@@ -112,6 +115,7 @@ class Manager:
         cache_options: CacheOptions | None = None,
         graceful_shutdown_timeout: float = GRACEFUL_SHUTDOWN_TIMEOUT,
         warm_up_caches: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -153,6 +157,7 @@ class Manager:
             self._election_config(leader_election_id or "")
         self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
         self.warm_up_caches = warm_up_caches
+        self.clock = clock
 
         self.healthz = HealthChecks("healthz")
         self.readyz = HealthChecks("readyz")

@@ -248,8 +248,10 @@ async def test_a_runnable_still_starting_is_cancelled_once_stopped(client: Clien
 async def test_context_get_needs_a_whole_reference(client: Client) -> None:
     manager = Manager(client)
     ctx = Context(manager, "widget", Request("ns", "w1"), api_version="v1", kind="ConfigMap")
-    assert (ctx.namespace, ctx.name, ctx.client, ctx.cache) == ("ns", "w1", client, manager.cache)
-    with pytest.raises(TypeError, match="api_version, kind and name together"):
+    assert (ctx.namespace, ctx.name, ctx.cache) == ("ns", "w1", manager.cache)
+    # ctx.client is the manager's client, recording its writes for read-your-own-writes.
+    assert ctx.client.transport is client.transport
+    with pytest.raises(TypeError, match=r"\(api_version, kind, name\)"):
         await ctx.get("v1", "Secret")
     with pytest.raises(RuntimeError, match="use `await` instead"):
         ctx.run(asyncio.sleep(0))
