@@ -25,6 +25,7 @@ at import time, before any client exists.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -146,6 +147,17 @@ class Operator(Manager):
         self.name = name
         self.resync = resync
         self._registrations: list[_Registration] = []
+
+    def fresh(self, client: Any = None, **manager_options: Any) -> Operator:
+        """A new, unstarted Operator with the same name and reconcilers, and these options.
+
+        A manager runs once; tests (``setpoint.testing.run_operator``) and programs that run
+        an operator again (against another cluster or namespace) start a fresh copy.
+        """
+        copy = Operator(self.name, client, resync=self.resync, **manager_options)
+        for registration in self._registrations:
+            copy._registrations.append(dataclasses.replace(registration, controller=None))
+        return copy
 
     @property
     def controllers(self) -> list[Controller]:
