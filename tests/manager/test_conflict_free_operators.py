@@ -308,3 +308,55 @@ async def test_adopt_false_refuses_an_object_someone_else_made(
     assert "ConfigMap" in str(errors[0]) and "not controlled by anyone" in str(errors[0])
     cm = await client.get("v1", "ConfigMap", "taken", namespace=namespace)
     assert "data" not in cm and not cm["metadata"].get("ownerReferences")
+
+
+async def test_for_predicates_filter_the_primary_kind_only(
+    client: Client, kubeconfig: str, namespace: str, group: str
+) -> None:
+    """GenerationChanged on the primary kind alone: a status-only write of the Foo wakes
+    nothing, while a change of its child still re-reconciles it (owns keeps working)."""
+    from setpoint.controller import GenerationChanged
+
+    await install_crds(client, crd("Foo", group))
+    op = Operator("filtered")
+    runs: list[str] = []
+
+    @op.reconciler(
+        for_=(f"{group}/v1", "Foo"),
+        owns=[kinds.ConfigMap],
+        for_predicates=[GenerationChanged()],
+        ignore_own_writes=False,
+    )
+    async def reconcile(ctx: Context, request: Request) -> None:
+        runs.append(request.name)
+        if not await ctx.owned(kinds.ConfigMap):
+            await ctx.create_or_update(
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child"}},
+                lambda cm: cm.update(data={"a": "1"}),
+            )
+
+    async with run_operator(op, kubeconfig=kubeconfig, namespace=namespace):
+        foo = await client.create(
+            {
+                "apiVersion": f"{group}/v1",
+                "kind": "Foo",
+                "metadata": {"name": "f", "namespace": namespace},
+                "spec": {"size": 1},
+            }
+        )
+        await wait_for(lambda: client.get("v1", "ConfigMap", "child", namespace=namespace))
+        settled = await wait_for(lambda: len(runs) >= 2 and len(runs), what="the child's event")
+        await client.patch(foo, {"status": {"note": "x"}}, subresource="status")
+        await client.patch(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "child", "namespace": namespace},
+            },
+            {"data": {"a": "2"}},
+        )
+        await wait_for(lambda: len(runs) > settled, what="the child's change to wake the Foo")
+        # the status write came first; had it woken the Foo there would be one more run
+        await client.patch(foo, {"spec": {"size": 2}})
+        await wait_for(lambda: len(runs) == settled + 2, what="the spec change")
+    assert runs == ["f"] * (settled + 2)
