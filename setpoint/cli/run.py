@@ -56,10 +56,16 @@ async def _preflight(managers: Sequence[Manager]) -> None:
         await manager.client.server_version()
 
 
-async def run_operators(managers: Sequence[Manager], *, debug: bool = False) -> int:
-    """Run the managers until a signal (exit code 0) or a failure of one (exit code 1)."""
+async def run_operators(
+    managers: Sequence[Manager], *, debug: bool = False, preflight: bool = True
+) -> int:
+    """Run the managers until a signal (exit code 0) or a failure of one (exit code 1).
+
+    ``preflight``: first connect and ask the server for its version (see `_preflight`).
+    """
     try:
-        await _preflight(managers)
+        if preflight:
+            await _preflight(managers)
         await run_managers(managers)
     except Exception as error:
         message = describe_failure(error)

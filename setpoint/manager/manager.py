@@ -51,7 +51,13 @@ from setpoint.manager.runnable import (
 )
 from setpoint.manager.signals import ShutdownSignals
 
-__all__ = ["GRACEFUL_SHUTDOWN_TIMEOUT", "Manager", "ManagerError", "RunnableFailed"]
+__all__ = [
+    "GRACEFUL_SHUTDOWN_TIMEOUT",
+    "AddressInUse",
+    "Manager",
+    "ManagerError",
+    "RunnableFailed",
+]
 
 log = logging.getLogger("setpoint.manager")
 
@@ -65,6 +71,10 @@ CLEANUP_TIMEOUT = 5.0
 
 class ManagerError(Exception):
     """The manager was misconfigured or used in the wrong state."""
+
+
+class AddressInUse(ManagerError, OSError):
+    """A metrics or probe server's address is taken (an ``OSError`` too, as before)."""
 
 
 class RunnableFailed(ManagerError):
@@ -621,7 +631,7 @@ async def _start_endpoint(endpoint: HttpEndpoint, what: str, option: str) -> Non
         host = endpoint.address.host or ""
         address = f"{host}:{endpoint.address.port}"
         flag = "--" + option.replace("_", "-")
-        raise ManagerError(
+        raise AddressInUse(
             f"cannot serve {what} on {address}: address already in use; choose another with "
             f"{option} ({flag} for setpoint run), e.g. '127.0.0.1:0', or '0' to disable"
         ) from error
