@@ -9,13 +9,22 @@ controllers still get it). This is safe under level-based semantics: any change 
 else after the write has another resourceVersion and wakes the reconcile as usual; the initial
 list, resyncs and deletions are never dropped. Opt out per controller with
 ``ignore_own_writes=False``.
+
+The event of a write can arrive before the write's answer (the watch and the request use
+different connections). So a write announces itself first (:meth:`OwnWrites.begin`): an event
+for that object while the write is in flight is held until the answer is recorded
+(:meth:`OwnWrites.end`), then dropped if it is the write's own, delivered otherwise.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 from setpoint.cache.cached_object import CachedObject
+
+#: An object's identity for in-flight writes: (kind, namespace, name).
+WriteKey = tuple[str, str | None, str]
 
 __all__ = ["MAX_TRACKED_WRITES", "OwnWrites"]
 
@@ -27,10 +36,12 @@ MAX_TRACKED_WRITES = 100_000
 class OwnWrites:
     """uid -> the resourceVersion the controller's latest write of that object returned."""
 
-    __slots__ = ("_versions",)
+    __slots__ = ("_held", "_in_flight", "_versions")
 
     def __init__(self) -> None:
         self._versions: OrderedDict[str, str] = OrderedDict()
+        self._in_flight: dict[WriteKey, int] = {}
+        self._held: dict[WriteKey, list[tuple[CachedObject, Callable[[], None]]]] = {}
 
     def __len__(self) -> int:
         return len(self._versions)
@@ -50,5 +61,40 @@ class OwnWrites:
         uid = obj.uid
         if self._versions.get(uid) == obj.resource_version and uid:
             del self._versions[uid]
+            return True
+        return False
+
+    def begin(self, kind: str, namespace: str | None, name: str) -> WriteKey | None:
+        """Announce a write of ``kind`` ``namespace/name``; pass the result to :meth:`end`."""
+        if not kind or not name:
+            return None
+        key = (kind, namespace or None, name)
+        self._in_flight[key] = self._in_flight.get(key, 0) + 1
+        return key
+
+    def end(self, key: WriteKey | None, uid: str = "", resource_version: str = "") -> None:
+        """The write of ``key`` finished (``uid``/``resource_version`` of its answer, or empty
+        when it failed): record it, then drop or deliver the events held meanwhile."""
+        if uid and resource_version:
+            self.record(uid, resource_version)
+        if key is None:
+            return
+        remaining = self._in_flight.get(key, 1) - 1
+        if remaining > 0:
+            self._in_flight[key] = remaining
+            return
+        self._in_flight.pop(key, None)
+        for obj, deliver in self._held.pop(key, ()):
+            if not self.is_own(obj):
+                deliver()
+
+    def intercept(self, obj: CachedObject, deliver: Callable[[], None]) -> bool:
+        """True when the event of ``obj`` is taken care of here: dropped as our own write's,
+        or held (then ``deliver`` runs later) while a write of that object is in flight."""
+        if self.is_own(obj):
+            return True
+        key = (obj.kind, obj.namespace, obj.name)
+        if key in self._in_flight:
+            self._held.setdefault(key, []).append((obj, deliver))
             return True
         return False

@@ -134,20 +134,30 @@ class _Dispatcher:
         self.own_writes = own_writes
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
+        own = self.own_writes
+        if (
+            own is not None
+            and not is_initial_list
+            and own.intercept(obj, lambda: self._on_add(obj, is_initial_list))
+        ):
+            return
+        self._on_add(obj, is_initial_list)
+
+    def _on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
         try:
-            own = self.own_writes
-            if own is not None and not is_initial_list and own.is_own(obj):
-                return
             if self.predicate is None or self.predicate.create(obj):
                 self.handler.on_create(obj, self.low if is_initial_list else self.queue)
         except Exception:
             logger.exception("%s: create event handling failed for %r", self.source, obj)
 
     def on_update(self, old: CachedObject, new: CachedObject) -> None:
+        own = self.own_writes
+        if own is not None and own.intercept(new, lambda: self._on_update(old, new)):
+            return
+        self._on_update(old, new)
+
+    def _on_update(self, old: CachedObject, new: CachedObject) -> None:
         try:
-            own = self.own_writes
-            if own is not None and own.is_own(new):
-                return
             if self.predicate is None or self.predicate.update(old, new):
                 self.handler.on_update(old, new, self.queue)
         except Exception:

@@ -55,7 +55,7 @@ from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.reconcile import Request
 from setpoint.controller.recorder import EventRecorder
 from setpoint.manager.kind_ref import kind_of, model_of
-from setpoint.manager.recording_client import RecordingClient, record_write
+from setpoint.manager.recording_client import RecordingClient
 
 if TYPE_CHECKING:
     from setpoint.manager.manager import Manager
@@ -294,9 +294,6 @@ class Context:
             )
         return primary
 
-    def _record(self, answer: Any) -> None:
-        record_write(self.cache, self._own_writes, answer)
-
     async def patch_status(
         self,
         patch: Mapping[str, Any] | BaseModel | None = None,
@@ -347,10 +344,7 @@ class Context:
         after = apply_merge_patch(copy.deepcopy(before or {}), status_patch)
         if json_equal(before or {}, after):
             return self._typed(current, model)
-        answer = await self.manager.client.patch(
-            current, {"status": status_patch}, subresource="status"
-        )
-        self._record(answer)
+        answer = await self.client.patch(current, {"status": status_patch}, subresource="status")
         return self._typed(answer, model)
 
     async def set_condition(
@@ -398,10 +392,9 @@ class Context:
         set_controller_reference(owner_obj, obj)
         if existing is not None and not differs(existing, obj):
             return self._typed(existing, model)
-        applied: dict[str, Any] = await self.manager.client.apply(
+        applied: dict[str, Any] = await self.client.apply(
             obj, field_manager=self.field_manager, force=force
         )
-        self._record(applied)
         return self._typed(applied, model)
 
     async def _cached_peer(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -6,7 +6,8 @@ update_status, patch, apply, apply_status, delete) is recorded from the server's
 - in the shared cache, so the reconcile's next reads see it before the watch delivers it
   (read-your-own-writes, :mod:`setpoint.cache.recent_writes`), and
 - in the controller's own writes, so the event that write causes wakes no reconcile
-  (:mod:`setpoint.controller.own_writes`).
+  (:mod:`setpoint.controller.own_writes`; a write announces itself before it is sent, so that
+  its event, should it arrive before the answer, is recognised too).
 
 Dry runs are not recorded. Everything else is the client's, unchanged.
 """
@@ -18,10 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from setpoint.api.meta import as_mapping
 from setpoint.cache import Cache
 from setpoint.client.client import Client
 from setpoint.client.typed_objects import as_dict
-from setpoint.controller.own_writes import OwnWrites
+from setpoint.controller.own_writes import OwnWrites, WriteKey
 
 __all__ = ["RecordingClient", "record_write"]
 
@@ -58,28 +60,59 @@ class RecordingClient:
     def __repr__(self) -> str:
         return f"<RecordingClient {self._client!r}>"
 
-    def _record(self, answer: Any, kwargs: Mapping[str, Any]) -> Any:
-        if not kwargs.get("dry_run"):
-            record_write(self._cache, self._own_writes, answer)
-        return answer
+    def _key(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> WriteKey | None:
+        """(kind, namespace, name) of the object a write addresses, when it can be told."""
+        if self._own_writes is None or kwargs.get("dry_run") or not args:
+            return None
+        target = args[0]
+        if isinstance(target, str):
+            if len(args) < 3:
+                return None
+            kind, name, namespace = str(args[1]), str(args[2]), kwargs.get("namespace")
+        else:
+            try:
+                obj = as_mapping(target)
+            except TypeError:
+                return None
+            metadata = obj.get("metadata") or {}
+            kind, name = str(obj.get("kind") or ""), str(metadata.get("name") or "")
+            namespace = kwargs.get("namespace") or metadata.get("namespace")
+        namespace = namespace or self._client.default_namespace
+        return self._own_writes.begin(kind, namespace, name)
+
+    async def _write(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        key = self._key(args, kwargs)
+        uid = version = ""
+        try:
+            answer = await getattr(self._client, method)(*args, **kwargs)
+            if not kwargs.get("dry_run"):
+                record_write(self._cache, None, answer)
+                metadata = as_mapping(answer).get("metadata") if answer is not None else None
+                if isinstance(metadata, Mapping):
+                    uid = str(metadata.get("uid") or "")
+                    version = str(metadata.get("resourceVersion") or "")
+            return answer
+        finally:
+            if self._own_writes is not None:
+                self._own_writes.end(key, uid, version)
 
     async def create(self, *args: Any, **kwargs: Any) -> Any:
-        return self._record(await self._client.create(*args, **kwargs), kwargs)
+        return await self._write("create", args, kwargs)
 
     async def update(self, *args: Any, **kwargs: Any) -> Any:
-        return self._record(await self._client.update(*args, **kwargs), kwargs)
+        return await self._write("update", args, kwargs)
 
     async def update_status(self, *args: Any, **kwargs: Any) -> Any:
-        return self._record(await self._client.update_status(*args, **kwargs), kwargs)
+        return await self._write("update_status", args, kwargs)
 
     async def patch(self, *args: Any, **kwargs: Any) -> Any:
-        return self._record(await self._client.patch(*args, **kwargs), kwargs)
+        return await self._write("patch", args, kwargs)
 
     async def apply(self, *args: Any, **kwargs: Any) -> Any:
-        return self._record(await self._client.apply(*args, **kwargs), kwargs)
+        return await self._write("apply", args, kwargs)
 
     async def apply_status(self, *args: Any, **kwargs: Any) -> Any:
-        return self._record(await self._client.apply_status(*args, **kwargs), kwargs)
+        return await self._write("apply_status", args, kwargs)
 
     async def delete(self, *args: Any, **kwargs: Any) -> Any:
         answer = await self._client.delete(*args, **kwargs)

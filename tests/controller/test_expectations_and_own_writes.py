@@ -80,3 +80,17 @@ async def test_sources_drop_own_write_events_and_list_at_low_priority() -> None:
     assert len(queue) == 0
     informer.upsert(obj("theirs", "13", "u-theirs"))
     assert len(queue) == 1
+
+
+def test_an_event_that_beats_the_write_answer_is_held_until_the_answer() -> None:
+    own = OwnWrites()
+    delivered: list[str] = []
+    key = own.begin("ConfigMap", "ns", "a")
+    assert own.intercept(obj("a", "7"), lambda: delivered.append("own"))  # held
+    own.end(key, "u1", "7")
+    assert delivered == []  # it was the write's own event
+    key = own.begin("ConfigMap", "ns", "a")
+    assert own.intercept(obj("a", "8"), lambda: delivered.append("someone else's"))
+    own.end(key, "u1", "9")
+    assert delivered == ["someone else's"]
+    assert not own.intercept(obj("a", "10"), lambda: None)  # nothing in flight: not held
