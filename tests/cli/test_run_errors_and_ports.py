@@ -143,3 +143,21 @@ async def test_two_operators_on_one_machine_get_loopback_ports_of_their_own(
         assert urls["health"].startswith("http://127.0.0.1:")
         assert not urls["metrics"].startswith("http://127.0.0.1:8080")
     assert one["metrics"] != two["metrics"]
+
+
+def test_setpoint_run_imports_neither_the_local_cluster_nor_the_server_side_of_aiohttp() -> None:
+    """`setpoint run` reaches its first request sooner when it imports only what it uses."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from setpoint.cli.main import cli\n"
+        "cli.get_command(None, 'run')\n"
+        "import setpoint, setpoint.manager\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('setpoint.cluster', 'aiohttp.web'))"
+        " or m == 'setpoint.cli.cluster'))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert completed.stdout.strip() == "[]"
