@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -36,6 +37,9 @@ from setpoint.cache.store import NAMESPACE_INDEX, OWNER_UID_INDEX, IndexFunc
 __all__ = ["Cache", "CacheClient", "ResourceMapper"]
 
 logger = logging.getLogger(__name__)
+
+#: Records of recent writes per informer above which a write prunes the outdated ones.
+RECENT_WRITES_PRUNE_AT = 1024
 
 _InformerKey = tuple[GroupVersionKind, frozenset[str], str | None, str | None, bool]
 
@@ -289,10 +293,17 @@ class Cache:
             return
         raw = msgspec.json.encode(obj)
         for informer in informers:
+            recent = informer.recent_writes
             try:
-                informer.recent_writes.record(informer.decoder.decode(raw))
+                recent.record(informer.decoder.decode(raw))
             except Exception:  # a transform that rejects it: the store stays the truth
                 logger.debug("not recording a write of %s %s", kind, obj.get("metadata"))
+            if len(recent) > RECENT_WRITES_PRUNE_AT:
+                # Drop the records the watch has caught up with (reads drop them too, but a
+                # controller that writes much and reads little would keep them until then).
+                recent.merge(
+                    [], functools.partial(_stored, informer), informer.observed_version, _none
+                )
 
     def record_delete(
         self, api_version: str, kind: str, name: str, namespace: str | None, uid: str
@@ -356,3 +367,11 @@ class Cache:
                 f"namespace {namespace!r} is not cached for {informer.resource.kind}: the cache "
                 f"is restricted to namespaces {', '.join(sorted(informer.namespaces))}"
             )
+
+
+def _stored(informer: SharedInformer, key: ObjectKey) -> CachedObject | None:
+    return informer.store.get_by_name(key.name, key.namespace)
+
+
+def _none(obj: CachedObject) -> bool:
+    return False

@@ -94,3 +94,12 @@ def test_an_event_that_beats_the_write_answer_is_held_until_the_answer() -> None
     own.end(key, "u1", "9")
     assert delivered == ["someone else's"]
     assert not own.intercept(obj("a", "10"), lambda: None)  # nothing in flight: not held
+
+
+def test_many_recent_writes_are_pruned_once_the_watch_caught_up() -> None:
+    recent = RecentWrites()
+    for i in range(100):
+        recent.record(obj(f"o{i}", str(10 + i), f"u{i}"))
+    assert len(recent) == 100
+    assert recent.merge([], lambda key: None, lambda ns: 1000, lambda o: False) == []
+    assert len(recent) == 0

@@ -90,3 +90,18 @@ def test_aging_serves_a_waiting_backlog_at_least_every_other_turn(
     for before, after in itertools.pairwise(taken):
         if before.startswith("event-") and after.startswith("event-"):
             assert len(low_taken) == backlog
+
+
+def test_workqueue_depth_is_exported_per_priority() -> None:
+    from prometheus_client import generate_latest
+
+    from setpoint.client.metrics import REGISTRY
+
+    queue: WorkQueue[str] = WorkQueue("priority-depth-queue", controller="priority-depth")
+    for key in ("a", "b", "c"):
+        queue.add(key, PRIORITY_LOW)
+    queue.add("d")
+    text = generate_latest(REGISTRY).decode()
+    labels = 'controller="priority-depth",name="priority-depth-queue"'
+    assert f'workqueue_depth{{{labels},priority="-100"}} 3.0' in text
+    assert f'workqueue_depth{{{labels},priority="0"}} 1.0' in text
