@@ -20,6 +20,7 @@ from setpoint.cache import Cache, FunctionEventHandler
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
 from setpoint.controller.create_or_update import OperationResult
+from setpoint.controller.finalizers import FinalizerOutcome, handle_finalizer
 from setpoint.controller.reconcile import Request, Result
 from setpoint.manager.context import Context, NotControlledError
 from setpoint.manager.operator import Operator
@@ -221,6 +222,9 @@ async def test_typed_reads_helpers_on_models_and_create_or_patch_unchanged(
     op = Operator("typed")
     outcomes: list[tuple[str, Any, Any]] = []
 
+    async def cleanup(foo: Any) -> None:
+        pass
+
     @op.reconciler(for_=model, owns=[kinds.Deployment])
     async def reconcile(ctx: Context, request: Request) -> None:
         foo = await ctx.get()
@@ -250,6 +254,8 @@ async def test_typed_reads_helpers_on_models_and_create_or_patch_unchanged(
         outcomes.append((first, second, created["metadata"]["resourceVersion"]))
         outcomes.append(("rv", again["metadata"]["resourceVersion"], len(owned)))
         assert is_controlled_by(created, foo)
+        finalizer = await handle_finalizer(ctx.client, foo, "example.com/cleanup", cleanup)
+        outcomes.append(("finalizer", finalizer.outcome, None))
         ctx.recorder.normal(foo, "Synced", "deployment in place")
         await ctx.patch_status({"seen": foo.spec.size})
 
@@ -262,10 +268,11 @@ async def test_typed_reads_helpers_on_models_and_create_or_patch_unchanged(
                 "spec": {"size": 2},
             }
         )
-        await wait_for(lambda: len(outcomes) >= 2, what="a reconcile")
+        await wait_for(lambda: len(outcomes) >= 3, what="a reconcile")
     first, second, rv = outcomes[0]
     assert (first, second) == (OperationResult.CREATED, OperationResult.UNCHANGED)
     assert outcomes[1] == ("rv", rv, 1)  # no write the second time, and owned at once
+    assert outcomes[2] == ("finalizer", FinalizerOutcome.ADDED, None)  # on a model
     foo = await client.get(f"{group}/v1", "Foo", "f", namespace=namespace)
     assert foo["status"] == {"seen": 2}
 
