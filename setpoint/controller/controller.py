@@ -41,7 +41,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, ClassVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
-from setpoint.client.errors import Conflict
+from setpoint.client.errors import AlreadyExists, Conflict
 from setpoint.controller import metrics
 from setpoint.controller.log_context import reconcile_context
 from setpoint.controller.own_writes import OwnWrites
@@ -490,10 +490,14 @@ class Controller:
                 queue.add_rate_limited(request)
                 self._errors.inc()
                 self._total["error"].inc()
+                what = (
+                    "it already exists (created since it was read)"
+                    if isinstance(exc, AlreadyExists)
+                    else "conflict, the object changed since it was read"
+                )
                 logger.info(
-                    "reconcile %s %s: conflict, the object changed since it was read (%s); "
-                    "retrying with the new version",
-                    self.name, request, exc, extra=extra,
+                    "reconcile %s %s: %s (%s); retrying with the new version",
+                    self.name, request, what, exc, extra=extra,
                 )  # fmt: skip
             except Exception as exc:
                 queue.add_rate_limited(request)
