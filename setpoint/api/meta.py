@@ -10,10 +10,12 @@ Readers of mappings and lists return the stored object, not a copy; writers (``a
 field as needed.
 """
 
+import sys
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "add_finalizer",
@@ -25,6 +27,7 @@ __all__ = [
     "generation",
     "has_finalizer",
     "is_being_deleted",
+    "is_model",
     "labels",
     "metadata",
     "name",
@@ -38,7 +41,14 @@ __all__ = [
 ]
 
 
-def _type_constant(model: BaseModel, names: tuple[str, ...]) -> str | None:
+def is_model(obj: object) -> TypeGuard["BaseModel"]:
+    """Whether ``obj`` is a pydantic model instance (without importing pydantic: the local
+    cluster uses these helpers and must not pay for it)."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(obj, pydantic.BaseModel)
+
+
+def _type_constant(model: "BaseModel", names: tuple[str, ...]) -> str | None:
     for name in names:
         value = getattr(model, name, None)
         if isinstance(value, str) and value:
@@ -46,13 +56,13 @@ def _type_constant(model: BaseModel, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def as_mapping(obj: Mapping[str, Any] | BaseModel | Any) -> Mapping[str, Any]:
+def as_mapping(obj: "Mapping[str, Any] | BaseModel | Any") -> Mapping[str, Any]:
     """``obj`` as a JSON-shaped mapping: a mapping as is, a pydantic model dumped by alias
     (with apiVersion/kind from its class when they are class constants). Raises TypeError for
     anything else."""
     if isinstance(obj, Mapping):
         return obj
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         dumped: dict[str, Any] = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
         if "apiVersion" not in dumped:
             api_version = _type_constant(obj, ("api_version", "apiVersion", "__api_version__"))
@@ -71,22 +81,22 @@ def as_mapping(obj: Mapping[str, Any] | BaseModel | Any) -> Mapping[str, Any]:
     )
 
 
-def metadata(obj: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
+def metadata(obj: "Mapping[str, Any] | BaseModel") -> Mapping[str, Any]:
     """``obj["metadata"]`` (or a model's metadata as a mapping), or an empty mapping when absent
     or not an object."""
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         value = getattr(obj, "metadata", None)
-        if isinstance(value, BaseModel):
+        if is_model(value):
             return value.model_dump(mode="json", by_alias=True, exclude_none=True)
         return value if isinstance(value, Mapping) else {}
-    meta = obj.get("metadata")
+    meta = cast(Mapping[str, Any], obj).get("metadata")
     return meta if isinstance(meta, Mapping) else {}
 
 
-def write_back_metadata(model: BaseModel, new_metadata: Mapping[str, Any]) -> None:
+def write_back_metadata(model: "BaseModel", new_metadata: Mapping[str, Any]) -> None:
     """Set a model's ``metadata`` from a JSON-shaped mapping (keeping the field's type)."""
     current = getattr(model, "metadata", None)
-    if isinstance(current, BaseModel):
+    if is_model(current):
         setattr(model, "metadata", type(current).model_validate(dict(new_metadata)))  # noqa: B010
     else:
         setattr(model, "metadata", dict(new_metadata))  # noqa: B010

@@ -11,9 +11,10 @@ resolves owner references only within the object's own namespace.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 from setpoint.api import field_errors as fe
 from setpoint.api import meta
@@ -57,7 +58,7 @@ def _required(owner: Mapping[str, Any], field: str, value: Any) -> str:
     return value
 
 
-ObjectOrModel = Mapping[str, Any] | BaseModel
+ObjectOrModel: TypeAlias = "Mapping[str, Any] | BaseModel"
 
 
 def owner_reference(
@@ -176,8 +177,9 @@ def set_controller_reference(
     controller is set, and :class:`CrossNamespaceOwnerError` when a namespaced owner is not in
     ``obj``'s namespace.
     """
-    if isinstance(obj, BaseModel):
+    if meta.is_model(obj):
         return _on_model(owner, obj, set_controller_reference)
+    obj = cast(MutableMapping[str, Any], obj)
     owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
     reference = controller_reference(owner)
@@ -193,8 +195,9 @@ def set_owner_reference(owner: ObjectOrModel, obj: MutableMapping[str, Any] | Ba
     A reference to the same owner (same uid, or same group, kind and name) is replaced, keeping
     its ``controller`` and ``blockOwnerDeletion`` flags. Returns True when ``obj`` changed.
     """
-    if isinstance(obj, BaseModel):
+    if meta.is_model(obj):
         return _on_model(owner, obj, set_owner_reference)
+    obj = cast(MutableMapping[str, Any], obj)
     owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
     reference = owner_reference(owner)
