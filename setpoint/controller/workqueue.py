@@ -142,7 +142,10 @@ class WorkQueue(Generic[K]):
         dirty[key] = (added, priority, sequence)
         if key in self._processing:
             return  # queued again by done()
-        self._tier(priority).append((sequence, key))
+        tier = self._tiers.get(priority)
+        if tier is None:
+            tier = self._tier(priority)
+        tier.append((sequence, key))
         self._queued += 1
         if self._waiters:
             self._wake_one()
@@ -209,6 +212,16 @@ class WorkQueue(Generic[K]):
 
     def _pop(self) -> tuple[K, float]:
         """The next live key by priority, aging, then FIFO; removes it from ``_dirty``."""
+        if len(self._priorities) == 1:
+            # One priority in use (the steady state): a FIFO, skipping stale entries.
+            tier = self._tiers[self._priorities[0]]
+            dirty, processing = self._dirty, self._processing
+            while True:
+                sequence, key = tier.popleft()
+                current = dirty.get(key)
+                if current is not None and current[2] == sequence and key not in processing:
+                    del dirty[key]
+                    return key, current[0]
         tiers = [self._tiers[p] for p in self._priorities]
         for tier in tiers:
             self._drop_stale(tier)
