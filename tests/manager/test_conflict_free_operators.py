@@ -8,6 +8,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any, ClassVar
 
 import pytest
@@ -24,7 +25,7 @@ from setpoint.controller.finalizers import FinalizerOutcome, handle_finalizer
 from setpoint.controller.reconcile import Request, Result
 from setpoint.manager.context import Context, NotControlledError
 from setpoint.manager.operator import Operator
-from setpoint.testing import BackgroundCluster, install_crds, run_operator, wait_for
+from setpoint.testing import BackgroundCluster, FakeClock, install_crds, run_operator, wait_for
 
 
 def crd(kind: str, group: str) -> dict[str, Any]:
@@ -367,3 +368,26 @@ async def test_for_predicates_filter_the_primary_kind_only(
         await client.patch(foo, {"spec": {"size": 2}})
         await wait_for(lambda: len(runs) == settled + 2, what="the spec change")
     assert runs == ["f"] * (settled + 2)
+
+
+async def test_operator_resync_requeues_every_primary_object_on_its_clock(
+    client: Client, kubeconfig: str, namespace: str
+) -> None:
+    clock = FakeClock()
+    op = Operator("resyncing", resync=600)
+    runs: list[str] = []
+
+    @op.reconciler(for_=kinds.ConfigMap)
+    async def reconcile(ctx: Context, request: Request) -> None:
+        runs.append(f"{request.name}@{ctx.now().isoformat()}")
+
+    await client.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "r", "namespace": namespace}}
+    )
+    async with run_operator(op, kubeconfig=kubeconfig, namespace=namespace, clock=clock):
+        await wait_for(lambda: len(runs) == 1, what="the first reconcile")
+        start = clock.now()
+        await wait_for(lambda: clock.pending() > 0, what="the resync timer")
+        clock.advance(600)
+        await wait_for(lambda: len(runs) == 2, what="the resync")
+    assert runs == [f"r@{start.isoformat()}", f"r@{(start + timedelta(seconds=600)).isoformat()}"]
