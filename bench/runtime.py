@@ -14,7 +14,10 @@ In one run on this machine:
     The peer: Kopf (standalone, default settings, in its own process) with an ``on.event``
     handler on the same kind of patches at the same rate;
 (d) the longest the event loop was blocked while the cache synced an initial list of 10,000
-    Pods from the local server (a task sleeping 1 ms records its overshoot).
+    Pods from the local server (a task sleeping 1 ms records its overshoot);
+(e)-(g) operator scenarios (``bench/operator_scenarios.py``): freshness of a new object behind a
+    10,000-key initial backlog with 1 worker; requests per object of a fan-out operator at
+    N = 1,000 (first convergence, then idle); start-up of ``setpoint run`` to its first request.
 
 The table goes to stdout; with ``--json`` stdout is one JSON object and nothing else. Logs go
 to stderr.
@@ -42,6 +45,14 @@ import msgspec
 from bench import http_load
 from bench.command_line import run_benchmark
 from bench.latency_writer import object_name
+from bench.operator_scenarios import (
+    FANOUT_KEYS,
+    FRESHNESS_KEYS,
+    STARTUP_KEYS,
+    fanout,
+    freshness,
+    startup,
+)
 from bench.results_table import render_table
 from bench.server_process import ServerProcess, free_port, python_module_argv
 from setpoint.cache import Cache
@@ -62,6 +73,8 @@ class Sizes:
     latency_rate: float
     latency_seconds: float
     pods: int
+    freshness_backlog: int = 10_000
+    fanout: int = 1_000
 
 
 #: The full run (about 3-4 minutes on 2 busy cores).
@@ -83,6 +96,8 @@ QUICK: Final = Sizes(
     latency_rate=200.0,
     latency_seconds=1.0,
     pods=100,
+    freshness_backlog=300,
+    fanout=20,
 )
 #: Keys added between yields to the loop, so workers and the producer interleave.
 QUEUE_ADD_BATCH: Final = 256
@@ -118,6 +133,8 @@ LOOP_BLOCK_KEYS: Final = (
     "max_loop_block_ms", "pods_synced", "pod_json_bytes_per_object", "pod_sync_seconds",
 )  # fmt: skip
 PODS_NAMESPACE: Final = "bench-pods"
+FRESHNESS_NAMESPACE: Final = "bench-freshness"
+FANOUT_NAMESPACE: Final = "bench-fanout"
 
 #: The aims of issue 4.
 AIM_CACHE_RSS_PER_JSON_BYTE: Final = 1.5
@@ -241,6 +258,26 @@ async def ensure_namespace(client: Client, name: str) -> None:
     """Create namespace ``name`` unless it exists."""
     with contextlib.suppress(AlreadyExists):
         await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
+async def _freshness(server: ServerProcess, sizes: Sizes, workdir: Path) -> dict[str, Any]:
+    client = await open_client(server)
+    try:
+        await ensure_namespace(client, FRESHNESS_NAMESPACE)
+        return await freshness(
+            client, workdir / "kubeconfig", FRESHNESS_NAMESPACE, sizes.freshness_backlog
+        )
+    finally:
+        await client.close()
+
+
+async def _fanout(server: ServerProcess, sizes: Sizes) -> dict[str, Any]:
+    client = await open_client(server)
+    try:
+        await ensure_namespace(client, FANOUT_NAMESPACE)
+        return await fanout(client, FANOUT_NAMESPACE, sizes.fanout)
+    finally:
+        await client.close()
 
 
 # -- (c) event-to-reconcile latency -----------------------------------------------------------
@@ -500,12 +537,15 @@ async def run(sizes: Sizes) -> dict[str, Any]:
                     kubeconfig = workdir / "kubeconfig"
                     await part("kopf", kopf_latency(server, sizes, kubeconfig), KOPF_KEYS)
                 await part("loop block", loop_block_during_sync(server, sizes), LOOP_BLOCK_KEYS)
+                await part("freshness", _freshness(server, sizes, workdir), FRESHNESS_KEYS)
+                await part("fan-out", _fanout(server, sizes), FANOUT_KEYS)
         except Exception as exc:
             log.exception("the local cluster failed; the figures that need it are null")
-            for keys in (LATENCY_KEYS, KOPF_KEYS, LOOP_BLOCK_KEYS):
+            for keys in (LATENCY_KEYS, KOPF_KEYS, LOOP_BLOCK_KEYS, FRESHNESS_KEYS, FANOUT_KEYS):
                 for key in keys:
                     figures.setdefault(key, None)
             errors["local cluster"] = f"{type(exc).__name__}: {exc}"
+    await part("start-up", startup(), STARTUP_KEYS)
     if errors:
         figures["errors"] = errors
     figures["cache_over_dict_10k"] = _ratio(
@@ -525,6 +565,11 @@ async def run(sizes: Sizes) -> dict[str, Any]:
         "queue_1_ge_100k_ops": _at_least(figures["queue_ops_per_s_1"], AIM_QUEUE_OPS_PER_S),
         "queue_8_ge_100k_ops": _at_least(figures["queue_ops_per_s_8"], AIM_QUEUE_OPS_PER_S),
         "loop_block_le_100ms": _at_most(figures["max_loop_block_ms"], AIM_MAX_LOOP_BLOCK_MS),
+        "freshness_p99_le_1s": _at_most(figures["freshness_p99_ms"], 1000.0),
+        "fanout_2_writes_per_object": _at_most(figures["fanout_writes_per_object"], 2.0),
+        "fanout_0_reads_per_object": _at_most(figures["fanout_reads_per_object"], 0.0),
+        "fanout_0_idle_requests": _at_most(figures["fanout_idle_requests"], 0.0),
+        "startup_le_0_3s": _at_most(figures["startup_to_first_request_s"], 0.3),
     }
     figures["run"] = {
         "date": started.isoformat(timespec="seconds"),
@@ -572,6 +617,19 @@ def render(figures: dict[str, Any]) -> str:
         ["max loop block during Pod sync (ms)", figures["max_loop_block_ms"]],
         ["Pods synced", figures["pods_synced"]],
         ["Pod sync (s)", figures["pod_sync_seconds"]],
+        ["freshness behind the backlog p50 (ms)", figures["freshness_p50_ms"]],
+        ["freshness behind the backlog p99 (ms)", figures["freshness_p99_ms"]],
+        [
+            "  backlog keys / still queued after the samples",
+            f"{figures['freshness_backlog']} / {figures['freshness_backlog_left']}",
+        ],
+        ["fan-out objects", figures["fanout_objects"]],
+        ["fan-out writes per object", figures["fanout_writes_per_object"]],
+        ["fan-out object reads per object", figures["fanout_reads_per_object"]],
+        ["fan-out list/watch/discovery requests", figures["fanout_list_watch_discovery_requests"]],
+        ["fan-out reconciles per object", figures["fanout_reconciles_per_object"]],
+        ["fan-out requests while idle", figures["fanout_idle_requests"]],
+        ["setpoint run to first request (s)", figures["startup_to_first_request_s"]],
     ]
     aim_rows = [[name, value] for name, value in figures["aims"].items()]
     return "\n\n".join(

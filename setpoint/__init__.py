@@ -17,10 +17,13 @@ if TYPE_CHECKING:
     from setpoint.controller import Builder as Builder
     from setpoint.controller import Request as Request
     from setpoint.controller import Result as Result
+    from setpoint.controller import RetryLater as RetryLater
     from setpoint.controller import TerminalError as TerminalError
+    from setpoint.controller.expectations import Expectations as Expectations
     from setpoint.manager import Context as Context
     from setpoint.manager import LeaderElectionLost as LeaderElectionLost
     from setpoint.manager import Manager as Manager
+    from setpoint.manager import NotControlledError as NotControlledError
     from setpoint.manager import Operator as Operator
     from setpoint.manager import configure_logging as configure_logging
     from setpoint.manager.run_managers import run_managers as run_managers
@@ -31,7 +34,10 @@ _EXPORTS: dict[str, str] = {
     "Builder": "setpoint.controller",
     "Request": "setpoint.controller",
     "Result": "setpoint.controller",
+    "RetryLater": "setpoint.controller",
     "TerminalError": "setpoint.controller",
+    "Expectations": "setpoint.controller.expectations",
+    "NotControlledError": "setpoint.manager",
     "Context": "setpoint.manager",
     "LeaderElectionLost": "setpoint.manager",
     "Manager": "setpoint.manager",
@@ -44,11 +50,14 @@ __all__ = [
     "Builder",
     "Client",
     "Context",
+    "Expectations",
     "LeaderElectionLost",
     "Manager",
+    "NotControlledError",
     "Operator",
     "Request",
     "Result",
+    "RetryLater",
     "TerminalError",
     "__version__",
     "configure_logging",
@@ -57,6 +66,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "kinds":  # the submodule of built-in kind constants
+        return importlib.import_module("setpoint.kinds")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'setpoint' has no attribute {name!r}")

@@ -1,4 +1,7 @@
-"""Accessors for ``metadata`` of objects held as plain dicts (the JSON as the API sends it).
+"""Accessors for ``metadata`` of objects held as plain dicts (the JSON as the API sends it),
+or as pydantic models (the user's CRD models, ``setpoint.kinds`` models): readers accept both
+(:func:`as_mapping` turns a model into its JSON form); writers change dicts in place and models
+through their ``metadata`` attribute.
 
 Readers never fail on a missing ``metadata`` or field: they return ``None`` or an empty value,
 because objects in flight (a new object before create, a watch bookmark) often lack fields.
@@ -7,18 +10,24 @@ Readers of mappings and lists return the stored object, not a copy; writers (``a
 field as needed.
 """
 
+import sys
 from collections.abc import Mapping, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "add_finalizer",
     "annotations",
+    "as_mapping",
     "creation_timestamp",
     "deletion_timestamp",
     "finalizers",
     "generation",
     "has_finalizer",
     "is_being_deleted",
+    "is_model",
     "labels",
     "metadata",
     "name",
@@ -32,10 +41,65 @@ __all__ = [
 ]
 
 
-def metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``obj["metadata"]``, or an empty mapping when absent or not an object."""
-    meta = obj.get("metadata")
+def is_model(obj: object) -> TypeGuard["BaseModel"]:
+    """Whether ``obj`` is a pydantic model instance (without importing pydantic: the local
+    cluster uses these helpers and must not pay for it)."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(obj, pydantic.BaseModel)
+
+
+def _type_constant(model: "BaseModel", names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = getattr(model, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def as_mapping(obj: "Mapping[str, Any] | BaseModel | Any") -> Mapping[str, Any]:
+    """``obj`` as a JSON-shaped mapping: a mapping as is, a pydantic model dumped by alias
+    (with apiVersion/kind from its class when they are class constants). Raises TypeError for
+    anything else."""
+    if isinstance(obj, Mapping):
+        return obj
+    if is_model(obj):
+        dumped: dict[str, Any] = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if "apiVersion" not in dumped:
+            api_version = _type_constant(obj, ("api_version", "apiVersion", "__api_version__"))
+            if api_version:
+                dumped["apiVersion"] = api_version
+        if "kind" not in dumped:
+            kind = _type_constant(obj, ("kind", "__kind__"))
+            if kind:
+                dumped["kind"] = kind
+        return dumped
+    if hasattr(obj, "to_dict") and hasattr(obj, "metadata"):  # a cached object
+        result: Mapping[str, Any] = obj.to_dict()
+        return result
+    raise TypeError(
+        f"expected a Kubernetes object (a dict or a pydantic model), got {type(obj).__name__}"
+    )
+
+
+def metadata(obj: "Mapping[str, Any] | BaseModel") -> Mapping[str, Any]:
+    """``obj["metadata"]`` (or a model's metadata as a mapping), or an empty mapping when absent
+    or not an object."""
+    if is_model(obj):
+        value = getattr(obj, "metadata", None)
+        if is_model(value):
+            return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return value if isinstance(value, Mapping) else {}
+    meta = cast(Mapping[str, Any], obj).get("metadata")
     return meta if isinstance(meta, Mapping) else {}
+
+
+def write_back_metadata(model: "BaseModel", new_metadata: Mapping[str, Any]) -> None:
+    """Set a model's ``metadata`` from a JSON-shaped mapping (keeping the field's type)."""
+    current = getattr(model, "metadata", None)
+    if is_model(current):
+        setattr(model, "metadata", type(current).model_validate(dict(new_metadata)))  # noqa: B010
+    else:
+        setattr(model, "metadata", dict(new_metadata))  # noqa: B010
 
 
 def _mutable_metadata(obj: MutableMapping[str, Any]) -> MutableMapping[str, Any]:

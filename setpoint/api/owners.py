@@ -10,8 +10,11 @@ resolves owner references only within the object's own namespace.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 from setpoint.api import field_errors as fe
 from setpoint.api import meta
@@ -55,8 +58,11 @@ def _required(owner: Mapping[str, Any], field: str, value: Any) -> str:
     return value
 
 
+ObjectOrModel: TypeAlias = "Mapping[str, Any] | BaseModel"
+
+
 def owner_reference(
-    owner: Mapping[str, Any], *, controller: bool = False, block_owner_deletion: bool = False
+    owner: ObjectOrModel, *, controller: bool = False, block_owner_deletion: bool = False
 ) -> dict[str, Any]:
     """A reference to ``owner``: ``{apiVersion, kind, name, uid}`` plus the optional flags.
 
@@ -64,6 +70,7 @@ def owner_reference(
     Raises ``ValueError`` naming the missing field when ``owner`` lacks one (e.g. an owner that
     was never created has no ``uid``).
     """
+    owner = meta.as_mapping(owner)
     reference: dict[str, Any] = {
         "apiVersion": _required(owner, "apiVersion", owner.get("apiVersion")),
         "kind": _required(owner, "kind", owner.get("kind")),
@@ -77,23 +84,23 @@ def owner_reference(
     return reference
 
 
-def controller_reference(owner: Mapping[str, Any]) -> dict[str, Any]:
+def controller_reference(owner: ObjectOrModel) -> dict[str, Any]:
     """A controller reference to ``owner`` (``controller`` and ``blockOwnerDeletion`` True)."""
     return owner_reference(owner, controller=True, block_owner_deletion=True)
 
 
-def controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+def controller_of(obj: ObjectOrModel) -> dict[str, Any] | None:
     """The owner reference with ``controller: true``, or None."""
-    for reference in meta.owner_references(obj):
+    for reference in meta.owner_references(meta.as_mapping(obj)):
         if reference.get("controller") is True:
             return reference
     return None
 
 
-def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
+def is_controlled_by(obj: ObjectOrModel, owner: ObjectOrModel) -> bool:
     """Whether ``owner`` (matched by uid) is the controller of ``obj``."""
     reference = controller_of(obj)
-    owner_uid = meta.uid(owner)
+    owner_uid = meta.uid(meta.as_mapping(owner))
     return reference is not None and owner_uid is not None and reference.get("uid") == owner_uid
 
 
@@ -149,12 +156,31 @@ def _upsert(obj: MutableMapping[str, Any], reference: dict[str, Any]) -> bool:
     return True
 
 
-def set_controller_reference(owner: Mapping[str, Any], obj: MutableMapping[str, Any]) -> bool:
+def _on_model(
+    owner: ObjectOrModel,
+    obj: BaseModel,
+    setter: Callable[[Mapping[str, Any], MutableMapping[str, Any]], bool],
+) -> bool:
+    view: dict[str, Any] = {"metadata": dict(meta.metadata(obj))}
+    changed = setter(meta.as_mapping(owner), view)
+    if changed:
+        meta.write_back_metadata(obj, view["metadata"])
+    return changed
+
+
+def set_controller_reference(
+    owner: ObjectOrModel, obj: MutableMapping[str, Any] | BaseModel
+) -> bool:
     """Make ``owner`` the controller of ``obj``; returns True when ``obj`` changed.
 
-    Raises :class:`AlreadyOwnedError` when another controller is set, and
-    :class:`CrossNamespaceOwnerError` when a namespaced owner is not in ``obj``'s namespace.
+    Either may be a dict or a pydantic model. Raises :class:`AlreadyOwnedError` when another
+    controller is set, and :class:`CrossNamespaceOwnerError` when a namespaced owner is not in
+    ``obj``'s namespace.
     """
+    if meta.is_model(obj):
+        return _on_model(owner, obj, set_controller_reference)
+    obj = cast(MutableMapping[str, Any], obj)
+    owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
     reference = controller_reference(owner)
     existing = controller_of(obj)
@@ -163,12 +189,16 @@ def set_controller_reference(owner: Mapping[str, Any], obj: MutableMapping[str, 
     return _upsert(obj, reference)
 
 
-def set_owner_reference(owner: Mapping[str, Any], obj: MutableMapping[str, Any]) -> bool:
+def set_owner_reference(owner: ObjectOrModel, obj: MutableMapping[str, Any] | BaseModel) -> bool:
     """Add ``owner`` as a (non-controller) owner of ``obj``, or refresh its reference.
 
     A reference to the same owner (same uid, or same group, kind and name) is replaced, keeping
     its ``controller`` and ``blockOwnerDeletion`` flags. Returns True when ``obj`` changed.
     """
+    if meta.is_model(obj):
+        return _on_model(owner, obj, set_owner_reference)
+    obj = cast(MutableMapping[str, Any], obj)
+    owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
     reference = owner_reference(owner)
     for existing in meta.owner_references(obj):

@@ -8,27 +8,38 @@ Reads (:meth:`Cache.get`, :meth:`Cache.list`) return fresh dicts the caller may 
 ``*_cached`` variants return the immutable :class:`CachedObject` itself (no copy, no decoding
 of anything but what you read). A read of a kind not watched yet starts its informer and waits
 for its initial list (up to ``CacheOptions.sync_timeout``).
+
+Read-your-own-writes: :meth:`Cache.record_write` / :meth:`Cache.record_delete` (called for
+every write a reconcile makes through its context) make later reads return the written object
+until the watch has delivered it (:mod:`setpoint.cache.recent_writes`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import logging
+from collections.abc import Mapping
 from typing import Any, Protocol
 
-from setpoint.api.gvk import GroupVersionKind, ResourceInfo
+import msgspec
+
+from setpoint.api.gvk import GroupVersionKind, ObjectKey, ResourceInfo
 from setpoint.cache.cached_object import CachedObject
 from setpoint.cache.errors import CacheNotStarted, NamespaceNotCached
 from setpoint.cache.informer import SharedInformer
 from setpoint.cache.options import CacheOptions
 from setpoint.cache.reflector import ListWatchClient
 from setpoint.cache.selection import LabelSelectorLike, label_predicate
-from setpoint.cache.store import IndexFunc
+from setpoint.cache.store import NAMESPACE_INDEX, OWNER_UID_INDEX, IndexFunc
 
 __all__ = ["Cache", "CacheClient", "ResourceMapper"]
 
 logger = logging.getLogger(__name__)
+
+#: Records of recent writes per informer above which a write prunes the outdated ones.
+RECENT_WRITES_PRUNE_AT = 1024
 
 _InformerKey = tuple[GroupVersionKind, frozenset[str], str | None, str | None, bool]
 
@@ -194,7 +205,11 @@ class Cache:
             self._check_namespace(informer, namespace)
         else:
             namespace = None
-        return informer.store.get_by_name(name, namespace)
+        stored = informer.store.get_by_name(name, namespace)
+        recent = informer.recent_writes
+        if not len(recent):
+            return stored
+        return recent.get(ObjectKey(namespace, name), stored, informer.observed_version)
 
     async def list_cached(
         self,
@@ -219,15 +234,84 @@ class Cache:
             self._check_namespace(informer, namespace)
         store = informer.store
         if index is None:
-            return store.list(namespace, label_selector)
-        index_name, value = index
-        objects = store.by_index(index_name, value)
-        if namespace is not None:
-            objects = [obj for obj in objects if obj.namespace == namespace]
-        if label_selector is not None:
-            matches = label_predicate(label_selector)
-            objects = [obj for obj in objects if matches(obj.labels)]
-        return objects
+            objects = store.list(namespace, label_selector)
+        else:
+            index_name, value = index
+            objects = store.by_index(index_name, value)
+            if namespace is not None:
+                objects = [obj for obj in objects if obj.namespace == namespace]
+            if label_selector is not None:
+                labels_match = label_predicate(label_selector)
+                objects = [obj for obj in objects if labels_match(obj.labels)]
+        recent = informer.recent_writes
+        if not len(recent):
+            return objects
+        selector = label_predicate(label_selector) if label_selector is not None else None
+        index_fn = None
+        if index is not None and index[0] not in (NAMESPACE_INDEX, OWNER_UID_INDEX):
+            index_fn = store.index_function(index[0])
+
+        def matches(obj: CachedObject) -> bool:
+            if namespace is not None and obj.namespace != namespace:
+                return False
+            if selector is not None and not selector(obj.labels):
+                return False
+            if index is None:
+                return True
+            if index[0] == NAMESPACE_INDEX:
+                return obj.namespace == index[1]
+            if index[0] == OWNER_UID_INDEX:
+                return any(ref.uid == index[1] for ref in obj.owner_references)
+            return index_fn is not None and index[1] in (index_fn(obj) or ())
+
+        return recent.merge(
+            objects,
+            lambda key: store.get_by_name(key.name, key.namespace),
+            informer.observed_version,
+            matches,
+        )
+
+    # -- read-your-own-writes ----------------------------------------------------------------
+
+    def _informers_of(self, api_version: str, kind: str) -> builtins.list[SharedInformer]:
+        return [
+            informer
+            for informer in self._informers.values()
+            if informer.resource.gvk.api_version == api_version and informer.resource.kind == kind
+        ]
+
+    def record_write(self, obj: Mapping[str, Any]) -> None:
+        """Make reads return ``obj`` (a write's answer) until the watch delivers it.
+
+        Ignored for kinds that no informer watches, and for answers that are not objects.
+        """
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str) or kind == "Status":
+            return
+        informers = self._informers_of(api_version, kind)
+        if not informers:
+            return
+        raw = msgspec.json.encode(obj)
+        for informer in informers:
+            recent = informer.recent_writes
+            try:
+                recent.record(informer.decoder.decode(raw))
+            except Exception:  # a transform that rejects it: the store stays the truth
+                logger.debug("not recording a write of %s %s", kind, obj.get("metadata"))
+            if len(recent) > RECENT_WRITES_PRUNE_AT:
+                # Drop the records the watch has caught up with (reads drop them too, but a
+                # controller that writes much and reads little would keep them until then).
+                recent.merge(
+                    [], functools.partial(_stored, informer), informer.observed_version, _none
+                )
+
+    def record_delete(
+        self, api_version: str, kind: str, name: str, namespace: str | None, uid: str
+    ) -> None:
+        """Make reads omit the object ``namespace/name`` with ``uid`` until the watch drops it."""
+        for informer in self._informers_of(api_version, kind):
+            scope = namespace if informer.resource.namespaced else None
+            informer.recent_writes.record_deleted(ObjectKey(scope, name), uid)
 
     async def get(
         self,
@@ -283,3 +367,11 @@ class Cache:
                 f"namespace {namespace!r} is not cached for {informer.resource.kind}: the cache "
                 f"is restricted to namespaces {', '.join(sorted(informer.namespaces))}"
             )
+
+
+def _stored(informer: SharedInformer, key: ObjectKey) -> CachedObject | None:
+    return informer.store.get_by_name(key.name, key.namespace)
+
+
+def _none(obj: CachedObject) -> bool:
+    return False

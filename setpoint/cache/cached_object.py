@@ -479,3 +479,39 @@ class ObjectDecoder:
 
 #: The decoder behind :meth:`CachedObject.from_json` (managedFields stripped, full objects).
 DEFAULT_DECODER: Final = ObjectDecoder()
+
+
+# Bytes a stored object costs beyond its own fields: the store's slots, and an entry of the
+# owner-uid index per owner reference (measured with tracemalloc over 20,000 ConfigMaps with and
+# without owners, of 3,000 and 20,000 objects: the estimate is within 10 % of the growth).
+STORE_OVERHEAD_BYTES: Final = 40
+OWNER_INDEX_BYTES: Final = 420
+
+
+def estimated_size(obj: CachedObject) -> int:
+    """Approximate bytes ``obj`` holds in a store (what ``setpoint_cache_bytes`` sums).
+
+    Counts the object, its metadata and the strings and containers only it holds; containers
+    shared between objects (interned namespaces and timestamps, shared labels) are not counted.
+    """
+    size = sys.getsizeof(obj) + STORE_OVERHEAD_BYTES
+    meta = obj._meta
+    size += sys.getsizeof(meta)
+    for text in (meta.name, meta.uid, meta.resource_version, meta.generate_name):
+        if text is not None:
+            size += sys.getsizeof(text)
+    if meta.annotations:
+        size += sys.getsizeof(meta.annotations) + sum(
+            sys.getsizeof(k) + sys.getsizeof(v) for k, v in meta.annotations.items()
+        )
+    if meta.owner_references:
+        size += sys.getsizeof(meta.owner_references)
+        for ref in meta.owner_references:
+            size += sys.getsizeof(ref) + sys.getsizeof(ref.uid) + sys.getsizeof(ref.name)
+            size += OWNER_INDEX_BYTES
+    if meta.finalizers:
+        size += sys.getsizeof(meta.finalizers)
+    for raw in (obj._meta_rest, obj._rest):
+        if raw is not None:
+            size += sys.getsizeof(raw)
+    return size

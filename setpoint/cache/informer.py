@@ -26,6 +26,7 @@ from setpoint.cache.errors import CacheSyncTimeout
 from setpoint.cache.gc_freeze import GC_FREEZE_MIN_OBJECTS, request_gc_freeze
 from setpoint.cache.handlers import EventHandler, HandlerRegistry
 from setpoint.cache.metrics import CACHE_COLLECTOR
+from setpoint.cache.recent_writes import RecentWrites
 from setpoint.cache.reflector import ListWatchClient, Reflector, ReflectorOptions, describe_resource
 from setpoint.cache.store import Delta, DeltaType, IndexFunc, MutableStore, Store
 from setpoint.client.errors import ApiError, Forbidden, Unauthorized
@@ -78,6 +79,7 @@ class SharedInformer:
             metadata_only=metadata_only,
             transform=transform,
         )
+        self.decoder = decoder
         self._store = MutableStore(decoder)
         self.description = describe_resource(resource)
         if self.namespaces:
@@ -102,7 +104,18 @@ class SharedInformer:
             for namespace in scopes
         ]
         self._tasks: list[asyncio.Task[None]] = []
+        #: Writes of this process newer than the store (read-your-own-writes; see Cache).
+        self.recent_writes = RecentWrites()
         CACHE_COLLECTOR.track(self)
+
+    def observed_version(self, namespace: str | None) -> int:
+        """The highest resourceVersion the watch covering ``namespace`` has delivered (0 when
+        unknown or not an integer)."""
+        for reflector in self.reflectors:
+            if reflector.namespace is None or reflector.namespace == namespace:
+                text = reflector.last_resource_version
+                return int(text) if text.isdigit() else 0
+        return 0
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -1,21 +1,29 @@
 """`setpoint run TARGET`: run the operator(s) a module or file defines against a cluster.
 
-Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 when leadership was lost or a
-controller failed (so Kubernetes restarts the pod, as for a Go operator), 2 for bad usage or a
-TARGET that defines no operator.
+Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT); 1 when the operator fails at run time
+(the API server cannot be reached, no usable kubeconfig, a port in use, leadership lost, a
+controller failed: Kubernetes then restarts the pod, as for a Go operator); 2 for bad usage (an
+unknown option, a missing --kubeconfig file, a TARGET that defines no operator). Expected
+failures are one line with a hint; `--debug` adds the traceback.
+
+Ports: in a pod (in-cluster configuration) metrics and probes listen on controller-runtime's
+`:8080` and `:8081`; anywhere else on `127.0.0.1` with a free port, so that several operators
+run side by side on a laptop. The log says where they really listen.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
+from setpoint.cli.run_errors import describe_failure
 from setpoint.manager.health import HealthCheck
-from setpoint.manager.leader_election import LeaderElectionLost
 from setpoint.manager.manager import Manager, ManagerError
 from setpoint.manager.run_managers import run_managers
 from setpoint.manager.structured_logging import LOG_FORMATS, configure_logging
@@ -25,22 +33,49 @@ __all__ = ["run_command", "run_operators"]
 
 log = logging.getLogger("setpoint.run")
 
-# kubebuilder's scaffold ports: metrics on 8080, probes on 8081.
-DEFAULT_METRICS_BIND_ADDRESS = ":8080"
-DEFAULT_HEALTH_PROBE_BIND_ADDRESS = ":8081"
+# kubebuilder's scaffold ports in a pod: metrics on 8080, probes on 8081.
+IN_CLUSTER_METRICS_BIND_ADDRESS = ":8080"
+IN_CLUSTER_HEALTH_PROBE_BIND_ADDRESS = ":8081"
+# Outside a pod: loopback only, and a free port, so a second operator does not collide.
+LOCAL_BIND_ADDRESS = "127.0.0.1:0"
+SERVICE_ACCOUNT_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-async def run_operators(managers: Sequence[Manager]) -> int:
-    """Run the managers until a signal (exit code 0) or a failure of one (exit code 1)."""
+def in_cluster() -> bool:
+    """True in a pod with a service account (controller-runtime's in-cluster configuration)."""
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and SERVICE_ACCOUNT_TOKEN.exists()
+
+
+async def _preflight(managers: Sequence[Manager]) -> None:
+    """Connect and make the first request, so a wrong kubeconfig or a dead server fails here,
+    once, with its own message (not as a failure of every controller)."""
+    for manager in managers:
+        await manager.connect()
+        await manager.client.server_version()
+
+
+async def run_operators(
+    managers: Sequence[Manager], *, debug: bool = False, preflight: bool = True
+) -> int:
+    """Run the managers until a signal (exit code 0) or a failure of one (exit code 1).
+
+    ``preflight``: first connect and ask the server for its version (see `_preflight`).
+    """
     try:
+        if preflight:
+            await _preflight(managers)
         await run_managers(managers)
-    except LeaderElectionLost as error:
-        log.error("%s; exiting so that this replica restarts as a candidate", error)
-        return EXIT_FAILED
     except Exception as error:
-        log.error("operator failed: %s", error, exc_info=error)
+        message = describe_failure(error)
+        if message is None:
+            log.error("operator failed: %s", error, exc_info=error)
+        else:
+            log.error("%s", message, exc_info=error if debug else None)
+        for manager in managers:
+            if not manager.started:
+                await manager.close_client()
         return EXIT_FAILED
     return 0
 
@@ -49,7 +84,7 @@ async def run_operators(managers: Sequence[Manager]) -> int:
 @click.argument("target")
 @click.option(
     "--kubeconfig",
-    type=click.Path(dir_okay=False),
+    type=click.Path(dir_okay=False, exists=True),
     help="Kubeconfig file (default: in a pod its service account, else $KUBECONFIG or "
     "~/.kube/config).",
 )
@@ -75,16 +110,15 @@ async def run_operators(managers: Sequence[Manager]) -> int:
 )
 @click.option(
     "--metrics-bind-address",
-    default=DEFAULT_METRICS_BIND_ADDRESS,
-    show_default=True,
-    help="Address of /metrics; '0' disables it.",
+    help="Address of /metrics; '0' disables it. Default: ':8080' in a pod, else "
+    "'127.0.0.1:0' (a free port, logged).",
 )
 @click.option(
     "--health-probe-bind-address",
-    default=DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
-    show_default=True,
-    help="Address of /healthz and /readyz; '0' disables them.",
+    help="Address of /healthz and /readyz; '0' disables them. Default: ':8081' in a pod, "
+    "else '127.0.0.1:0'.",
 )
+@click.option("--debug", is_flag=True, help="Print tracebacks of expected failures too.")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="human", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
 @click.option(
@@ -101,8 +135,9 @@ def run_command(
     leader_election_id: str | None,
     leader_election_namespace: str | None,
     warm_up_caches: bool | None,
-    metrics_bind_address: str,
-    health_probe_bind_address: str,
+    metrics_bind_address: str | None,
+    health_probe_bind_address: str | None,
+    debug: bool,
     log_format: str,
     log_level: str,
     graceful_shutdown_timeout: float | None,
@@ -116,6 +151,13 @@ def run_command(
         managers = find_managers(target)
     except TargetError as error:
         raise click.UsageError(str(error)) from None
+    pod = in_cluster() and kubeconfig is None
+    if metrics_bind_address is None:
+        metrics_bind_address = IN_CLUSTER_METRICS_BIND_ADDRESS if pod else LOCAL_BIND_ADDRESS
+    if health_probe_bind_address is None:
+        health_probe_bind_address = (
+            IN_CLUSTER_HEALTH_PROBE_BIND_ADDRESS if pod else LOCAL_BIND_ADDRESS
+        )
     try:
         for index, manager in enumerate(managers):
             # One process serves one /metrics (the registry is shared) and one probe port;
@@ -137,7 +179,7 @@ def run_command(
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))
     except (ManagerError, ValueError) as error:
         raise click.UsageError(str(error)) from None
-    sys.exit(asyncio.run(run_operators(managers)))
+    sys.exit(asyncio.run(run_operators(managers, debug=debug)))
 
 
 def _ready_check(manager: Manager) -> HealthCheck:

@@ -87,7 +87,7 @@ from setpoint.controller.rate_limiters import (
     client_go_default_rate_limiter,
     default_controller_rate_limiter,
 )
-from setpoint.controller.reconcile import Reconciler, Request, Result, TerminalError
+from setpoint.controller.reconcile import Reconciler, Request, Result, RetryLater, TerminalError
 from setpoint.controller.recorder import EventRecorder
 from setpoint.controller.source import ChannelSource, InformerSource, KindSource, Source
 from setpoint.controller.workqueue import QueueShutDown, WorkQueue
@@ -131,6 +131,7 @@ __all__ = [
     "Request",
     "ResourceVersionChanged",
     "Result",
+    "RetryLater",
     "Source",
     "TerminalError",
     "WorkQueue",

@@ -18,11 +18,13 @@ manager (:class:`ManagerLike`), so anything with a cache, a client and ``add`` w
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any, Protocol
 
+from setpoint.api.clock import Clock
 from setpoint.api.gvk import ResourceInfo, parse_api_version
 from setpoint.controller.controller import (
     DEFAULT_CACHE_SYNC_TIMEOUT,
@@ -38,7 +40,7 @@ from setpoint.controller.handlers import (
 )
 from setpoint.controller.predicates import Predicate, checked_predicates
 from setpoint.controller.rate_limiters import RateLimiter
-from setpoint.controller.reconcile import ReconcilerLike
+from setpoint.controller.reconcile import ReconcilerLike, Request
 from setpoint.controller.source import CacheLike, KindSource, Source
 
 __all__ = ["Builder", "ManagerLike", "MapperLike"]
@@ -229,9 +231,19 @@ class Builder:
         executor: Executor | None = None,
         need_leader_election: bool | None = None,
         skip_name_validation: bool | None = None,
+        clock: Clock | None = None,
+        resync_period: float | None = None,
+        ignore_own_writes: bool | None = None,
     ) -> Builder:
-        """Controller options (see :class:`Controller`); unset ones keep their defaults."""
+        """Controller options (see :class:`Controller`); unset ones keep their defaults.
+
+        ``resync_period`` re-queues every cached object of the ``for_`` kind that often, at low
+        priority.
+        """
         given = {
+            "clock": clock,
+            "resync_period": resync_period,
+            "ignore_own_writes": ignore_own_writes,
             "max_concurrent_reconciles": max_concurrent_reconciles,
             "rate_limiter": rate_limiter,
             "reconcile_timeout": reconcile_timeout,
@@ -249,6 +261,7 @@ class Builder:
             raise RuntimeError("this Builder already built a controller; start a new Builder")
         name = self._controller_name()
         sources: list[Source] = []
+        primary_source: KindSource | None = None
         watches: list[_Watch] = []
         if self._for is not None:
             watches.append(self._for)
@@ -266,23 +279,26 @@ class Builder:
             )
         watches.extend(self._watches)
         for watch in watches:
-            sources.append(
-                KindSource(
-                    self._manager.cache,
-                    watch.api_version,
-                    watch.kind,
-                    watch.handler,
-                    (*self._global_predicates, *watch.predicates),
-                    metadata_only=watch.metadata_only,
-                    resolve_scope=self._resolve_scope,
-                )
+            source = KindSource(
+                self._manager.cache,
+                watch.api_version,
+                watch.kind,
+                watch.handler,
+                (*self._global_predicates, *watch.predicates),
+                metadata_only=watch.metadata_only,
+                resolve_scope=self._resolve_scope,
             )
+            if watch is self._for:
+                primary_source = source
+            sources.append(source)
         sources.extend(self._sources)
         options = {
             "max_concurrent_reconciles": DEFAULT_MAX_CONCURRENT_RECONCILES,
             "cache_sync_timeout": DEFAULT_CACHE_SYNC_TIMEOUT,
             **self._options,
         }
+        if primary_source is not None and options.get("resync_period") is not None:
+            options["resync_keys"] = functools.partial(_keys_of, primary_source)
         controller = Controller(name, reconciler, sources=sources, **options)
         self._manager.add(controller)
         self._built = True
@@ -304,6 +320,13 @@ class Builder:
     async def _resolve_scope(self, api_version: str, kind: str) -> bool:
         resource = await self._manager.client.mapper.resource_for(api_version, kind)
         return resource.namespaced
+
+
+def _keys_of(source: KindSource) -> list[Request]:
+    informer: Any = source.informer
+    if informer is None:
+        return []
+    return [obj.key for obj in informer.store]
 
 
 class _PendingOwner(Handler):

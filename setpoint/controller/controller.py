@@ -13,13 +13,20 @@ reconcile outcome             queue action                       ``reconcile_tot
 ============================  =================================  ==========================
 ``None`` / ``Result()``       ``forget``                         ``success``
 ``Result(requeue_after=T)``   ``forget`` + ``add_after(T)``      ``requeue_after``
+``Result(requeue_at=when)``   ``forget`` + ``add_after(when-now)``  ``requeue_after``
 ``Result(requeue=True)``      ``add_rate_limited``               ``requeue``
+raises ``RetryLater(after=)`` ``add_after`` / ``add_rate_limited``  ``error``
+raises ``Conflict`` (409)     ``add_rate_limited``               ``error``
 raises ``TerminalError``      ``forget`` (no retry)              ``error``
 raises anything else          ``add_rate_limited`` (backoff)     ``error``
 ============================  =================================  ==========================
 
-Exceptions are logged with the key and never end a worker. Async reconcilers run on the event
-loop; sync ones run in a thread pool with the logging context copied in.
+Logs read well: an expected retry (``RetryLater``) and a 409 from an optimistic write (the
+object changed since it was read; the next reconcile reads the new version) are one INFO line;
+a ``TerminalError`` is one ERROR line; any other exception is an ERROR with its traceback the
+first time, then one line per retry while the key keeps failing the same way. Exceptions never
+end a worker. Async reconcilers run on the event loop; sync ones run in a thread pool with the
+logging context copied in.
 """
 
 from __future__ import annotations
@@ -33,12 +40,21 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, ClassVar, cast
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.client.errors import AlreadyExists, Conflict
 from setpoint.controller import metrics
 from setpoint.controller.log_context import reconcile_context
+from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.rate_limiters import RateLimiter
-from setpoint.controller.reconcile import ReconcilerLike, Request, Result, TerminalError
+from setpoint.controller.reconcile import (
+    ReconcilerLike,
+    Request,
+    Result,
+    RetryLater,
+    TerminalError,
+)
 from setpoint.controller.source import Source
-from setpoint.controller.workqueue import QueueShutDown, WorkQueue
+from setpoint.controller.workqueue import PRIORITY_LOW, QueueShutDown, WorkQueue
 
 __all__ = [
     "DEFAULT_CACHE_SYNC_TIMEOUT",
@@ -112,6 +128,10 @@ class Controller:
     cannot be interrupted (Python cannot stop a thread): the timeout is counted and logged at
     once, but the key stays in flight until the thread returns, then it is retried, so one key
     never runs twice at the same time.
+
+    ``clock`` (default: the system clock) times delayed re-runs (``requeue_after``/``requeue_at``,
+    backoff); a ``FakeClock`` makes them fire on ``advance()``. ``resync_period`` (seconds,
+    default off) re-queues every key of ``resync_keys()`` at low priority that often.
     """
 
     #: Names of the controllers running in this process (see ``skip_name_validation``).
@@ -130,6 +150,10 @@ class Controller:
         executor: Executor | None = None,
         need_leader_election: bool = True,
         skip_name_validation: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
+        resync_period: float | None = None,
+        resync_keys: Callable[[], Any] | None = None,
+        ignore_own_writes: bool = True,
     ) -> None:
         if not name:
             raise ValueError("Controller: name must not be empty (it labels logs and metrics)")
@@ -146,6 +170,16 @@ class Controller:
             raise ValueError(f"reconcile_timeout: must be > 0 seconds, got {reconcile_timeout!r}")
         if not cache_sync_timeout > 0:
             raise ValueError(f"cache_sync_timeout: must be > 0 seconds, got {cache_sync_timeout!r}")
+        if resync_period is not None and not resync_period > 0:
+            raise ValueError(f"resync_period: must be > 0 seconds, got {resync_period!r}")
+        self.clock = clock
+        #: Resource versions of this controller's writes (see :mod:`.own_writes`); None: off.
+        self.own_writes: OwnWrites | None = OwnWrites() if ignore_own_writes else None
+        self.resync_period = resync_period
+        self._resync_keys = resync_keys
+        self._resync_task: asyncio.Task[None] | None = None
+        # key -> the last unexpected error's signature: its traceback was logged once.
+        self._last_error: dict[Request, str] = {}
         self.name = name
         self.reconciler = reconciler
         self._reconcile_fn, self._is_async = _resolve_reconcile_function(reconciler)
@@ -157,7 +191,9 @@ class Controller:
         self._holds_name = False
         self.executor = executor
         self._own_executor: ThreadPoolExecutor | None = None
-        self.queue: WorkQueue[Request] = WorkQueue(name, controller=name, rate_limiter=rate_limiter)
+        self.queue: WorkQueue[Request] = WorkQueue(
+            name, controller=name, rate_limiter=rate_limiter, clock=clock
+        )
         self._sources: list[Source] = list(sources)
         self._workers: list[asyncio.Task[None]] = []
         self._started = False
@@ -196,6 +232,7 @@ class Controller:
             raise RuntimeError(f"controller {self.name}: cannot watch a source after stop()")
         self._sources.append(source)
         if self._started:
+            self._share_own_writes(source)
             await source.start(self.queue)
             await self._wait_for_sync([source])
 
@@ -220,6 +257,7 @@ class Controller:
             self._holds_name = True
         try:
             for source in self._sources:
+                self._share_own_writes(source)
                 await source.start(self.queue)
             await self._wait_for_sync(self._sources)
         except BaseException:
@@ -243,6 +281,10 @@ class Controller:
             asyncio.create_task(self._worker(), name=f"setpoint-controller-{self.name}-{i}")
             for i in range(self.max_concurrent_reconciles)
         ]
+        if self.resync_period is not None and self._resync_keys is not None:
+            self._resync_task = asyncio.create_task(
+                self._resync(self.resync_period), name=f"setpoint-controller-{self.name}-resync"
+            )
         self._started = True
         logger.info(
             "controller %s started with %d worker(s)",
@@ -291,6 +333,8 @@ class Controller:
             return
         self._stopping = True
         self._drain_deadline = deadline
+        if self._resync_task is not None:
+            self._resync_task.cancel()
         self.queue.shut_down()
         try:
             if self._workers:
@@ -360,6 +404,24 @@ class Controller:
             except Exception:
                 logger.exception("controller %s: stopping source %r failed", self.name, source)
 
+    def _share_own_writes(self, source: Source) -> None:
+        if hasattr(source, "own_writes") and getattr(source, "own_writes", None) is None:
+            source.own_writes = self.own_writes
+
+    async def _resync(self, period: float) -> None:
+        """Every ``period``: queue every known key at low priority (level-based safety net)."""
+        assert self._resync_keys is not None
+        while True:
+            await self.clock.sleep(period)
+            try:
+                keys = list(self._resync_keys())
+            except Exception:
+                logger.exception("controller %s: listing keys to resync failed", self.name)
+                continue
+            for key in keys:
+                self.queue.add(key, PRIORITY_LOW)
+            logger.debug("controller %s: resync queued %d key(s)", self.name, len(keys))
+
     # -- the loop -------------------------------------------------------------------------------
 
     async def _worker(self) -> None:
@@ -405,12 +467,37 @@ class Controller:
                     ) from cancelled
             except TerminalError as exc:
                 queue.forget(request)
+                self._last_error.pop(request, None)
                 self._errors.inc()
                 self._terminal.inc()
                 self._total["error"].inc()
                 logger.error(
                     "reconcile %s %s failed with a terminal error (not retried): %s",
-                    self.name, request, exc, exc_info=exc, extra=extra,
+                    self.name, request, _describe(exc), extra=extra,
+                )  # fmt: skip
+            except RetryLater as exc:
+                self._errors.inc()
+                self._total["error"].inc()
+                if exc.after is None:
+                    queue.add_rate_limited(request)
+                    when = f"retry {queue.num_requeues(request)}"
+                else:
+                    queue.forget(request)
+                    queue.add_after(request, exc.after)
+                    when = f"retrying in {exc.after:g}s"
+                logger.info("reconcile %s %s: %s (%s)", self.name, request, exc, when, extra=extra)
+            except Conflict as exc:
+                queue.add_rate_limited(request)
+                self._errors.inc()
+                self._total["error"].inc()
+                what = (
+                    "it already exists (created since it was read)"
+                    if isinstance(exc, AlreadyExists)
+                    else "conflict, the object changed since it was read"
+                )
+                logger.info(
+                    "reconcile %s %s: %s (%s); retrying with the new version",
+                    self.name, request, what, exc, extra=extra,
                 )  # fmt: skip
             except Exception as exc:
                 queue.add_rate_limited(request)
@@ -420,18 +507,24 @@ class Controller:
                     self._timeouts.inc()
                 if isinstance(exc, PROGRAMMING_ERRORS):
                     self._panics.inc()
+                signature = f"{type(exc).__qualname__}: {exc}"
+                repeated = self._last_error.get(request) == signature
+                self._last_error[request] = signature
                 logger.error(
-                    "reconcile %s %s failed (retry %d): %s",
-                    self.name, request, queue.num_requeues(request), exc, exc_info=exc,
-                    extra=extra,
+                    "reconcile %s %s failed (retry %d): %s%s",
+                    self.name, request, queue.num_requeues(request), _describe(exc),
+                    " (same error as before; traceback logged once)" if repeated else "",
+                    exc_info=None if repeated else exc, extra=extra,
                 )  # fmt: skip
             else:
+                self._last_error.pop(request, None)
+                delay = None if result is None else result.delay(self.clock.now())
                 if result is None or result.is_zero:
                     queue.forget(request)
                     self._total["success"].inc()
-                elif result.requeue_after_seconds > 0:
+                elif delay is not None:
                     queue.forget(request)
-                    queue.add_after(request, result.requeue_after_seconds)
+                    queue.add_after(request, delay)
                     self._total["requeue_after"].inc()
                 else:
                     queue.add_rate_limited(request)
@@ -479,6 +572,13 @@ class Controller:
         if result is not None and not isinstance(result, Result):
             raise TypeError(f"reconciler returned {type(result).__name__}; expected Result or None")
         return result
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message`` for one-line logs (the message alone is often ambiguous)."""
+    text = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
 
 
 def _resolve_reconcile_function(

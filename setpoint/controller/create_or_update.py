@@ -1,12 +1,17 @@
 """``create_or_update`` / ``create_or_patch``: make an object look the way a function says.
 
-Both read the object from the API server, let ``mutate(obj)`` set the fields the controller owns,
-and write only if something changed (no-op writes would bump resourceVersion and wake every
-watcher, and controllers that always write loop forever). They mirror controller-runtime's
+Both read the object (from the API server, or from ``reader`` — the cache, which is what
+``ctx.create_or_update`` passes), let ``mutate(obj)`` set the fields the controller owns, and
+write only if something changed (no-op writes would bump resourceVersion and wake every watcher,
+and controllers that always write loop forever). They mirror controller-runtime's
 ``controllerutil.CreateOrUpdate`` and ``CreateOrPatch``:
 
 - absent → ``mutate`` the skeleton (apiVersion, kind, name, namespace) and create: ``CREATED``;
-- present and unchanged by ``mutate`` → no write: ``UNCHANGED``;
+- present, and every field ``mutate`` set already has that value → no write: ``UNCHANGED``.
+  Only what ``mutate`` set counts: when it replaces a whole field (``obj["spec"] = {...}``),
+  what the server defaulted inside it (a Deployment's ``strategy``, a container's
+  ``imagePullPolicy``) is not a difference; a key that ``mutate`` deletes from a mapping it
+  edited in place is one;
 - ``create_or_update``: PUT the whole object with the resourceVersion read (``Conflict`` if it
   changed in between, which makes the reconcile retry): ``UPDATED``;
 - ``create_or_patch``: a merge patch of the changes outside ``status``, and a separate patch of
@@ -30,13 +35,54 @@ from setpoint.client.errors import NotFound
 
 __all__ = [
     "Mutate",
+    "ObjectReader",
     "OperationResult",
     "create_or_patch",
     "create_or_update",
+    "differs",
 ]
 
 #: Sets the desired fields on the object (in place); may be async.
 Mutate = Callable[[dict[str, Any]], Awaitable[None] | None]
+#: Reads the current object: ``(api_version, kind, name, namespace) -> dict | None``.
+ObjectReader = Callable[[str, str, str, str | None], Awaitable[dict[str, Any] | None]]
+
+
+def _tracked_copy(value: Any, originals: set[int]) -> Any:
+    """A deep copy of JSON data that remembers the ids of the containers it made."""
+    if isinstance(value, dict):
+        copied: Any = {k: _tracked_copy(v, originals) for k, v in value.items()}
+    elif isinstance(value, list):
+        copied = [_tracked_copy(v, originals) for v in value]
+    else:
+        return value
+    originals.add(id(copied))
+    return copied
+
+
+def differs(current: Any, desired: Any, originals: set[int] | None = None) -> bool:
+    """Whether writing ``desired`` would change ``current``, counting only what was set.
+
+    A mapping in ``desired`` differs when one of its keys has another value in ``current``;
+    keys only in ``current`` count as deleted only when the mapping is one of ``originals``
+    (edited in place, not replaced). Lists compare item by item, with the same rule.
+    """
+    originals = originals if originals is not None else set()
+    if isinstance(desired, dict):
+        if not isinstance(current, dict):
+            return True
+        for key, value in desired.items():
+            if key not in current:
+                if value is not None:
+                    return True
+            elif differs(current[key], value, originals):
+                return True
+        return id(desired) in originals and any(key not in desired for key in current)
+    if isinstance(desired, list):
+        if not isinstance(current, list) or len(current) != len(desired):
+            return True
+        return any(differs(c, d, originals) for c, d in zip(current, desired, strict=True))
+    return not json_equal(current, desired)
 
 
 class OperationResult(enum.StrEnum):
@@ -90,8 +136,12 @@ async def _mutate(
         )
 
 
-async def _get_or_none(client: Client, identity: tuple[str, str, str, str | None]) -> Any:
+async def _get_or_none(
+    client: Client, identity: tuple[str, str, str, str | None], reader: ObjectReader | None
+) -> Any:
     api_version, kind, name, namespace = identity
+    if reader is not None:
+        return await reader(api_version, kind, name, namespace)
     try:
         return await client.get(api_version, kind, name, namespace=namespace)
     except NotFound:
@@ -105,17 +155,19 @@ def _replace(target: MutableMapping[str, Any], source: dict[str, Any]) -> dict[s
 
 
 async def _read_and_mutate(
-    client: Client, obj: MutableMapping[str, Any], mutate: Mutate
-) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """The object as the server has it (None if absent) and a copy ``mutate`` has applied to.
+    client: Client, obj: MutableMapping[str, Any], mutate: Mutate, reader: ObjectReader | None
+) -> tuple[dict[str, Any] | None, dict[str, Any], set[int]]:
+    """The object as read (None if absent), a copy ``mutate`` has applied to, and the ids of
+    the containers of that copy (to tell edits in place from replacements).
 
     When the object is absent, ``mutate`` is applied to a copy of ``obj`` (the skeleton).
     """
     identity = _identity(obj)
-    current = await _get_or_none(client, identity)
-    desired = copy.deepcopy(current if current is not None else dict(obj))
+    current = await _get_or_none(client, identity, reader)
+    originals: set[int] = set()
+    desired = _tracked_copy(current, originals) if current is not None else copy.deepcopy(dict(obj))
     await _mutate(mutate, desired, identity)
-    return current, desired
+    return current, desired, originals
 
 
 async def _create(
@@ -127,45 +179,61 @@ async def _create(
 
 
 async def create_or_update(
-    client: Client, obj: MutableMapping[str, Any], mutate: Mutate
+    client: Client,
+    obj: MutableMapping[str, Any],
+    mutate: Mutate,
+    *,
+    reader: ObjectReader | None = None,
 ) -> tuple[OperationResult, dict[str, Any]]:
     """Create ``obj`` or update it (PUT) so that ``mutate`` holds; skips no-op writes.
 
     ``obj`` needs apiVersion, kind, metadata.name (and namespace for namespaced kinds).
+    ``reader`` reads the current object (default: a GET from the API server).
     Raises ``Conflict`` if the object changed between the read and the write.
     """
-    current, desired = await _read_and_mutate(client, obj, mutate)
+    current, desired, originals = await _read_and_mutate(client, obj, mutate, reader)
     if current is None:
         return await _create(client, obj, desired)
-    if json_equal(current, desired):
-        return OperationResult.UNCHANGED, _replace(obj, desired)
+    if not differs(current, desired, originals):
+        return OperationResult.UNCHANGED, _replace(obj, current)
     updated: dict[str, Any] = await client.update(desired)
     return OperationResult.UPDATED, _replace(obj, updated)
 
 
 async def create_or_patch(
-    client: Client, obj: MutableMapping[str, Any], mutate: Mutate, *, optimistic: bool = False
+    client: Client,
+    obj: MutableMapping[str, Any],
+    mutate: Mutate,
+    *,
+    optimistic: bool = False,
+    reader: ObjectReader | None = None,
 ) -> tuple[OperationResult, dict[str, Any]]:
     """Create ``obj`` or merge-patch the changes ``mutate`` makes (status separately).
 
     With ``optimistic=True`` the patches carry the resourceVersion read, so a concurrent change
     gives ``Conflict`` (use it when ``mutate`` edits lists, which merge patches replace whole).
+    ``reader`` reads the current object (default: a GET from the API server).
     """
-    current, desired = await _read_and_mutate(client, obj, mutate)
+    current, desired, originals = await _read_and_mutate(client, obj, mutate, reader)
     if current is None:
         return await _create(client, obj, desired)
     before_status, after_status = current.get("status"), desired.get("status")
     before_main = {k: v for k, v in current.items() if k != "status"}
     after_main = {k: v for k, v in desired.items() if k != "status"}
-    main_patch = create_merge_patch(before_main, after_main)
+    main_changed = differs(before_main, after_main, originals)
+    if "status" not in desired and id(desired) not in originals:
+        status_changed = False  # a replaced object without status leaves status alone
+    else:
+        status_changed = differs(before_status, after_status, originals)
+    main_patch = create_merge_patch(before_main, after_main) if main_changed else {}
     status_patch = (
-        {} if json_equal(before_status, after_status)
-        else {"status": create_merge_patch(before_status or {}, after_status or {})}
+        {"status": create_merge_patch(before_status or {}, after_status or {})}
+        if status_changed else {}
     )  # fmt: skip
-    if after_status is None and before_status is not None:
+    if status_changed and after_status is None and before_status is not None:
         status_patch = {"status": None}
     if not main_patch and not status_patch:
-        return OperationResult.UNCHANGED, _replace(obj, desired)
+        return OperationResult.UNCHANGED, _replace(obj, current)
     resource_version = (current.get("metadata") or {}).get("resourceVersion")
     result: dict[str, Any] = current
     if main_patch:

@@ -26,6 +26,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
+from setpoint.api.meta import as_mapping
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
 from setpoint.client.errors import NotFound
@@ -45,7 +48,7 @@ logger = logging.getLogger(__name__)
 #: A cleanup function: gets a fresh dict of the object being deleted. Async functions run on
 #: the event loop, sync ones in a worker thread.
 Cleanup = Callable[[dict[str, Any]], Awaitable[None] | None]
-ObjectInput = Mapping[str, Any] | CachedObject
+ObjectInput = Mapping[str, Any] | CachedObject | BaseModel
 
 
 class FinalizerOutcome(enum.Enum):
@@ -105,6 +108,8 @@ class _View:
 
 
 def _view(obj: ObjectInput) -> _View:
+    if isinstance(obj, BaseModel):
+        obj = as_mapping(obj)
     if isinstance(obj, CachedObject):
         return _View(
             obj.api_version,
@@ -179,7 +184,13 @@ async def remove_finalizer(client: Client, obj: ObjectInput, name: str) -> dict[
 
 
 async def _run_cleanup(cleanup: Cleanup, obj: ObjectInput) -> None:
-    fresh = obj.to_dict() if isinstance(obj, CachedObject) else _deep_copy(obj)
+    fresh: Any
+    if isinstance(obj, CachedObject):
+        fresh = obj.to_dict()
+    elif isinstance(obj, BaseModel):
+        fresh = obj.model_copy(deep=True)  # the cleanup gets the model it was given
+    else:
+        fresh = _deep_copy(obj)
     if inspect.iscoroutinefunction(cleanup) or inspect.iscoroutinefunction(
         getattr(cleanup, "__call__", None)  # noqa: B004 - an object with async __call__
     ):

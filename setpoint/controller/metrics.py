@@ -139,11 +139,15 @@ def _float_label(value: float) -> str:
 class WorkQueueStats:
     """The counters one queue keeps for its metrics; gauges come from ``snapshot`` at scrape."""
 
-    __slots__ = ("__weakref__", "adds", "controller", "name", "queue_duration", "retries",
-                 "snapshot", "work_duration")  # fmt: skip
+    __slots__ = ("__weakref__", "adds", "controller", "depths", "name", "queue_duration",
+                 "retries", "snapshot", "work_duration")  # fmt: skip
 
     def __init__(
-        self, name: str, controller: str, snapshot: Callable[[], tuple[int, float, float]]
+        self,
+        name: str,
+        controller: str,
+        snapshot: Callable[[], tuple[int, float, float]],
+        depths: Callable[[], dict[int, int]] | None = None,
     ) -> None:
         self.name = name
         self.controller = controller
@@ -153,6 +157,8 @@ class WorkQueueStats:
         self.work_duration = FastHistogram()
         # () -> (depth, unfinished work seconds, longest running processor seconds)
         self.snapshot = snapshot
+        # () -> {priority: depth}; None: everything at priority 0
+        self.depths = depths
 
 
 class WorkQueueCollector(Collector):
@@ -171,7 +177,9 @@ class WorkQueueCollector(Collector):
         with self._lock:
             live = list(self._stats)
         labels = ["name", "controller"]
-        depth = GaugeMetricFamily("workqueue_depth", "Current depth of workqueue", labels=labels)
+        depth = GaugeMetricFamily(
+            "workqueue_depth", "Current depth of workqueue", labels=[*labels, "priority"]
+        )
         adds = CounterMetricFamily(
             "workqueue_adds", "Total number of adds handled by workqueue", labels=labels
         )
@@ -203,7 +211,9 @@ class WorkQueueCollector(Collector):
         for stats in _merge_same_labels(live):
             values = [stats.name, stats.controller]
             queue_depth, unfinished_s, longest_s = stats.snapshot()
-            depth.add_metric(values, queue_depth)
+            by_priority = stats.depths() if stats.depths is not None else {0: queue_depth}
+            for priority, count in sorted(by_priority.items(), reverse=True):
+                depth.add_metric([*values, str(priority)], count)
             adds.add_metric(values, stats.adds)
             retries.add_metric(values, stats.retries)
             unfinished.add_metric(values, unfinished_s)
@@ -233,7 +243,16 @@ def _merge_same_labels(stats: list[WorkQueueStats]) -> list[WorkQueueStats]:
             sum(s[1] for s in snapshots),
             max(s[2] for s in snapshots),
         )
-        combined = WorkQueueStats(name, controller, functools.partial(_same, total))
+        depths: dict[int, int] = {}
+        for g in group:
+            for priority, count in (g.depths() if g.depths else {0: g.snapshot()[0]}).items():
+                depths[priority] = depths.get(priority, 0) + count
+        combined = WorkQueueStats(
+            name,
+            controller,
+            functools.partial(_same, total),
+            functools.partial(_same_depths, depths),
+        )
         combined.adds = sum(g.adds for g in group)
         combined.retries = sum(g.retries for g in group)
         for attr in ("queue_duration", "work_duration"):
@@ -248,6 +267,10 @@ def _merge_same_labels(stats: list[WorkQueueStats]) -> list[WorkQueueStats]:
 
 
 def _same(value: tuple[int, float, float]) -> tuple[int, float, float]:
+    return value
+
+
+def _same_depths(value: dict[int, int]) -> dict[int, int]:
     return value
 
 

@@ -28,6 +28,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pydantic import BaseModel
+
+from setpoint.api.meta import as_mapping
 from setpoint.api.names import validate_qualified_name
 from setpoint.api.times import now_micro_time, now_time
 from setpoint.cache.cached_object import CachedObject
@@ -86,7 +89,7 @@ class _Series:
     pending: bool = False
 
 
-def _reference(obj: Mapping[str, Any] | CachedObject) -> dict[str, Any]:
+def _reference(obj: Mapping[str, Any] | CachedObject | BaseModel) -> dict[str, Any]:
     api_version: Any
     kind: Any
     name: Any
@@ -97,6 +100,7 @@ def _reference(obj: Mapping[str, Any] | CachedObject) -> dict[str, Any]:
         api_version, kind, name = obj.api_version, obj.kind, obj.name
         namespace, uid, rv = obj.namespace, obj.uid, obj.resource_version
     else:
+        obj = as_mapping(obj)
         metadata = obj.get("metadata") or {}
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         name, namespace = metadata.get("name"), metadata.get("namespace")
@@ -187,37 +191,37 @@ class EventRecorder:
 
     def normal(
         self,
-        regarding: Mapping[str, Any] | CachedObject,
+        regarding: Mapping[str, Any] | CachedObject | BaseModel,
         reason: str,
         note: str,
         *,
         action: str | None = None,
-        related: Mapping[str, Any] | CachedObject | None = None,
+        related: Mapping[str, Any] | CachedObject | BaseModel | None = None,
     ) -> None:
         """Record a ``Normal`` event."""
         self.event(regarding, EVENT_TYPE_NORMAL, reason, note, action=action, related=related)
 
     def warning(
         self,
-        regarding: Mapping[str, Any] | CachedObject,
+        regarding: Mapping[str, Any] | CachedObject | BaseModel,
         reason: str,
         note: str,
         *,
         action: str | None = None,
-        related: Mapping[str, Any] | CachedObject | None = None,
+        related: Mapping[str, Any] | CachedObject | BaseModel | None = None,
     ) -> None:
         """Record a ``Warning`` event."""
         self.event(regarding, EVENT_TYPE_WARNING, reason, note, action=action, related=related)
 
     def event(
         self,
-        regarding: Mapping[str, Any] | CachedObject,
+        regarding: Mapping[str, Any] | CachedObject | BaseModel,
         type: str,
         reason: str,
         note: str,
         *,
         action: str | None = None,
-        related: Mapping[str, Any] | CachedObject | None = None,
+        related: Mapping[str, Any] | CachedObject | BaseModel | None = None,
     ) -> None:
         """Record an event about ``regarding`` (a dict or a cached object).
 

@@ -14,11 +14,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from setpoint.cache.cached_object import CachedObject
 from setpoint.controller.handlers import Handler, RequestQueue, ScopeResolver
+from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.predicates import Predicate, all_pass
+from setpoint.controller.workqueue import PRIORITY_LOW
 
 __all__ = [
     "CacheLike",
@@ -91,27 +93,70 @@ class CacheLike(Protocol):
         ...
 
 
-class _Dispatcher:
-    """Adapts the cache's event-handler protocol to predicates + a handler + a queue."""
+class _LowPriority:
+    """A queue view that adds at low priority (keys from an initial list)."""
 
-    __slots__ = ("handler", "predicate", "queue", "source")
+    __slots__ = ("queue",)
+
+    def __init__(self, queue: RequestQueue) -> None:
+        self.queue = queue
+
+    def add(self, key: Any) -> None:
+        add: Any = self.queue.add
+        try:
+            add(key, PRIORITY_LOW)
+        except TypeError:  # a plain queue without priorities
+            add(key)
+
+
+class _Dispatcher:
+    """Adapts the cache's event-handler protocol to predicates + a handler + a queue.
+
+    Objects delivered by an informer's initial list go in at low priority; events that carry
+    exactly the result of the controller's own write (``own_writes``) are dropped.
+    """
+
+    __slots__ = ("handler", "low", "own_writes", "predicate", "queue", "source")
 
     def __init__(
-        self, source: str, handler: Handler, predicate: Predicate | None, queue: RequestQueue
+        self,
+        source: str,
+        handler: Handler,
+        predicate: Predicate | None,
+        queue: RequestQueue,
+        own_writes: OwnWrites | None = None,
     ) -> None:
         self.source = source
         self.handler = handler
         self.predicate = predicate
         self.queue = queue
+        self.low = _LowPriority(queue)
+        self.own_writes = own_writes
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
+        own = self.own_writes
+        if (
+            own is not None
+            and not is_initial_list
+            and own.intercept(obj, lambda: self._on_add(obj, is_initial_list))
+        ):
+            return
+        self._on_add(obj, is_initial_list)
+
+    def _on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
         try:
             if self.predicate is None or self.predicate.create(obj):
-                self.handler.on_create(obj, self.queue)
+                self.handler.on_create(obj, self.low if is_initial_list else self.queue)
         except Exception:
             logger.exception("%s: create event handling failed for %r", self.source, obj)
 
     def on_update(self, old: CachedObject, new: CachedObject) -> None:
+        own = self.own_writes
+        if own is not None and own.intercept(new, lambda: self._on_update(old, new)):
+            return
+        self._on_update(old, new)
+
+    def _on_update(self, old: CachedObject, new: CachedObject) -> None:
         try:
             if self.predicate is None or self.predicate.update(old, new):
                 self.handler.on_update(old, new, self.queue)
@@ -147,6 +192,8 @@ class _HandlerSource:
         self.resolve_scope = resolve_scope
         self.informer: InformerLike | None = None
         self._dispatcher: _Dispatcher | None = None
+        #: Set by the controller: its own writes' events are dropped (see ``own_writes``).
+        self.own_writes: OwnWrites | None = None
 
     async def _resolve_informer(self) -> InformerLike:
         raise NotImplementedError
@@ -158,7 +205,9 @@ class _HandlerSource:
         informer = await self._resolve_informer()
         self.informer = informer
         await self.handler.prepare(self.resolve_scope)
-        self._dispatcher = _Dispatcher(repr(self), self.handler, all_pass(self.predicates), queue)
+        self._dispatcher = _Dispatcher(
+            repr(self), self.handler, all_pass(self.predicates), queue, self.own_writes
+        )
         informer.add_event_handler(self._dispatcher)
 
     async def wait_for_sync(

@@ -1,6 +1,6 @@
 """The work queue between event handlers and reconcile workers.
 
-It is a set plus a FIFO, with client-go's guarantees:
+It is a set plus a FIFO per priority, with client-go's guarantees:
 
 - **dedup**: a key added many times before a worker takes it is handed out once;
 - **exclusive**: a key being processed (between ``get`` and ``done``) is never handed to a second
@@ -8,11 +8,18 @@ It is a set plus a FIFO, with client-go's guarantees:
 - **delays**: ``add_after`` holds a key until its time comes (the earliest request wins);
 - **backoff**: ``add_rate_limited`` asks the rate limiter how long to wait (per-key exponential by
   default), ``forget`` resets that after a success;
+- **priorities** (controller-runtime's priority queue): ``add(key, priority=PRIORITY_LOW)`` for
+  keys from an initial list or a resync, the default ``PRIORITY_NORMAL`` for events and explicit
+  adds; a key queued at a lower priority moves up when added at a higher one. Higher priorities
+  are handed out first, so a fresh change is not stuck behind a restart's backlog; **aging**
+  prevents starvation: once the oldest lower-priority key has waited ``aging`` seconds, every
+  other ``get`` serves the oldest waiting key regardless of priority;
 - **shutdown**: ``shut_down`` refuses new adds; ``get`` keeps handing out what is queued and then
   raises :class:`QueueShutDown`; ``shut_down_with_drain`` also waits for in-flight keys.
 
-It is built for one event loop (not thread-safe) and for speed: a deque, two dicts, one
-``call_later`` timer for all delayed keys, and no task per item. Metrics are plain counters read at
+It is built for one event loop (not thread-safe) and for speed: a deque per priority, two
+dicts, one timer for all delayed keys (on the queue's :class:`~setpoint.api.clock.Clock`, so a
+``FakeClock`` drives delays in tests), and no task per item. Metrics are plain counters read at
 scrape time (see :mod:`setpoint.controller.metrics`).
 """
 
@@ -21,17 +28,26 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import time
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock, TimerHandle
 from setpoint.controller.metrics import WorkQueueStats, register_queue
 from setpoint.controller.rate_limiters import RateLimiter, default_controller_rate_limiter
 
-__all__ = ["QueueShutDown", "WorkQueue"]
+__all__ = ["DEFAULT_AGING", "PRIORITY_LOW", "PRIORITY_NORMAL", "QueueShutDown", "WorkQueue"]
 
 K = TypeVar("K", bound=Hashable)
+
+#: Events and explicit adds.
+PRIORITY_NORMAL = 0
+#: Keys from an initial list or a periodic resync (controller-runtime's ``LowPriority``).
+PRIORITY_LOW = -100
+#: Once the oldest lower-priority key has waited this long, it gets every other turn: a backlog
+#: still drains while fresh events keep arriving (controller-runtime #3496 is the starvation
+#: this avoids), and a fresh event waits behind at most one aged key.
+DEFAULT_AGING = 2.0
 
 
 class QueueShutDown(Exception):
@@ -42,9 +58,10 @@ class WorkQueue(Generic[K]):
     """A deduplicating, rate-limited, delaying work queue for asyncio workers.
 
     ``name`` (and ``controller``) label the queue's Prometheus metrics; unnamed queues export none.
-    ``rate_limiter`` defaults to per-key exponential backoff, 5 ms to 1000 s. ``clock`` is the
-    monotonic clock used for delays and durations (tests may pass a fake one and call
-    :meth:`release_due`).
+    ``rate_limiter`` defaults to per-key exponential backoff, 5 ms to 1000 s. ``clock`` is a
+    :class:`~setpoint.api.clock.Clock` (default: the system clock) whose timers release delayed
+    keys, so ``FakeClock.advance()`` fires them; a bare monotonic function is also accepted
+    (then the owner calls :meth:`release_due`). ``aging``: see the module docs.
     """
 
     def __init__(
@@ -53,16 +70,30 @@ class WorkQueue(Generic[K]):
         *,
         controller: str = "",
         rate_limiter: RateLimiter | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | Callable[[], float] = SYSTEM_CLOCK,
+        aging: float = DEFAULT_AGING,
     ) -> None:
         self.name = name
         self.rate_limiter: RateLimiter = (
             rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
         )
-        self._clock = clock
-        self._queue: deque[K] = deque()
-        # Keys that need processing -> when they were added (for the queue-duration metric).
-        self._dirty: dict[K, float] = {}
+        self._timers: Clock | None
+        if isinstance(clock, Clock):
+            self._timers = clock
+            self._clock: Callable[[], float] = clock.monotonic
+        else:
+            self._timers = None
+            self._clock = clock
+        self.aging = aging
+        # priority -> FIFO of (sequence, key); an entry is live while _dirty[key] has its
+        # sequence and the key is not in flight (a re-add at a higher priority or a done()
+        # appends a new entry and leaves the old one stale).
+        self._tiers: dict[int, deque[tuple[int, K]]] = {}
+        self._priorities: list[int] = []  # the keys of _tiers, highest first
+        self._queued = 0  # live entries
+        self._serve_oldest_next = False
+        # Keys that need processing -> (when added, priority, sequence of their live entry).
+        self._dirty: dict[K, tuple[float, int, int]] = {}
         # Keys handed to a worker and not yet done -> when processing started.
         self._processing: dict[K, float] = {}
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -73,36 +104,62 @@ class WorkQueue(Generic[K]):
         self._delayed: dict[K, tuple[float, int]] = {}
         self._heap: list[tuple[float, int, K]] = []
         self._sequence = itertools.count()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.TimerHandle | TimerHandle | None = None
         self._timer_ready = 0.0
         self._stats: WorkQueueStats | None = None
         if name:
-            self._stats = WorkQueueStats(name, controller, self._metrics_snapshot)
+            self._stats = WorkQueueStats(
+                name, controller, self._metrics_snapshot, self.depth_by_priority
+            )
             register_queue(self._stats)
 
     # -- adding ---------------------------------------------------------------------------------
 
-    def add(self, key: K) -> None:
-        """Queue ``key`` unless it is already waiting; ignored after shutdown."""
+    def add(self, key: K, priority: int = PRIORITY_NORMAL) -> None:
+        """Queue ``key`` unless it is already waiting (a higher ``priority`` moves it up);
+        ignored after shutdown."""
         if self._shutting_down:
             return
         dirty = self._dirty
-        if key in dirty:
+        current = dirty.get(key)
+        if current is not None:
+            if priority <= current[1]:
+                return
+            # Move it up: the old entry goes stale; the key keeps its original add time.
+            sequence = next(self._sequence)
+            dirty[key] = (current[0], priority, sequence)
+            if key not in self._processing:
+                self._tier(priority).append((sequence, key))
             return
         stats = self._stats
+        added = 0.0
         if stats is not None:
             stats.adds += 1
-            dirty[key] = self._clock()
-        else:
-            dirty[key] = 0.0
+            added = self._clock()
+        elif self.aging < float("inf"):
+            added = self._clock()
+        sequence = next(self._sequence)
+        dirty[key] = (added, priority, sequence)
         if key in self._processing:
             return  # queued again by done()
-        self._queue.append(key)
+        tier = self._tiers.get(priority)
+        if tier is None:
+            tier = self._tier(priority)
+        tier.append((sequence, key))
+        self._queued += 1
         if self._waiters:
             self._wake_one()
 
+    def _tier(self, priority: int) -> deque[tuple[int, K]]:
+        tier = self._tiers.get(priority)
+        if tier is None:
+            tier = self._tiers[priority] = deque()
+            self._priorities = sorted(self._tiers, reverse=True)
+        return tier
+
     def add_after(self, key: K, delay: float) -> None:
-        """Add ``key`` after ``delay`` seconds; a pending earlier delayed add of it wins."""
+        """Add ``key`` after ``delay`` seconds (now when <= 0); a pending earlier delayed add of
+        it wins."""
         if self._shutting_down:
             return
         if delay <= 0:
@@ -139,12 +196,12 @@ class WorkQueue(Generic[K]):
 
     def get_nowait(self) -> K:
         """Take the next key, or raise ``asyncio.QueueEmpty`` / :class:`QueueShutDown`."""
-        if not self._queue:
+        if not self._queued:
             if self._shutting_down:
                 raise QueueShutDown(f"work queue {self.name!r} is shut down")
             raise asyncio.QueueEmpty
-        key = self._queue.popleft()
-        added = self._dirty.pop(key)
+        key, added = self._pop()
+        self._queued -= 1
         if self._stats is not None:
             now = self._clock()
             self._stats.queue_duration.observe(now - added)
@@ -153,12 +210,51 @@ class WorkQueue(Generic[K]):
             self._processing[key] = 0.0
         return key
 
+    def _pop(self) -> tuple[K, float]:
+        """The next live key by priority, aging, then FIFO; removes it from ``_dirty``."""
+        if len(self._priorities) == 1:
+            # One priority in use (the steady state): a FIFO, skipping stale entries.
+            tier = self._tiers[self._priorities[0]]
+            dirty, processing = self._dirty, self._processing
+            while True:
+                sequence, key = tier.popleft()
+                current = dirty.get(key)
+                if current is not None and current[2] == sequence and key not in processing:
+                    del dirty[key]
+                    return key, current[0]
+        tiers = [self._tiers[p] for p in self._priorities]
+        for tier in tiers:
+            self._drop_stale(tier)
+        live = [tier for tier in tiers if tier]
+        chosen = live[0]
+        if len(live) > 1:
+            if self._serve_oldest_next:
+                oldest = min(live[1:], key=lambda tier: self._dirty[tier[0][1]][0])
+                if self._clock() - self._dirty[oldest[0][1]][0] >= self.aging:
+                    chosen = oldest
+                self._serve_oldest_next = False
+            else:
+                self._serve_oldest_next = True
+        _, key = chosen.popleft()
+        added = self._dirty.pop(key)[0]
+        return key, added
+
+    def _drop_stale(self, tier: deque[tuple[int, K]]) -> None:
+        dirty = self._dirty
+        processing = self._processing
+        while tier:
+            sequence, key = tier[0]
+            current = dirty.get(key)
+            if current is not None and current[2] == sequence and key not in processing:
+                return
+            tier.popleft()
+
     async def get(self) -> K:
         """Wait for and take the next key; raises :class:`QueueShutDown` once shut down and empty.
 
         The caller owns the key until it calls :meth:`done` with it.
         """
-        while not self._queue:
+        while not self._queued:
             if self._shutting_down:
                 raise QueueShutDown(f"work queue {self.name!r} is shut down")
             waiter = asyncio.get_running_loop().create_future()
@@ -167,7 +263,7 @@ class WorkQueue(Generic[K]):
                 await waiter
             except asyncio.CancelledError:
                 # If we were woken and are cancelled before taking the key, pass the wake-up on.
-                if waiter.done() and not waiter.cancelled() and self._queue:
+                if waiter.done() and not waiter.cancelled() and self._queued:
                     self._wake_one()
                 raise
         return self.get_nowait()
@@ -179,11 +275,13 @@ class WorkQueue(Generic[K]):
             return  # not in flight: done() is idempotent, as in client-go
         if self._stats is not None:
             self._stats.work_duration.observe(self._clock() - started)
-        if key in self._dirty:
-            self._queue.append(key)
+        current = self._dirty.get(key)
+        if current is not None:
+            self._tier(current[1]).append((current[2], key))
+            self._queued += 1
             if self._waiters:
                 self._wake_one()
-        elif self._drain_waiters and not self._processing and not self._queue:
+        elif self._drain_waiters and not self._processing and not self._queued:
             self._resolve_drain_waiters()
 
     # -- shutting down --------------------------------------------------------------------------
@@ -202,7 +300,7 @@ class WorkQueue(Generic[K]):
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
-        if not self._processing and not self._queue:
+        if not self._processing and not self._queued:
             self._resolve_drain_waiters()
 
     async def shut_down_with_drain(
@@ -214,7 +312,7 @@ class WorkQueue(Generic[K]):
         Raises ``TimeoutError`` if that takes longer than ``timeout`` seconds.
         """
         self.shut_down()
-        if not self._processing and not self._queue:
+        if not self._processing and not self._queued:
             return
         waiter = asyncio.get_running_loop().create_future()
         self._drain_waiters.append(waiter)
@@ -234,7 +332,16 @@ class WorkQueue(Generic[K]):
 
     def __len__(self) -> int:
         """Keys waiting to be handed out (the ``workqueue_depth`` metric)."""
-        return len(self._queue)
+        return self._queued
+
+    def depth_by_priority(self) -> dict[int, int]:
+        """Keys waiting to be handed out, per priority (``workqueue_depth{priority}``)."""
+        counts = dict.fromkeys(self._tiers, 0)
+        counts.setdefault(PRIORITY_NORMAL, 0)
+        for key, (_, priority, _) in list(self._dirty.items()):
+            if key not in self._processing:
+                counts[priority] = counts.get(priority, 0) + 1
+        return counts
 
     @property
     def in_flight(self) -> int:
@@ -284,7 +391,11 @@ class WorkQueue(Generic[K]):
         if self._timer is not None:
             self._timer.cancel()
         self._timer_ready = ready
-        self._timer = loop.call_later(max(0.0, ready - self._clock()), self._on_timer)
+        delay = max(0.0, ready - self._clock())
+        if self._timers is not None:
+            self._timer = self._timers.call_later(delay, self._on_timer)
+        else:
+            self._timer = loop.call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -319,6 +430,6 @@ class WorkQueue(Generic[K]):
         # call (atomic under the GIL) before iterating, as the loop may change the dict.
         starts = list(self._processing.values())
         if not starts:
-            return len(self._queue), 0.0, 0.0
+            return self._queued, 0.0, 0.0
         now = self._clock()
-        return len(self._queue), sum(now - started for started in starts), now - min(starts)
+        return self._queued, sum(now - started for started in starts), now - min(starts)

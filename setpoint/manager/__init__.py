@@ -12,7 +12,7 @@
 - :class:`LeaderElector` — the election on its own, for programs that want only that.
 """
 
-from setpoint.manager.context import Context
+from setpoint.manager.context import Context, NotControlledError
 from setpoint.manager.health import HealthCheck, HealthChecks
 from setpoint.manager.leader_election import (
     LEASE_DURATION,
@@ -50,6 +50,7 @@ __all__ = [
     "LeaseLock",
     "Manager",
     "ManagerError",
+    "NotControlledError",
     "Operator",
     "Runnable",
     "RunnableFailed",

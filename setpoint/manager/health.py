@@ -14,8 +14,10 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web
 
 __all__ = ["HealthCheck", "HealthChecks", "build_probe_app", "ping"]
 
@@ -100,6 +102,8 @@ class HealthChecks:
 
 
 def _text(body: str, status: int = 200) -> web.Response:
+    from aiohttp import web  # imported when a server starts, not before the first request
+
     response = web.Response(text=body, status=status, content_type="text/plain", charset="utf-8")
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
@@ -154,6 +158,8 @@ def _single_handler(checks: HealthChecks) -> Callable[[web.Request], Awaitable[w
 
 def build_probe_app(healthz: HealthChecks, readyz: HealthChecks) -> web.Application:
     """The aiohttp application serving `/healthz`, `/readyz` and their per-check sub-paths."""
+    from aiohttp import web  # imported when a server starts, not before the first request
+
     app = web.Application()
     for checks in (healthz, readyz):
         app.router.add_get(f"/{checks.kind}", _aggregate_handler(checks))

@@ -7,8 +7,10 @@ Bind addresses are spelled as in controller-runtime: `":8080"` (all interfaces),
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web
 
 __all__ = ["DISABLED", "BindAddress", "HttpEndpoint", "parse_bind_address"]
 
@@ -70,6 +72,9 @@ class HttpEndpoint:
 
     async def start(self) -> None:
         """Bind and serve; raises OSError when the address is taken."""
+        # Imported when a server starts: not on the path to the first request.
+        from aiohttp import web
+
         runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, self.address.host, self.address.port, reuse_address=True)

@@ -17,14 +17,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import logging
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Self
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.api.names import validate_dns1123_subdomain
 from setpoint.cache import Cache, CacheOptions
 from setpoint.client.client import Client
+from setpoint.client.errors import ClientError
 from setpoint.controller.recorder import EventRecorder
 from setpoint.controller.source import KindSource
 from setpoint.manager.health import HealthCheck, HealthChecks, build_probe_app
@@ -48,7 +51,13 @@ from setpoint.manager.runnable import (
 )
 from setpoint.manager.signals import ShutdownSignals
 
-__all__ = ["GRACEFUL_SHUTDOWN_TIMEOUT", "Manager", "ManagerError", "RunnableFailed"]
+__all__ = [
+    "GRACEFUL_SHUTDOWN_TIMEOUT",
+    "AddressInUse",
+    "Manager",
+    "ManagerError",
+    "RunnableFailed",
+]
 
 log = logging.getLogger("setpoint.manager")
 
@@ -62,6 +71,10 @@ CLEANUP_TIMEOUT = 5.0
 
 class ManagerError(Exception):
     """The manager was misconfigured or used in the wrong state."""
+
+
+class AddressInUse(ManagerError, OSError):
+    """A metrics or probe server's address is taken (an ``OSError`` too, as before)."""
 
 
 class RunnableFailed(ManagerError):
@@ -90,6 +103,8 @@ class Manager:
     to hostname_uuid; `warm_up_caches` starts the controllers' informers before leadership.
     `metrics_bind_address` / `health_probe_bind_address` (`"0"` = off, `":8080"`,
     `"127.0.0.1:0"`). `graceful_shutdown_timeout`: seconds in-flight reconciles get on stop.
+    `clock` (default: the system clock) times the controllers' delayed re-runs and is what
+    `ctx.now()` reads; pass a `FakeClock` to test time-based logic without sleeping.
     """
 
     def __init__(
@@ -112,6 +127,7 @@ class Manager:
         cache_options: CacheOptions | None = None,
         graceful_shutdown_timeout: float = GRACEFUL_SHUTDOWN_TIMEOUT,
         warm_up_caches: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -153,6 +169,7 @@ class Manager:
             self._election_config(leader_election_id or "")
         self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
         self.warm_up_caches = warm_up_caches
+        self.clock = clock
 
         self.healthz = HealthChecks("healthz")
         self.readyz = HealthChecks("readyz")
@@ -512,7 +529,12 @@ class Manager:
                 managed.start(self._runnable_failed)
 
     def _runnable_failed(self, managed: ManagedRunnable, error: BaseException) -> None:
-        log.error("runnable %s failed: %s", managed.name, error, exc_info=error)
+        # A client error (the server unreachable, RBAC) says all in its message; a traceback
+        # is for bugs.
+        expected = isinstance(error, ClientError)
+        log.error(
+            "runnable %s failed: %s", managed.name, error, exc_info=None if expected else error
+        )
         self._fail(RunnableFailed(managed.name, error))
 
     def _fail(self, error: BaseException) -> None:
@@ -532,16 +554,24 @@ class Manager:
     async def _start_endpoints(self) -> None:
         if self._metrics_address is not None:
             self.metrics_endpoint = HttpEndpoint(build_metrics_app(), self._metrics_address)
-            await self.metrics_endpoint.start()
+            await _start_endpoint(self.metrics_endpoint, "metrics", "metrics_bind_address")
             self._endpoints.append(self.metrics_endpoint)
-            log.info("serving metrics on %s/metrics", self.metrics_endpoint.url)
+            log.info(
+                "serving metrics on %s/metrics%s",
+                self.metrics_endpoint.url,
+                _scope(self.metrics_endpoint),
+            )
         if self._probe_address is not None:
             self.probe_endpoint = HttpEndpoint(
                 build_probe_app(self.healthz, self.readyz), self._probe_address
             )
-            await self.probe_endpoint.start()
+            await _start_endpoint(self.probe_endpoint, "health probes", "health_probe_bind_address")
             self._endpoints.append(self.probe_endpoint)
-            log.info("serving health probes on %s", self.probe_endpoint.url)
+            log.info(
+                "serving health probes on %s%s",
+                self.probe_endpoint.url,
+                _scope(self.probe_endpoint),
+            )
 
     async def _cleanup(self) -> None:
         """Stop the cache, release the Lease, stop servers, close an owned client. Once."""
@@ -574,12 +604,37 @@ class Manager:
             with contextlib.suppress(Exception):
                 await self._client.close()
 
+    async def close_client(self) -> None:
+        """Close the client this manager made (for a manager that never started)."""
+        if self._owns_client and self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.close()
+
     def _cache_synced_check(self) -> None:
         if self._cache is None or not self._started:
             raise ManagerError("the manager has not started")
         unsynced = [repr(informer) for informer in self._cache.informers if not informer.has_synced]
         if unsynced:
             raise ManagerError(f"informers not synced: {', '.join(unsynced)}")
+
+
+def _scope(endpoint: HttpEndpoint) -> str:
+    return " (listening on all interfaces)" if endpoint.address.host is None else ""
+
+
+async def _start_endpoint(endpoint: HttpEndpoint, what: str, option: str) -> None:
+    try:
+        await endpoint.start()
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        host = endpoint.address.host or ""
+        address = f"{host}:{endpoint.address.port}"
+        flag = "--" + option.replace("_", "-")
+        raise AddressInUse(
+            f"cannot serve {what} on {address}: address already in use; choose another with "
+            f"{option} ({flag} for setpoint run), e.g. '127.0.0.1:0', or '0' to disable"
+        ) from error
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:

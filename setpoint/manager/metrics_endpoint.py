@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
-from aiohttp import web
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from setpoint.client.metrics import REGISTRY
 from setpoint.manager.metrics import register_process_collectors
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 __all__ = ["METRICS_PATH", "build_metrics_app"]
 
@@ -18,6 +21,8 @@ METRICS_PATH = "/metrics"
 
 def build_metrics_app(registry: CollectorRegistry | None = None) -> web.Application:
     """An aiohttp application serving `registry` (default: setpoint's one registry)."""
+    from aiohttp import web  # imported when a server starts, not before the first request
+
     if registry is None:
         register_process_collectors()
         registry = REGISTRY

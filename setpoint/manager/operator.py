@@ -16,14 +16,16 @@
 A reconciler may be an async or a sync function (sync ones run in a thread pool) taking
 `(ctx, request)` or just `(request)`, or an object with such a `reconcile` method (the class
 form: `op.add_reconciler(WidgetReconciler(), for_=...)`, or decorate the class when it takes no
-constructor arguments). `for_`/`owns` take `(api_version, kind)` pairs or the user's CRD model
-classes. Controllers are built when the operator connects to the cluster, so the decorator works
+constructor arguments). `for_`/`owns` take `(api_version, kind)` pairs, `setpoint.kinds`
+constants or the user's CRD model classes (then `ctx.get()`/`list()`/`owned()` return instances
+of them). Controllers are built when the operator connects to the cluster, so the decorator works
 at import time, before any client exists.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +34,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from setpoint.api.names import validate_dns1123_label
-from setpoint.client.typed_objects import static_type_fields
 from setpoint.controller.builder import Builder
 from setpoint.controller.controller import Controller
 from setpoint.controller.handlers import MapFunction
@@ -41,33 +42,12 @@ from setpoint.controller.rate_limiters import RateLimiter
 from setpoint.controller.reconcile import Request, Result
 from setpoint.controller.source import Source
 from setpoint.manager.context import Context
+from setpoint.manager.kind_ref import KindRef, kind_of, model_of
 from setpoint.manager.manager import Manager, ManagerError
 
 __all__ = ["KindRef", "Operator"]
 
-#: A kind as `(api_version, kind)`, or a CRD model class with apiVersion/kind defaults.
-KindRef = tuple[str, str] | type[BaseModel]
-
 TargetT = TypeVar("TargetT")
-
-
-def kind_of(ref: KindRef, option: str) -> tuple[str, str]:
-    """`(api_version, kind)` of a `KindRef`; raises TypeError naming `option`."""
-    if isinstance(ref, type) and issubclass(ref, BaseModel):
-        try:
-            return static_type_fields(ref)
-        except ValueError as error:
-            raise TypeError(f"{option}: {error}") from None
-    if (
-        isinstance(ref, tuple)
-        and len(ref) == 2
-        and all(isinstance(part, str) and part for part in ref)
-    ):
-        return ref[0], ref[1]
-    raise TypeError(
-        f"{option}: expected (api_version, kind) such as ('apps/v1', 'Deployment') or a model "
-        f"class, got {ref!r}"
-    )
 
 
 def _positional_arity(fn: Callable[..., Any]) -> int | None:
@@ -97,6 +77,11 @@ class _Registration:
     watches: list[tuple[tuple[str, str], MapFunction]]
     sources: list[Source]
     predicates: list[Predicate]
+    for_predicates: list[Predicate]
+    owns_predicates: list[Predicate]
+    models: dict[tuple[str, str], type[BaseModel]]
+    resync: float | None
+    ignore_own_writes: bool
     name: str
     max_concurrent: int
     rate_limiter: RateLimiter | None
@@ -115,17 +100,20 @@ class _ContextReconciler:
         self.is_async = inspect.iscoroutinefunction(fn)
 
     async def reconcile(self, request: Request) -> Result | None:
-        api_version, kind = self.registration.for_
+        registration = self.registration
+        api_version, kind = registration.for_
+        controller = registration.controller
         ctx = Context(
             self.operator,
-            self.registration.name,
+            registration.name,
             request,
             api_version=api_version,
             kind=kind,
-            recorder=self.operator.get_event_recorder(
-                f"{self.operator.name}/{self.registration.name}"
-            ),
+            recorder=self.operator.get_event_recorder(f"{self.operator.name}/{registration.name}"),
             field_manager=self.operator.name,
+            own_writes=controller.own_writes if controller is not None else None,
+            models=registration.models,
+            clock=self.operator.clock,
         )
         if self.is_async:
             result = await self.fn(ctx, request)
@@ -140,18 +128,36 @@ class _ContextReconciler:
 class Operator(Manager):
     """A named `Manager` with `@op.reconciler(...)`; the name labels the Lease and the logs.
 
-    `manager_options` are those of `Manager` (kubeconfig, namespaces, leader_election, ...);
-    the Lease is named after the operator unless `leader_election_id` is given.
+    `manager_options` are those of `Manager` (kubeconfig, namespaces, leader_election, clock,
+    ...); the Lease is named after the operator unless `leader_election_id` is given.
+    `resync` (seconds, default off) re-queues every primary object of every controller that
+    often, at low priority (a `reconciler(resync=...)` overrides it per controller).
     """
 
-    def __init__(self, name: str, client: Any = None, **manager_options: Any) -> None:
+    def __init__(
+        self, name: str, client: Any = None, *, resync: float | None = None, **manager_options: Any
+    ) -> None:
         problems = validate_dns1123_label(name)
         if problems:
             raise ManagerError(f"Operator: name {name!r} is not a valid name: {problems[0]}")
+        if resync is not None and not resync > 0:
+            raise ManagerError(f"Operator: resync must be > 0 seconds, got {resync!r}")
         manager_options.setdefault("leader_election_id", f"{name}-leader-election")
         super().__init__(client, **manager_options)
         self.name = name
+        self.resync = resync
         self._registrations: list[_Registration] = []
+
+    def fresh(self, client: Any = None, **manager_options: Any) -> Operator:
+        """A new, unstarted Operator with the same name and reconcilers, and these options.
+
+        A manager runs once; tests (``setpoint.testing.run_operator``) and programs that run
+        an operator again (against another cluster or namespace) start a fresh copy.
+        """
+        copy = Operator(self.name, client, resync=self.resync, **manager_options)
+        for registration in self._registrations:
+            copy._registrations.append(dataclasses.replace(registration, controller=None))
+        return copy
 
     @property
     def controllers(self) -> list[Controller]:
@@ -166,20 +172,30 @@ class Operator(Manager):
         watches: Sequence[tuple[KindRef, MapFunction]] = (),
         sources: Sequence[Source] = (),
         predicates: Sequence[Predicate] = (),
+        for_predicates: Sequence[Predicate] = (),
+        owns_predicates: Sequence[Predicate] = (),
         name: str | None = None,
         max_concurrent: int = 1,
         rate_limiter: RateLimiter | None = None,
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
+        resync: float | None = None,
+        ignore_own_writes: bool = True,
     ) -> Callable[[TargetT], TargetT]:
         """Register the decorated function (or no-argument class) as a controller's reconciler.
 
         `for_`: the primary kind (its keys are the requests). `owns`: child kinds whose changes
         re-reconcile their controlling owner. `watches`: `(kind, map_function)` pairs mapping
         any object to requests. `sources`: custom event sources (e.g. a `ChannelSource` fed
-        from outside the cluster). `predicates` filter the events of every watched kind.
-        `name` defaults to the primary kind in lower case. `max_concurrent`: parallel
-        reconciles (of different keys).
+        from outside the cluster). `predicates` filter the events of every watched kind;
+        `for_predicates` only those of the primary kind (e.g. `GenerationChangedPredicate()`,
+        which must not drop the status-only child events `owns` relies on) and
+        `owns_predicates` only those of the owned kinds. `name` defaults to the primary kind in
+        lower case. `max_concurrent`: parallel reconciles (of different keys). `resync`:
+        re-queue every primary object this often (seconds; default: the operator's, off).
+        `ignore_own_writes` (default True): an event carrying exactly what this controller's
+        own write through `ctx` returned wakes no reconcile (see `setpoint.controller.own_writes`);
+        False turns that off.
         Returns the decorated object unchanged.
         """
 
@@ -201,11 +217,15 @@ class Operator(Manager):
                 watches=watches,
                 sources=sources,
                 predicates=predicates,
+                for_predicates=for_predicates,
+                owns_predicates=owns_predicates,
                 name=name,
                 max_concurrent=max_concurrent,
                 rate_limiter=rate_limiter,
                 reconcile_timeout=reconcile_timeout,
                 need_leader_election=need_leader_election,
+                resync=resync,
+                ignore_own_writes=ignore_own_writes,
             )
             return target
 
@@ -220,11 +240,15 @@ class Operator(Manager):
         watches: Sequence[tuple[KindRef, MapFunction]] = (),
         sources: Sequence[Source] = (),
         predicates: Sequence[Predicate] = (),
+        for_predicates: Sequence[Predicate] = (),
+        owns_predicates: Sequence[Predicate] = (),
         name: str | None = None,
         max_concurrent: int = 1,
         rate_limiter: RateLimiter | None = None,
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
+        resync: float | None = None,
+        ignore_own_writes: bool = True,
     ) -> None:
         """Register a reconciler (function or object with `reconcile`); see `reconciler`."""
         primary = kind_of(for_, "for_")
@@ -237,6 +261,13 @@ class Operator(Manager):
         _check_reconciler(reconciler, controller_name)
         if isinstance(watches, tuple) and len(watches) == 2 and callable(watches[1]):
             raise TypeError("watches: expected a list of (kind, map_function) pairs")
+        models: dict[tuple[str, str], type[BaseModel]] = {}
+        for ref in [for_, *owns, *(ref for ref, _ in watches)]:
+            model = model_of(ref)
+            if model is not None:
+                models[kind_of(ref, "kind")] = model
+        if resync is not None and not resync > 0:
+            raise ValueError(f"resync: must be > 0 seconds, got {resync!r}")
         registration = _Registration(
             target=reconciler,
             for_=primary,
@@ -244,6 +275,11 @@ class Operator(Manager):
             watches=[(kind_of(ref, "watches"), map_fn) for ref, map_fn in watches],
             sources=list(sources),
             predicates=list(predicates),
+            for_predicates=list(for_predicates),
+            owns_predicates=list(owns_predicates),
+            models=models,
+            resync=resync,
+            ignore_own_writes=ignore_own_writes,
             name=controller_name,
             max_concurrent=max_concurrent,
             rate_limiter=rate_limiter,
@@ -267,9 +303,13 @@ class Operator(Manager):
         fn = method if callable(method) else reconciler
         if _positional_arity(fn) == 2:
             reconciler = _ContextReconciler(self, registration, fn)
-        builder = Builder(self).for_(*registration.for_).named(registration.name)
+        builder = (
+            Builder(self)
+            .for_(*registration.for_, predicates=registration.for_predicates)
+            .named(registration.name)
+        )
         for child_api_version, child_kind in registration.owns:
-            builder.owns(child_api_version, child_kind)
+            builder.owns(child_api_version, child_kind, predicates=registration.owns_predicates)
         for (watched_api_version, watched_kind), map_fn in registration.watches:
             builder.watches(watched_api_version, watched_kind, map_fn)
         for source in registration.sources:
@@ -281,6 +321,9 @@ class Operator(Manager):
             rate_limiter=registration.rate_limiter,
             reconcile_timeout=registration.reconcile_timeout,
             need_leader_election=registration.need_leader_election,
+            clock=self.clock,
+            resync_period=registration.resync if registration.resync is not None else self.resync,
+            ignore_own_writes=registration.ignore_own_writes,
         ).complete(reconciler)
 
 

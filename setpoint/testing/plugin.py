@@ -7,16 +7,23 @@ Enable it with ``pytest_plugins = ["setpoint.testing.plugin"]`` in ``conftest.py
   with any event-loop scope can use it.
 - ``namespace`` (function): the name of a namespace created for the test and deleted after it
   (deleting it deletes everything the test left in it).
+- ``kubeconfig`` (session): the path of the local cluster's kubeconfig, for ``run_operator``.
+- ``client`` (function, async): a ``setpoint.Client`` on the local cluster, opened on the test's
+  event loop and closed after it.
+- ``fake_clock`` (function): a fresh ``FakeClock`` to pass to ``run_operator(clock=...)``.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Final
 
 import pytest
+import pytest_asyncio
 
+from setpoint.api.clock import FakeClock
+from setpoint.client.client import Client
 from setpoint.testing.background_cluster import BackgroundCluster
 
 #: Test namespaces are ``test-`` plus random hex: unique, and valid DNS labels.
@@ -43,3 +50,22 @@ def namespace(local_cluster: BackgroundCluster) -> Iterator[str]:
         yield name
     finally:
         local_cluster.delete_namespace(name)
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(local_cluster: BackgroundCluster) -> str:
+    """The path of the session cluster's kubeconfig."""
+    return str(local_cluster.kubeconfig_path)
+
+
+@pytest_asyncio.fixture
+async def client(local_cluster: BackgroundCluster) -> AsyncIterator[Client]:
+    """An API client on the session's local cluster, for one test."""
+    async with await Client.from_kubeconfig(str(local_cluster.kubeconfig_path)) as api:
+        yield api
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    """A clock that stands still until the test calls ``advance()``."""
+    return FakeClock()

@@ -368,15 +368,28 @@ async def test_large_sync_freezes_the_gc(running: list[SharedInformer]) -> None:
 async def test_object_counts_are_exported_as_metrics(running: list[SharedInformer]) -> None:
     from prometheus_client import generate_latest
 
+    from setpoint.api.gvk import ResourceInfo
+    from setpoint.cache.cached_object import CachedObject, estimated_size
     from setpoint.client.metrics import REGISTRY
 
     client = ScriptedClient()
-    client.queue_list(list_body([configmap("a"), configmap("b")], rv="10"))
-    informer, _ = start(client, running, namespaces=["metrics-ns"])
+    objects = [configmap("a"), configmap("b")]
+    client.queue_list(list_body(objects, rv="10"))
+    # A kind of its own, so that informers of other tests do not add to the sums.
+    resource = ResourceInfo(
+        group="metrics.example.com", version="v1", kind="Gauge", resource="gauges",
+        namespaced=True, list_kind="GaugeList",
+    )  # fmt: skip
+    informer = SharedInformer(client, resource, namespaces=["metrics-ns"], options=FAST)
+    informer.start()
+    running.append(informer)
     await informer.wait_for_sync(timeout=10)
     text = generate_latest(REGISTRY).decode()
-    label = 'resource="configmaps/v1 (ConfigMap) in namespaces metrics-ns"'
-    assert f"setpoint_cache_objects{{{label}}} 2.0" in text
+    kind = 'group="metrics.example.com",kind="Gauge",version="v1"'
+    assert f"setpoint_cache_objects{{{kind}}} 2.0" in text
+    expected = sum(estimated_size(CachedObject.from_dict(obj)) for obj in objects)
+    assert f"setpoint_cache_bytes{{{kind}}} {float(expected)}" in text
+    label = 'resource="gauges.metrics.example.com/v1 (Gauge) in namespaces metrics-ns"'
     assert f"setpoint_cache_lists_total{{{label}}} 1.0" in text
 
 

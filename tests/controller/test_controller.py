@@ -373,8 +373,9 @@ def test_result_validation() -> None:
 
     assert Result(requeue_after=timedelta(seconds=2)).requeue_after_seconds == 2.0
     assert Result().is_zero
-    with pytest.raises(ValueError, match="requeue_after"):
-        Result(requeue_after=-1)
+    # A deadline computed as `schedule - now` that already passed means "now", not an error.
+    assert Result(requeue_after=-1).requeue_after_seconds == 0.0
+    assert not Result(requeue_after=-1).is_zero
     with pytest.raises(TypeError, match="requeue_after"):
         Result(requeue_after="5s")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="requeue_after"):

@@ -163,7 +163,7 @@ async def test_named_queue_exports_controller_runtime_metrics() -> None:
     key = await queue.get()
     text = generate_latest(REGISTRY).decode()
     labels = 'controller="metrics-test",name="metrics-test-queue"'
-    assert f"workqueue_depth{{{labels}}} 1.0" in text
+    assert f'workqueue_depth{{{labels},priority="0"}} 1.0' in text
     assert f"workqueue_adds_total{{{labels}}} 2.0" in text
     assert f"workqueue_retries_total{{{labels}}} 1.0" in text
     assert f"workqueue_queue_duration_seconds_count{{{labels}}} 1.0" in text

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -129,18 +128,25 @@ def test_python_samples_use_names_the_code_has() -> None:
         assert problems == []
 
 
-def test_the_integration_test_example_passes(tmp_path: Path) -> None:
+def test_the_foo_and_cnat_walkthrough_passes_without_warnings(tmp_path: Path) -> None:
+    """The files of the walkthrough, as a user's project, pass with warnings as errors (the
+    documented configuration is warning-free)."""
     text = TESTING.read_text()
-    project = tmp_path / "mirror"
-    tests = project / "tests"
-    tests.mkdir(parents=True)
-    shutil.copy(QUICKSTART_OPERATOR, project / "operator.py")
+    project = tmp_path / "operators"
+    (project / "tests").mkdir(parents=True)
     (project / "pyproject.toml").write_text(fenced_block(text, "toml", "# pyproject.toml"))
-    (tests / "conftest.py").write_text(fenced_block(text, "python", "# tests/conftest.py"))
-    (tests / "test_mirror.py").write_text(fenced_block(text, "python", "# tests/test_mirror.py"))
+    for name in (
+        "tests/conftest.py",
+        "crds.py",
+        "foo_operator.py",
+        "cnat_operator.py",
+        "tests/test_foo.py",
+        "tests/test_cnat.py",
+    ):
+        (project / name).write_text(fenced_block(text, "python", f"# {name}"))
 
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-W", "error", "-p", "no:cacheprovider", "tests"],
         cwd=project,
         capture_output=True,
         text=True,
@@ -148,4 +154,4 @@ def test_the_integration_test_example_passes(tmp_path: Path) -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert re.search(r"\b2 passed\b", completed.stdout), completed.stdout
+    assert re.search(r"\b3 passed\b", completed.stdout), completed.stdout

@@ -67,6 +67,8 @@ async def test_context_reconciler_creates_children_and_sees_them_owned(
             }
             set_controller_reference(parent, child)
             await ctx.client.create(child)
+            # Read-your-own-writes: the child is owned at once, before its watch event.
+            owned_counts.append(len(await ctx.owned("v1", "Secret")))
             ctx.recorder.normal(parent, "Created", f"created secret {request.name}-child")
         return None
 

@@ -1,0 +1,304 @@
+"""Operator scenarios of bench.runtime (issue 9): freshness behind a backlog, fan-out requests,
+and start-up time of ``setpoint run``.
+
+(e) freshness: ``backlog`` ConfigMaps exist when an ``Operator`` with 1 worker starts (each
+    reconcile takes ``RECONCILE_SECONDS``, as a write would); while it works through them, new
+    ConfigMaps are created one by one and the time from each create's answer to the start of
+    its reconcile is measured (p50/p99). A FIFO queue would take the whole backlog's time.
+(f) fan-out: ``fanout`` Widgets (a CRD) exist when an operator starts whose reconcile makes a
+    child ConfigMap (``ctx.create_or_patch``) and writes the Widget's status
+    (``ctx.patch_status``); the requests its client sends until every Widget converged, per
+    Widget (writes and object reads; lists, watches and discovery are counted apart), then the
+    requests of an idle period.
+(g) start-up: seconds from starting ``setpoint run`` to its first request, received by a
+    listener the kubeconfig points at.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Final
+
+from setpoint import kinds
+from setpoint.client import Client
+from setpoint.controller import Request
+from setpoint.manager import Context, Operator
+
+log = logging.getLogger("bench.operator_scenarios")
+
+RECONCILE_SECONDS: Final = 0.002
+FRESHNESS_SAMPLES: Final = 50
+IDLE_SECONDS: Final = 3.0
+CREATE_CONCURRENCY: Final = 32
+WAIT_TIMEOUT_SECONDS: Final = 600.0
+WIDGET_GROUP: Final = "bench.setpoint.dev"
+
+FRESHNESS_KEYS: Final = (
+    "freshness_p50_ms", "freshness_p99_ms", "freshness_samples", "freshness_backlog",
+    "freshness_backlog_left",
+)  # fmt: skip
+FANOUT_KEYS: Final = (
+    "fanout_objects", "fanout_writes_per_object", "fanout_reads_per_object",
+    "fanout_list_watch_discovery_requests", "fanout_idle_requests", "fanout_reconciles_per_object",
+    "fanout_status_patches_per_object",
+)  # fmt: skip
+STARTUP_KEYS: Final = ("startup_to_first_request_s",)
+
+
+def _percentile(samples: list[float], fraction: float) -> float | None:
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+async def _create_all(client: Client, bodies: list[dict[str, Any]]) -> None:
+    semaphore = asyncio.Semaphore(CREATE_CONCURRENCY)
+
+    async def one(body: dict[str, Any]) -> None:
+        async with semaphore:
+            await client.create(body)
+
+    await asyncio.gather(*(one(body) for body in bodies))
+
+
+def _config_map(namespace: str, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {"k": "v"},
+    }
+
+
+async def freshness(
+    client: Client, kubeconfig: Path, namespace: str, backlog: int
+) -> dict[str, Any]:
+    """(e): new keys reconciled ahead of an initial-list backlog."""
+    await _create_all(client, [_config_map(namespace, f"old-{i}") for i in range(backlog)])
+    started: dict[str, float] = {}
+    op = Operator("bench-freshness", kubeconfig=str(kubeconfig), namespaces=[namespace])
+
+    @op.reconciler(for_=kinds.ConfigMap)
+    async def reconcile(ctx: Context, request: Request) -> None:
+        started.setdefault(request.name, time.monotonic())
+        await asyncio.sleep(RECONCILE_SECONDS)
+
+    samples: list[float] = []
+    async with op:
+        for i in range(FRESHNESS_SAMPLES):
+            name = f"new-{i}"
+            await client.create(_config_map(namespace, name))
+            created = time.monotonic()
+            async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
+                while name not in started:  # noqa: ASYNC110 - polling the reconciler's record
+                    await asyncio.sleep(0.001)
+            samples.append((started[name] - created) * 1000)
+        left = backlog - sum(1 for key in started if key.startswith("old-"))
+    p50, p99 = _percentile(samples, 0.5), _percentile(samples, 0.99)
+    return {
+        "freshness_p50_ms": p50,
+        "freshness_p99_ms": p99,
+        "freshness_samples": len(samples),
+        "freshness_backlog": backlog,
+        "freshness_backlog_left": left,
+    }
+
+
+def _widget_crd() -> dict[str, Any]:
+    anything = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{WIDGET_GROUP}"},
+        "spec": {
+            "group": WIDGET_GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {"spec": anything, "status": anything},
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+class RequestCounter:
+    """Counts what a client sends: writes, object reads, and lists/watches/discovery."""
+
+    def __init__(self, client: Client) -> None:
+        self.counts: Counter[str] = Counter()
+        transport = client.transport
+        request, open_stream = transport.request, transport.open_stream
+
+        async def counted_request(method: str, path: str, **kwargs: Any) -> Any:
+            self.counts[self._classify(method, path)] += 1
+            return await request(method, path, **kwargs)
+
+        async def counted_stream(method: str, path: str, **kwargs: Any) -> Any:
+            self.counts["list_watch_discovery"] += 1
+            return await open_stream(method, path, **kwargs)
+
+        transport.request = counted_request  # type: ignore[method-assign]
+        transport.open_stream = counted_stream  # type: ignore[method-assign]
+
+    @staticmethod
+    def _classify(method: str, path: str) -> str:
+        if method != "GET":
+            return "write"
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        if path.startswith(("/api", "/apis")) and (
+            last in ("widgets", "configmaps", "events", "leases") or path.count("/") <= 3
+        ):
+            return "list_watch_discovery"
+        return "read"
+
+    def snapshot(self) -> Counter[str]:
+        return Counter(self.counts)
+
+
+async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]:
+    """(f): requests per Widget on first convergence, then while idle."""
+    with contextlib.suppress(Exception):
+        await client.create(_widget_crd())
+    async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
+        while True:
+            try:
+                await client.list(f"{WIDGET_GROUP}/v1", "Widget", namespace=namespace)
+                break
+            except Exception:
+                await asyncio.sleep(0.1)
+    await _create_all(
+        client,
+        [
+            {
+                "apiVersion": f"{WIDGET_GROUP}/v1",
+                "kind": "Widget",
+                "metadata": {"name": f"w{i}", "namespace": namespace},
+                "spec": {"size": i},
+            }
+            for i in range(objects)
+        ],
+    )
+    operator_client = await Client.from_config(client.config)
+    counter = RequestCounter(operator_client)
+    op = Operator("bench-fanout", operator_client, namespaces=[namespace])
+    reconciles: Counter[str] = Counter()
+    status_patches = 0
+
+    @op.reconciler(for_=(f"{WIDGET_GROUP}/v1", "Widget"), owns=[kinds.ConfigMap], max_concurrent=16)
+    async def reconcile(ctx: Context, request: Request) -> None:
+        nonlocal status_patches
+        reconciles[request.name] += 1
+        widget = await ctx.get()
+        if widget is None:
+            return
+        size = str(widget["spec"]["size"])
+        await ctx.create_or_patch(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{request.name}-cm"}},
+            lambda cm: cm.update(data={"size": size}),
+        )
+        before = (widget.get("status") or {}).get("size")
+        if before != size:
+            status_patches += 1
+        await ctx.patch_status({"size": size})
+
+    async with op:
+        async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
+            while True:
+                widgets = await client.list(f"{WIDGET_GROUP}/v1", "Widget", namespace=namespace)
+                if sum(1 for w in widgets if (w.get("status") or {}).get("size")) == objects:
+                    break
+                await asyncio.sleep(0.2)
+        # Let in-flight work and the last events settle before the idle window.
+        await asyncio.sleep(1.0)
+        converged = counter.snapshot()
+        await asyncio.sleep(IDLE_SECONDS)
+        idle = counter.snapshot() - converged
+    await operator_client.close()
+    return {
+        "fanout_objects": objects,
+        "fanout_writes_per_object": converged["write"] / objects,
+        "fanout_reads_per_object": converged["read"] / objects,
+        "fanout_list_watch_discovery_requests": converged["list_watch_discovery"],
+        "fanout_idle_requests": sum(idle.values()),
+        "fanout_reconciles_per_object": sum(reconciles.values()) / objects,
+        "fanout_status_patches_per_object": status_patches / objects,
+    }
+
+
+OPERATOR_SOURCE = """
+import setpoint
+
+op = setpoint.Operator("bench-startup")
+
+@op.reconciler(for_=setpoint.kinds.ConfigMap)
+async def reconcile(ctx, request):
+    return None
+"""
+
+KUBECONFIG = """
+apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{token: bench}}}}]
+contexts: [{{name: c, context: {{cluster: c, user: u}}}}]
+current-context: c
+"""
+
+
+async def startup(runs: int = 5) -> dict[str, Any]:
+    """(g): median seconds from starting ``setpoint run`` to its first request."""
+    durations: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="setpoint-bench-startup-") as tmp:
+        workdir = Path(tmp)
+        (workdir / "startup_operator.py").write_text(OPERATOR_SOURCE)
+        for _ in range(runs):
+            first: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+
+            async def on_connect(
+                reader: asyncio.StreamReader,
+                writer: asyncio.StreamWriter,
+                first: asyncio.Future[float] = first,
+            ) -> None:
+                if not first.done():
+                    first.set_result(time.monotonic())
+                writer.close()
+
+            server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+            port = server.sockets[0].getsockname()[1]
+            (workdir / "kubeconfig").write_text(KUBECONFIG.format(port=port))
+            began = time.monotonic()
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "setpoint.cli.main", "run", "startup_operator.py",
+                "--kubeconfig", "kubeconfig", "--metrics-bind-address", "0",
+                "--health-probe-bind-address", "0",
+                cwd=workdir, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+            try:
+                async with asyncio.timeout(60):
+                    connected = await first
+                durations.append(connected - began)
+            finally:
+                process.kill()
+                await process.wait()
+                server.close()
+                await server.wait_closed()
+    return {"startup_to_first_request_s": _percentile(durations, 0.5)}

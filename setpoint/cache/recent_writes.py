@@ -1,0 +1,154 @@
+"""Recent writes: read-your-own-writes on top of a watch-fed store (client-go's mutation cache).
+
+A controller writes an object, then reconciles again before the watch has delivered that write:
+its cached read is stale, and acting on it does the work twice (PodSet created two Pods for one
+deleted, then deleted a healthy one as "excess"). So every write made through a reconcile's
+context is recorded here from the server's answer, and reads merge these records over the
+store while they are newer than what the store has seen:
+
+- a record of an object (create, update, patch, apply) wins over the stored object until the
+  store holds that object at the same or a newer resourceVersion, or the informer's watch has
+  passed that resourceVersion (then the store is at least as new, whatever it says);
+- a record of a deletion hides the stored object (same uid) until the store drops it.
+
+Records are also dropped after ``ttl`` seconds, a safety net for a stalled watch; the store is
+the truth again then. Only resourceVersions that are decimal integers (every Kubernetes API
+server's) are compared; an object with another kind of resourceVersion is not recorded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from setpoint.api.gvk import ObjectKey
+from setpoint.cache.cached_object import CachedObject
+
+__all__ = ["DEFAULT_RECENT_WRITE_TTL", "RecentWrites"]
+
+#: How long a record may stand in for the store while the watch has not caught up.
+DEFAULT_RECENT_WRITE_TTL = 30.0
+
+
+def _version(text: str | None) -> int | None:
+    if text and text.isdigit():
+        return int(text)
+    return None
+
+
+@dataclass(slots=True)
+class _Record:
+    obj: CachedObject | None  # None: deleted
+    uid: str
+    version: int
+    recorded: float
+
+
+class RecentWrites:
+    """Objects of one informer written by this process, newer than its store (see module)."""
+
+    __slots__ = ("_clock", "_records", "ttl")
+
+    def __init__(
+        self, ttl: float = DEFAULT_RECENT_WRITE_TTL, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._records: dict[ObjectKey, _Record] = {}
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def record(self, obj: CachedObject) -> None:
+        """Remember ``obj`` as the server returned it after a write."""
+        version = _version(obj.resource_version)
+        if version is None or not obj.name:
+            return
+        key = obj.key
+        current = self._records.get(key)
+        if current is not None and current.obj is not None and current.version >= version:
+            return
+        self._records[key] = _Record(obj, obj.uid, version, self._clock())
+
+    def record_deleted(self, key: ObjectKey, uid: str) -> None:
+        """Remember that the object ``key`` with ``uid`` was deleted."""
+        self._records[key] = _Record(None, uid, 0, self._clock())
+
+    def _effective(
+        self, key: ObjectKey, stored: CachedObject | None, observed: Callable[[str | None], int]
+    ) -> _Record | None:
+        record = self._records.get(key)
+        if record is None:
+            return None
+        if self._clock() - record.recorded > self.ttl:
+            del self._records[key]
+            return None
+        if record.obj is None:
+            if stored is None or stored.uid != record.uid:
+                del self._records[key]  # the store has seen the deletion (or a new object)
+                return None
+            return record
+        stored_version = _version(stored.resource_version) if stored is not None else None
+        if (stored_version is not None and stored_version >= record.version) or observed(
+            key.namespace
+        ) >= record.version:
+            del self._records[key]
+            return None
+        return record
+
+    def get(
+        self,
+        key: ObjectKey,
+        stored: CachedObject | None,
+        observed: Callable[[str | None], int],
+    ) -> CachedObject | None:
+        """The object to read for ``key``: the record when newer than ``stored``, else stored.
+
+        ``observed(namespace)`` is the highest resourceVersion the store's watch has delivered.
+        """
+        if not self._records:
+            return stored
+        record = self._effective(key, stored, observed)
+        if record is None:
+            return stored
+        return record.obj
+
+    def merge(
+        self,
+        stored: list[CachedObject],
+        lookup: Callable[[ObjectKey], CachedObject | None],
+        observed: Callable[[str | None], int],
+        matches: Callable[[CachedObject], bool],
+    ) -> list[CachedObject]:
+        """``stored`` (a filtered list) with newer records applied: replaced, added or removed.
+
+        ``lookup`` reads the store by key; ``matches`` is the list's filter (namespace, labels,
+        index), applied to records.
+        """
+        if not self._records:
+            return stored
+        effective: dict[ObjectKey, _Record] = {}
+        for key in list(self._records):
+            record = self._effective(key, lookup(key), observed)
+            if record is not None:
+                effective[key] = record
+        if not effective:
+            return stored
+        merged: list[CachedObject] = []
+        for obj in stored:
+            record = effective.pop(obj.key, None)
+            if record is None:
+                merged.append(obj)
+            elif record.obj is not None and matches(record.obj):
+                merged.append(record.obj)
+        merged.extend(
+            record.obj
+            for record in effective.values()
+            if record.obj is not None and matches(record.obj)
+        )
+        return merged
+
+    def keys(self) -> Iterable[ObjectKey]:
+        """Keys with a record (some may be outdated until next read)."""
+        return list(self._records)

@@ -1,0 +1,95 @@
+"""One line, plus a hint, for the failures a user of `setpoint run` can cause or fix.
+
+A dead API server, a missing kubeconfig, a port in use or an RBAC refusal are not bugs of the
+operator: they get one line that says what failed and what to check, and exit code 1 (2 for
+usage errors). Tracebacks are for the unexpected, and for `--debug`.
+"""
+
+from __future__ import annotations
+
+import errno
+import ssl
+from urllib.parse import urlsplit
+
+from setpoint.client.errors import (
+    ApiError,
+    ConfigError,
+    ConnectionFailed,
+    Forbidden,
+    NoKindMatch,
+    Unauthorized,
+)
+from setpoint.manager.leader_election import LeaderElectionLost
+from setpoint.manager.manager import ManagerError, RunnableFailed
+
+__all__ = ["EXPECTED_FAILURES", "describe_failure"]
+
+CONNECTION_HINT = "is the cluster running? check --kubeconfig/--context"
+CONFIG_HINT = (
+    "pass --kubeconfig PATH or set $KUBECONFIG (`setpoint cluster serve` writes one for the "
+    "local cluster)"
+)
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _connection_reason(error: BaseException) -> str:
+    for cause in _causes(error):
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, ssl.SSLError | ssl.CertificateError):
+            return f"TLS error: {getattr(cause, 'reason', None) or cause}"
+        if isinstance(cause, TimeoutError):
+            return "timed out"
+        if isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+            return "host unreachable"
+        if "Name or service not known" in str(cause) or "nodename nor servname" in str(cause):
+            return "host name not found"
+    return "no answer"
+
+
+def _server(error: ConnectionFailed) -> str:
+    url = error.url
+    if not url:
+        return "the API server"
+    parts = urlsplit(url)
+    return f"the API server at {parts.scheme}://{parts.netloc}"
+
+
+def describe_failure(error: BaseException) -> str | None:
+    """The one-line message (with a hint) for an expected failure, or None for a bug."""
+    if isinstance(error, RunnableFailed):
+        inner = describe_failure(error.error)
+        return None if inner is None else inner
+    if isinstance(error, LeaderElectionLost):
+        return f"{error}; exiting so that this replica restarts as a candidate"
+    if isinstance(error, ConnectionFailed):
+        return f"cannot reach {_server(error)} ({_connection_reason(error)}): {CONNECTION_HINT}"
+    if isinstance(error, ConfigError):
+        message = str(error).split(" (inside a pod")[0]  # the client's hint is for its API
+        return f"{message}: {CONFIG_HINT}"
+    if isinstance(error, Unauthorized):
+        return (
+            f"the API server refused the credentials ({error}): check the user in the "
+            "kubeconfig (--kubeconfig/--context)"
+        )
+    if isinstance(error, Forbidden):
+        return f"{error}: the operator's RBAC does not allow this (check its Role/ClusterRole)"
+    if isinstance(error, NoKindMatch):
+        return f"{error}: is the CRD installed? (kubectl apply -f the CRD manifest)"
+    if isinstance(error, ApiError):
+        return f"the API server answered {error}"
+    if isinstance(error, ManagerError):
+        return str(error)
+    return None
+
+
+#: Exceptions whose message is enough (no traceback without --debug).
+EXPECTED_FAILURES = (ConnectionFailed, ConfigError, ApiError, NoKindMatch, LeaderElectionLost)

@@ -1,0 +1,88 @@
+"""Constants for the built-in kinds: ``setpoint.kinds.Deployment``, ``Pod``, ``ConfigMap`` ...
+
+Each is a :class:`Kind`, a named ``(api_version, kind)`` tuple, so it works wherever a kind is
+accepted (``for_=``, ``owns=``, ``ctx.list(...)``, ``ctx.owned(...)``, ``client.list(*kind)``)
+and a typo is an ``AttributeError`` at import time instead of a 404 at run time::
+
+    from setpoint import kinds
+
+    @op.reconciler(for_=Foo, owns=[kinds.Deployment])
+    async def reconcile(ctx, request):
+        deployments = await ctx.owned(kinds.Deployment)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = [
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "CronJob",
+    "CustomResourceDefinition",
+    "DaemonSet",
+    "Deployment",
+    "Endpoints",
+    "Event",
+    "Ingress",
+    "Job",
+    "Kind",
+    "Lease",
+    "Namespace",
+    "Node",
+    "PersistentVolumeClaim",
+    "Pod",
+    "ReplicaSet",
+    "Role",
+    "RoleBinding",
+    "Secret",
+    "Service",
+    "ServiceAccount",
+    "StatefulSet",
+]
+
+
+class Kind(NamedTuple):
+    """A kind of object: ``Kind("apps/v1", "Deployment")``; unpacks as ``(api_version, kind)``."""
+
+    api_version: str
+    kind: str
+
+    @property
+    def group(self) -> str:
+        """The API group ("" for the core group)."""
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        """The API version without the group."""
+        return self.api_version.rpartition("/")[2]
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.api_version}"
+
+
+Pod = Kind("v1", "Pod")
+ConfigMap = Kind("v1", "ConfigMap")
+Secret = Kind("v1", "Secret")
+Service = Kind("v1", "Service")
+ServiceAccount = Kind("v1", "ServiceAccount")
+Namespace = Kind("v1", "Namespace")
+Node = Kind("v1", "Node")
+Endpoints = Kind("v1", "Endpoints")
+PersistentVolumeClaim = Kind("v1", "PersistentVolumeClaim")
+Deployment = Kind("apps/v1", "Deployment")
+ReplicaSet = Kind("apps/v1", "ReplicaSet")
+StatefulSet = Kind("apps/v1", "StatefulSet")
+DaemonSet = Kind("apps/v1", "DaemonSet")
+Job = Kind("batch/v1", "Job")
+CronJob = Kind("batch/v1", "CronJob")
+Event = Kind("events.k8s.io/v1", "Event")
+Ingress = Kind("networking.k8s.io/v1", "Ingress")
+Lease = Kind("coordination.k8s.io/v1", "Lease")
+Role = Kind("rbac.authorization.k8s.io/v1", "Role")
+RoleBinding = Kind("rbac.authorization.k8s.io/v1", "RoleBinding")
+ClusterRole = Kind("rbac.authorization.k8s.io/v1", "ClusterRole")
+ClusterRoleBinding = Kind("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")
+CustomResourceDefinition = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")

@@ -1,0 +1,153 @@
+"""`RecordingClient`: the client a reconcile gets through `ctx.client`.
+
+It is the manager's `Client` with one addition: every successful write (create, update,
+update_status, patch, apply, apply_status, delete) is recorded from the server's answer
+
+- in the shared cache, so the reconcile's next reads see it before the watch delivers it
+  (read-your-own-writes, :mod:`setpoint.cache.recent_writes`), and
+- in the controller's own writes, so the event that write causes wakes no reconcile
+  (:mod:`setpoint.controller.own_writes`; a write announces itself before it is sent, so that
+  its event, should it arrive before the answer, is recognised too).
+
+Dry runs are not recorded. Everything else is the client's, unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from setpoint.api.meta import as_mapping
+from setpoint.cache import Cache
+from setpoint.client.client import Client
+from setpoint.client.typed_objects import as_dict
+from setpoint.controller.own_writes import OwnWrites, WriteKey
+
+__all__ = ["RecordingClient", "record_write"]
+
+
+def record_write(cache: Cache, own_writes: OwnWrites | None, answer: Any) -> None:
+    """Record one write's answer (an object dict or model) in the cache and own writes."""
+    if isinstance(answer, BaseModel):
+        answer = as_dict(answer)
+    if not isinstance(answer, Mapping):
+        return
+    metadata = answer.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return
+    cache.record_write(answer)
+    if own_writes is not None:
+        own_writes.record(
+            str(metadata.get("uid") or ""), str(metadata.get("resourceVersion") or "")
+        )
+
+
+class RecordingClient:
+    """Proxies a `Client`, recording the results of writes (see the module docs)."""
+
+    __slots__ = ("_cache", "_client", "_own_writes")
+
+    def __init__(self, client: Client, cache: Cache, own_writes: OwnWrites | None) -> None:
+        self._client = client
+        self._cache = cache
+        self._own_writes = own_writes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def __repr__(self) -> str:
+        return f"<RecordingClient {self._client!r}>"
+
+    def _key(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> WriteKey | None:
+        """(kind, namespace, name) of the object a write addresses, when it can be told."""
+        if self._own_writes is None or kwargs.get("dry_run") or not args:
+            return None
+        target = args[0]
+        if isinstance(target, str):
+            if len(args) < 3:
+                return None
+            kind, name, namespace = str(args[1]), str(args[2]), kwargs.get("namespace")
+        else:
+            try:
+                obj = as_mapping(target)
+            except TypeError:
+                return None
+            metadata = obj.get("metadata") or {}
+            kind, name = str(obj.get("kind") or ""), str(metadata.get("name") or "")
+            namespace = kwargs.get("namespace") or metadata.get("namespace")
+        namespace = namespace or self._client.default_namespace
+        return self._own_writes.begin(kind, namespace, name)
+
+    async def _write(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        key = self._key(args, kwargs)
+        uid = version = ""
+        try:
+            answer = await getattr(self._client, method)(*args, **kwargs)
+            if not kwargs.get("dry_run"):
+                record_write(self._cache, None, answer)
+                metadata = as_mapping(answer).get("metadata") if answer is not None else None
+                if isinstance(metadata, Mapping):
+                    uid = str(metadata.get("uid") or "")
+                    version = str(metadata.get("resourceVersion") or "")
+            return answer
+        finally:
+            if self._own_writes is not None:
+                self._own_writes.end(key, uid, version)
+
+    async def create(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._write("create", args, kwargs)
+
+    async def update(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._write("update", args, kwargs)
+
+    async def update_status(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._write("update_status", args, kwargs)
+
+    async def patch(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._write("patch", args, kwargs)
+
+    async def apply(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._write("apply", args, kwargs)
+
+    async def apply_status(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._write("apply_status", args, kwargs)
+
+    async def delete(self, *args: Any, **kwargs: Any) -> Any:
+        answer = await self._client.delete(*args, **kwargs)
+        if kwargs.get("dry_run") or not isinstance(answer, Mapping):
+            return answer
+        metadata = answer.get("metadata")
+        if answer.get("kind") != "Status" and isinstance(metadata, Mapping):
+            if metadata.get("deletionTimestamp"):
+                record_write(self._cache, self._own_writes, answer)  # finalizers hold it
+                return answer
+            self._cache.record_delete(
+                str(answer.get("apiVersion")),
+                str(answer.get("kind")),
+                str(metadata.get("name")),
+                metadata.get("namespace") or None,
+                str(metadata.get("uid") or ""),
+            )
+            return answer
+        details = answer.get("details")
+        if isinstance(details, Mapping) and details.get("uid"):
+            target = args[0] if args else None
+            if isinstance(target, BaseModel):
+                target = as_dict(target)
+            if isinstance(target, Mapping):
+                target_meta = target.get("metadata") or {}
+                self._cache.record_delete(
+                    str(target.get("apiVersion")),
+                    str(target.get("kind")),
+                    str(target_meta.get("name")),
+                    target_meta.get("namespace") or kwargs.get("namespace"),
+                    str(details["uid"]),
+                )
+            elif len(args) >= 3:
+                self._cache.record_delete(
+                    str(args[0]), str(args[1]), str(args[2]), kwargs.get("namespace"),
+                    str(details["uid"]),
+                )  # fmt: skip
+        return answer

@@ -1,0 +1,214 @@
+"""Running an operator inside a test, and waiting for what it does.
+
+::
+
+    async def test_foo_creates_its_deployment(client, namespace, kubeconfig):
+        async with run_operator(op, kubeconfig=kubeconfig, namespace=namespace):
+            await client.create(foo("example", replicas=1, namespace=namespace))
+            deployment = await wait_for(
+                lambda: client.get(*kinds.Deployment, "example-deploy", namespace=namespace)
+            )
+            await wait_for_event(client, foo_obj, reason="Synced")
+
+``run_operator`` starts a fresh copy of the operator each time (a manager runs once), so the
+same module-level ``op`` serves every test. ``wait_for`` polls any function (sync or async,
+returning an object, a list or a bool) until its result is truthy and passes ``predicate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from setpoint.api.clock import Clock
+from setpoint.api.meta import as_mapping
+from setpoint.client.client import Client
+from setpoint.client.errors import NotFound
+from setpoint.manager.manager import Manager
+from setpoint.manager.operator import Operator
+from setpoint.manager.target import find_managers
+
+__all__ = [
+    "DEFAULT_WAIT_TIMEOUT",
+    "WaitTimeout",
+    "install_crds",
+    "run_operator",
+    "wait_for",
+    "wait_for_event",
+]
+
+#: How long ``wait_for`` waits by default: an upper bound that turns a hang into a failure.
+DEFAULT_WAIT_TIMEOUT = 10.0
+POLL_INTERVAL = 0.05
+
+
+class WaitTimeout(AssertionError):
+    """``wait_for`` gave up; the message says what was awaited and what was seen last."""
+
+
+@asynccontextmanager
+async def run_operator(
+    target: Operator | str,
+    *,
+    kubeconfig: str | Path,
+    namespace: str | None = None,
+    clock: Clock | None = None,
+    **options: Any,
+) -> AsyncIterator[Operator]:
+    """Run a fresh copy of ``target`` (an ``Operator``, or a ``setpoint run`` TARGET string
+    naming one) against ``kubeconfig`` for the ``async with`` block; ``namespace`` limits its
+    cache (and so what it reconciles) to one namespace; ``clock`` (e.g. a ``FakeClock``)
+    drives its delays and ``ctx.now()``. Other ``options`` are ``Operator``/``Manager`` ones.
+    """
+    if isinstance(target, str):
+        found = [m for m in find_managers(target) if isinstance(m, Operator)]
+        if len(found) != 1:
+            raise ValueError(
+                f"run_operator: {target!r} defines {len(found)} operators; name one with "
+                "module:attribute"
+            )
+        target = found[0]
+    if not isinstance(target, Operator):
+        raise TypeError(f"run_operator: expected an Operator, got {type(target).__name__}")
+    if namespace is not None:
+        options.setdefault("namespaces", [namespace])
+    if clock is not None:
+        options["clock"] = clock
+    operator = target.fresh(kubeconfig=str(kubeconfig), **options)
+    async with operator:
+        yield operator
+
+
+async def wait_for(
+    probe: Callable[[], Any],
+    predicate: Callable[[Any], bool] | None = None,
+    *,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,  # noqa: ASYNC109 - an upper bound, then fail
+    what: str = "",
+) -> Any:
+    """Call ``probe`` until its result is truthy (and passes ``predicate``); return it.
+
+    ``probe`` may be sync or async; a ``NotFound`` it raises counts as "not yet". Raises
+    :class:`WaitTimeout` after ``timeout`` seconds, naming ``what`` and the last result.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    last: Any = None
+    while True:
+        try:
+            result = probe()
+            if inspect.isawaitable(result):
+                result = await result
+            last = result
+            if result and (predicate is None or predicate(result)):
+                return result
+        except NotFound as error:
+            last = error
+        if loop.time() >= deadline:
+            label = what or getattr(probe, "__qualname__", repr(probe))
+            raise WaitTimeout(f"timed out after {timeout:g}s waiting for {label}; last: {last!r}")
+        await asyncio.sleep(POLL_INTERVAL)
+
+
+async def wait_for_event(
+    client: Client,
+    regarding: Mapping[str, Any] | BaseModel,
+    *,
+    reason: str | None = None,
+    type: str | None = None,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,  # noqa: ASYNC109 - an upper bound, then fail
+) -> dict[str, Any]:
+    """Wait for an Event about ``regarding`` (matched by uid, else kind and name) with this
+    ``reason`` and ``type`` (``Normal``/``Warning``); returns it (events.k8s.io/v1 form)."""
+    obj = as_mapping(regarding)
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") or "default"
+
+    def about(event: Mapping[str, Any]) -> bool:
+        ref = event.get("regarding") or event.get("involvedObject") or {}
+        if metadata.get("uid") and ref.get("uid"):
+            same = ref.get("uid") == metadata.get("uid")
+        else:
+            same = (ref.get("kind"), ref.get("name")) == (obj.get("kind"), metadata.get("name"))
+        return (
+            same
+            and (reason is None or event.get("reason") == reason)
+            and (type is None or event.get("type") == type)
+        )
+
+    async def matching() -> list[dict[str, Any]]:
+        events = await client.list("events.k8s.io/v1", "Event", namespace=namespace)
+        return [event for event in events if about(event)]
+
+    label = f"an Event about {obj.get('kind')} {metadata.get('name')} (reason={reason})"
+    found: list[dict[str, Any]] = await wait_for(matching, timeout=timeout, what=label)
+    return found[-1]
+
+
+def _manifests_of(item: Any) -> list[dict[str, Any]]:
+    if isinstance(item, Mapping):
+        return [dict(item)]
+    if isinstance(item, str | Path):
+        path = Path(item)
+        files = (
+            sorted(path.glob("*.yaml")) + sorted(path.glob("*.yml")) if path.is_dir() else [path]
+        )
+        documents: list[dict[str, Any]] = []
+        for file in files:
+            documents.extend(doc for doc in yaml.safe_load_all(file.read_text()) if doc)
+        return documents
+    if isinstance(item, type) and issubclass(item, BaseModel):
+        for name in ("crd_manifest", "crd", "to_crd"):
+            build = getattr(item, name, None)
+            if callable(build):
+                return [dict(as_mapping(build()))]
+        raise TypeError(
+            f"install_crds: model {item.__name__} cannot make its CRD manifest (no "
+            "crd_manifest()); pass the manifest or its YAML file instead"
+        )
+    raise TypeError(f"install_crds: expected a manifest, a YAML path or a model, got {item!r}")
+
+
+async def install_crds(
+    client: Client,
+    *items: Any,
+    timeout: float = DEFAULT_WAIT_TIMEOUT,  # noqa: ASYNC109 - an upper bound, then fail
+) -> list[dict[str, Any]]:
+    """Create (or leave in place) CRDs from manifests, YAML files/directories or CRD models,
+    then wait until each is Established. Returns the CRDs as the server has them."""
+    installed: list[dict[str, Any]] = []
+    for item in items:
+        for manifest in _manifests_of(item):
+            if manifest.get("kind") != "CustomResourceDefinition":
+                continue
+            name = manifest["metadata"]["name"]
+            try:
+                await client.create(manifest)
+            except Exception as error:
+                if getattr(error, "reason", "") != "AlreadyExists":
+                    raise
+
+            async def established(crd_name: str = name) -> dict[str, Any] | None:
+                crd = await client.get(
+                    "apiextensions.k8s.io/v1", "CustomResourceDefinition", crd_name
+                )
+                conditions = (crd.get("status") or {}).get("conditions") or []
+                ok = any(
+                    c.get("type") == "Established" and c.get("status") == "True" for c in conditions
+                )
+                return crd if ok else None
+
+            installed.append(await wait_for(established, timeout=timeout, what=f"CRD {name}"))
+    return installed
+
+
+def managers_of(target: str) -> list[Manager]:
+    """The managers a ``setpoint run`` TARGET defines (for tests of several operators)."""
+    return find_managers(target)
