@@ -22,6 +22,8 @@ from aiohttp import web
 from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
+from setpoint.cluster.apiserver.auth import reviews
+from setpoint.cluster.apiserver.auth.identity import ADMIN
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.list_options import (
     parse_list_options,
@@ -309,6 +311,9 @@ class APIHandler:
                 _require_verb(resource, "create")
                 body = await request_body.read_body(request)
                 obj = request_body.decode_object_body(request, body)
+                if reviews.is_review(resource.group, resource.plural):
+                    answer = reviews.answer(resource.group, resource.plural, obj, ADMIN)
+                    return json_response(201, encode_json(answer))
                 result = await ops.create(resource, target.namespace, obj, write_options(request))
                 return _result(result)
             if method == "DELETE":
