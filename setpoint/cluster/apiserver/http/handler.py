@@ -49,6 +49,8 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
     delete_namespace,
     finalize_namespace,
 )
+from setpoint.cluster.apiserver.openapi.documents import OpenAPIDocuments
+from setpoint.cluster.apiserver.openapi.serving import serve_openapi
 from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
@@ -84,6 +86,8 @@ _ROOT_PATHS: Final = (
     "/apis",
     "/healthz",
     "/livez",
+    "/openapi/v2",
+    "/openapi/v3",
     "/readyz",
     "/version",
 )
@@ -138,6 +142,7 @@ class APIHandler:
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self._media_types = MediaTypeCache()
+        self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
         self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
@@ -178,6 +183,8 @@ class APIHandler:
             return self._public(request, parts)
         if not self._authorized(request):
             raise status_errors.unauthorized()
+        if head == "openapi":
+            return serve_openapi(request, parts, self._openapi)
         if head not in ("api", "apis"):
             if not parts:
                 return json_response(200, self._root_body)
