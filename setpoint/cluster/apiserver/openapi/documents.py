@@ -24,6 +24,7 @@ from setpoint.cluster.apiserver.openapi.paths import (
     STATUS_COMPONENT,
     ResourcePaths,
 )
+from setpoint.cluster.apiserver.openapi.v2_protobuf import encode_v2
 from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
@@ -39,9 +40,13 @@ class Document:
     hash: str
 
 
+def _hash(body: bytes) -> str:
+    return hashlib.sha512(body).hexdigest().upper()
+
+
 def _document(content: Any) -> Document:
     body = msgspec.json.encode(content)
-    return Document(body, hashlib.sha512(body).hexdigest().upper())
+    return Document(body, _hash(body))
 
 
 def group_version_path(resource: ServedResource) -> str:
@@ -165,6 +170,7 @@ class OpenAPIDocuments:
         # path → (the resources it was built from, the document)
         self._v3: dict[str, tuple[tuple[ServedResource, ...], Document]] = {}
         self._v2: tuple[int, Document] | None = None
+        self._v2_protobuf: tuple[int, Document] | None = None
         self._index: Document | None = None
 
     def _refresh(self) -> None:
@@ -211,6 +217,14 @@ class OpenAPIDocuments:
         if self._v2 is None or self._v2[0] != self._generation:
             self._v2 = (self._generation, _document(build_v2(list(self._registry))))
         return self._v2[1]
+
+    def v2_protobuf(self) -> Document:
+        """The v2 document in gnostic's protobuf form (kubectl 1.27 and 1.28 read it)."""
+        document = self.v2()
+        if self._v2_protobuf is None or self._v2_protobuf[0] != self._generation:
+            encoded = encode_v2(msgspec.json.decode(document.body))
+            self._v2_protobuf = (self._generation, Document(encoded, _hash(encoded)))
+        return self._v2_protobuf[1]
 
 
 def _same(built_from: tuple[ServedResource, ...], resources: list[ServedResource]) -> bool:

@@ -4,8 +4,9 @@ As kube-openapi's handlers do: a group-version document asked for with its curre
 is immutable (``Cache-Control: public, immutable`` and an ``Expires`` a year ahead); asked for
 with a stale hash it redirects (301) to the current one; asked for without a hash it must be
 revalidated (``Cache-Control: no-cache, private``). Every answer carries an ``ETag`` (the hash,
-quoted) and ``If-None-Match`` gets 304. Only JSON is produced: a client that accepts nothing but
-the protobuf forms gets 406 (kubectl asks v3 for JSON).
+quoted) and ``If-None-Match`` gets 304. v3 documents are JSON only (kubectl asks v3 for JSON; a
+client accepting only the protobuf form gets 406); v2 is JSON or gnostic protobuf, which
+kubectl 1.27 and 1.28 ask for.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from aiohttp import web
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.openapi.documents import Document, OpenAPIDocuments
+from setpoint.cluster.apiserver.openapi.v2_protobuf import MEDIA_TYPE as V2_PROTOBUF
+from setpoint.cluster.apiserver.openapi.v2_protobuf import RESPONSE_MEDIA_TYPE as V2_RESPONSE_TYPE
 from setpoint.cluster.apiserver.status_errors import APIError
 
 JSON: Final = "application/json"
@@ -35,21 +38,29 @@ def server_relative_url(path: str, document_hash: str) -> str:
     return f"/openapi/v3/{quote(path)}?hash={document_hash}"
 
 
-def accepts_json(accept: str | None) -> bool:
-    """Whether ``Accept`` allows a JSON answer."""
+def negotiate(accept: str | None, producible: tuple[str, ...]) -> str | None:
+    """The first media type of ``Accept`` (in the client's order) that can be produced."""
     if not accept:
-        return True
+        return JSON
     for item in accept.split(","):
         media, *params = (part.strip() for part in item.split(";"))
         if any(p.replace(" ", "") in ("q=0", "q=0.0") for p in params):
             continue
-        if media.lower() in _JSON_ACCEPTS:
-            return True
-    return False
+        media = media.lower()
+        if media in _JSON_ACCEPTS:
+            return JSON
+        if media in producible:
+            return media
+    return None
 
 
 def _answer(
-    request: web.BaseRequest, document: Document, cache_control: str, *, expires: bool = False
+    request: web.BaseRequest,
+    document: Document,
+    cache_control: str,
+    *,
+    expires: bool = False,
+    content_type: str = JSON,
 ) -> web.Response:
     etag = f'"{document.hash}"'
     headers = {"ETag": etag, "Cache-Control": cache_control, "Vary": "Accept"}
@@ -59,7 +70,9 @@ def _answer(
     if etag in (request.headers.get("If-None-Match") or ""):
         return web.Response(status=304, headers=headers)
     body = b"" if request.method == "HEAD" else document.body
-    return web.Response(status=200, body=body, content_type=JSON, headers=headers)
+    response = web.Response(status=200, body=body, headers=headers)
+    response.headers["Content-Type"] = content_type
+    return response
 
 
 def serve_openapi(
@@ -74,12 +87,19 @@ def serve_openapi(
         )
     if len(parts) < 2 or parts[1] not in ("v2", "v3"):
         raise status_errors.path_not_found()
-    if not accepts_json(request.headers.get("Accept")):
-        raise status_errors.not_acceptable([JSON])
     if parts[1] == "v2":
         if len(parts) > 2:
             raise status_errors.path_not_found()
+        media = negotiate(request.headers.get("Accept"), (V2_PROTOBUF,))
+        if media is None:
+            raise status_errors.not_acceptable([JSON, V2_PROTOBUF])
+        if media == V2_PROTOBUF:
+            return _answer(
+                request, documents.v2_protobuf(), REVALIDATE, content_type=V2_RESPONSE_TYPE
+            )
         return _answer(request, documents.v2(), REVALIDATE)
+    if negotiate(request.headers.get("Accept"), ()) is None:
+        raise status_errors.not_acceptable([JSON])
     if len(parts) == 2:
         return _answer(request, documents.index(server_relative_url), REVALIDATE)
     path = "/".join(parts[2:])
