@@ -71,12 +71,8 @@ log = logging.getLogger("setpoint.cluster.apiserver.requests")
 PUBLIC_PATHS: Final = frozenset({"healthz", "livez", "readyz", "version"})
 HEALTH_PATHS: Final = frozenset({"healthz", "livez", "readyz"})
 AGGREGATED_DISCOVERY_AS: Final = "as=APIGroupDiscoveryList"
-AGGREGATED_DISCOVERY_PARAMS: Final = frozenset(
-    {"g=apidiscovery.k8s.io", "v=v2", AGGREGATED_DISCOVERY_AS}
-)
-AGGREGATED_DISCOVERY_CONTENT_TYPE: Final = (
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-)
+#: apidiscovery.k8s.io versions served: v2, and v2beta1 for kubectl/client-go before 1.30.
+AGGREGATED_DISCOVERY_VERSIONS: Final = ("v2", "v2beta1")
 NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
 
 _ENCODER = msgspec.json.Encoder()
@@ -207,14 +203,18 @@ class APIHandler:
         head = parts[0]
         if head == "api":
             if len(parts) == 1:
-                if _wants_aggregated_discovery(accept):
-                    return _aggregated(request, self._registry.aggregated_discovery(core=True))
+                aggregated = _aggregated_discovery_version(accept)
+                if aggregated:
+                    listed = self._registry.aggregated_discovery(core=True, version=aggregated)
+                    return _aggregated(request, listed, aggregated)
                 return self._discovery(request, self._registry.api_versions(self._server_address()))
             return await self._group_version(request, "", parts[1], parts[2:])
         if head == "apis":
             if len(parts) == 1:
-                if _wants_aggregated_discovery(accept):
-                    return _aggregated(request, self._registry.aggregated_discovery(core=False))
+                aggregated = _aggregated_discovery_version(accept)
+                if aggregated:
+                    listed = self._registry.aggregated_discovery(core=False, version=aggregated)
+                    return _aggregated(request, listed, aggregated)
                 return self._discovery(request, self._registry.api_group_list())
             if len(parts) == 2:
                 body = self._registry.api_group(parts[1])
@@ -464,23 +464,35 @@ class APIHandler:
         return _result(result)
 
 
-def _wants_aggregated_discovery(accept: str | None) -> bool:
-    """Whether the client asks for apidiscovery.k8s.io/v2 (kubectl and client-go do)."""
+def _aggregated_discovery_version(accept: str | None) -> str:
+    """The apidiscovery.k8s.io version the client asks for first ('' for legacy discovery).
+
+    kubectl 1.30+ accepts v2 then v2beta1; kubectl 1.27-1.29 (client-go before 0.30) only
+    v2beta1. Parameters may come in any order (client-go compares them as a set).
+    """
     if not accept or AGGREGATED_DISCOVERY_AS not in accept:
-        return False
+        return ""
     for item in accept.split(","):
-        params = {p.strip() for p in item.split(";")[1:]}
-        if params >= AGGREGATED_DISCOVERY_PARAMS:
-            return True
-    return False
+        media, *raw_params = (p.strip() for p in item.split(";"))
+        params = {p.replace(" ", "") for p in raw_params}
+        if media != "application/json" or AGGREGATED_DISCOVERY_AS not in params:
+            continue
+        if "g=apidiscovery.k8s.io" not in params:
+            continue
+        for version in AGGREGATED_DISCOVERY_VERSIONS:
+            if f"v={version}" in params:
+                return version
+    return ""
 
 
-def _aggregated(request: web.BaseRequest, body: bytes) -> web.Response:
+def _aggregated(request: web.BaseRequest, body: bytes, version: str) -> web.Response:
     if request.method not in ("GET", "HEAD"):
         raise _method_not_allowed()
     response = web.Response(status=200, body=body)
     # Set verbatim: client-go picks the parser from these parameters.
-    response.headers["Content-Type"] = AGGREGATED_DISCOVERY_CONTENT_TYPE
+    response.headers["Content-Type"] = (
+        f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+    )
     return response
 
 

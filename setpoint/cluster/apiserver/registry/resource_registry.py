@@ -140,14 +140,17 @@ class ResourceRegistry:
             lambda: {"kind": "APIGroup", "apiVersion": "v1", **self._group_document(group)},
         )
 
-    def aggregated_discovery(self, *, core: bool) -> bytes:
-        """``/api`` (``core``) or ``/apis`` as an apidiscovery.k8s.io/v2 APIGroupDiscoveryList."""
+    def aggregated_discovery(self, *, core: bool, version: str = "v2") -> bytes:
+        """``/api`` (``core``) or ``/apis`` as an APIGroupDiscoveryList.
+
+        ``version`` is the apidiscovery.k8s.io version (``v2`` or ``v2beta1``: same fields).
+        """
         groups = [""] if core else list(self._group_order)
         return self._cached(
-            f"aggregated/{core}",
+            f"aggregated/{core}/{version}",
             lambda: {
                 "kind": "APIGroupDiscoveryList",
-                "apiVersion": "apidiscovery.k8s.io/v2",
+                "apiVersion": f"apidiscovery.k8s.io/{version}",
                 "metadata": {},
                 "items": [self._group_discovery(group) for group in groups],
             },
