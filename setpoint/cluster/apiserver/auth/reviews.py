@@ -78,7 +78,8 @@ def self_subject_access_review(body: dict[str, Any], user: UserInfo) -> dict[str
             ],
         )
     review = copy.deepcopy(body)
-    review.setdefault("metadata", {})
+    metadata = review.get("metadata")
+    review["metadata"] = metadata if isinstance(metadata, dict) else {}
     review["metadata"].setdefault("creationTimestamp", None)
     review["status"] = {"allowed": PRIVILEGED_GROUP in user.groups}
     return review

@@ -124,14 +124,14 @@ def _to_json(name: str, message: ProtoMessage, kind: str, path: str) -> dict[str
 
 
 def _is_set(value: Any) -> bool:
-    # Go's omitempty: "", 0, false, empty collections and (here) empty structs are left out.
-    return (
-        value is not None
-        and value != ""
-        and value != {}
-        and value is not False
-        and (value != 0 or isinstance(value, bool))
-    )
+    """Go's ``omitempty``: "", 0, false, empty collections (and here empty structs) are left out."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str | dict | list):
+        return bool(value)
+    if isinstance(value, int):
+        return value != 0
+    return True
 
 
 def _value(spec: Field, value: Any, kind: str, path: str) -> Any:
