@@ -9,6 +9,7 @@ object expected; the expected objects were checked against ``kubectl create ... 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,32 @@ def test_tables_are_consistent() -> None:
             if spec.cardinality is Cardinality.UNSUPPORTED:
                 assert spec.type is Scalar.BYTES
     assert all(message in known for message in KIND_MESSAGES.values())
+
+
+def test_mangled_kubectl_bodies_never_escape_as_other_errors() -> None:
+    """Every corruption of a real body decodes or is refused with ProtobufBodyError."""
+    rng = random.Random(7)
+    bodies = [bytes.fromhex(case["body"]) for case in BODIES.values()]
+    for _ in range(3000):
+        body = bytearray(rng.choice(bodies))
+        for _ in range(rng.randint(1, 4)):
+            position = rng.randrange(len(MAGIC), len(body))
+            choice = rng.random()
+            if choice < 0.5:
+                body[position] = rng.randrange(256)
+            elif choice < 0.75:
+                body[position:position] = bytes([rng.randrange(256)])
+            else:
+                del body[position : position + rng.randint(1, 5)]
+        try:
+            json.dumps(decode_object(bytes(body)))
+        except ProtobufBodyError:
+            pass
+
+
+def test_invalid_utf8_is_refused() -> None:
+    config_map = message_classes()["core.v1.ConfigMap"]()
+    config_map.metadata.name = "ok"
+    raw = config_map.SerializeToString().replace(b"ok", b"o\xff")
+    with pytest.raises(ProtobufBodyError, match="not valid UTF-8"):
+        decode_object(envelope("v1", "ConfigMap", raw))

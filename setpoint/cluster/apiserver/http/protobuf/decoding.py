@@ -51,13 +51,16 @@ def decode_object(body: bytes) -> dict[str, Any]:
         raise ProtobufBodyError("the body does not start with the Kubernetes protobuf prefix")
     envelope = _parse(ENVELOPE, body[len(MAGIC) :], "")
     type_meta = envelope.typeMeta
-    api_version: str = type_meta.apiVersion
-    kind: str = type_meta.kind
+    try:
+        api_version = _text(type_meta.apiVersion)
+        kind = _text(type_meta.kind)
+    except UnicodeDecodeError as error:
+        raise ProtobufBodyError("the protobuf envelope's type is not valid UTF-8") from error
     described = f"{kind} ({api_version})" if kind else "an object without a kind"
     if envelope.contentEncoding:
         raise ProtobufBodyError(
             f"the protobuf body of {described} uses content encoding "
-            f"{envelope.contentEncoding!r}, which is not decoded here",
+            f"{_shown(envelope.contentEncoding)!r}, which is not decoded here",
             kind,
         )
     name = KIND_MESSAGES.get((api_version, kind))
@@ -69,7 +72,13 @@ def decode_object(body: bytes) -> dict[str, Any]:
         )
     parsed = _parse(name, envelope.raw, described)
     obj: dict[str, Any] = {"kind": kind, "apiVersion": api_version}
-    obj.update(_to_json(name, parsed, kind, ""))
+    try:
+        obj.update(_to_json(name, parsed, kind, ""))
+    except UnicodeDecodeError as error:
+        # proto2 strings are not checked for UTF-8 when parsed; reading one is.
+        raise ProtobufBodyError(
+            f"the protobuf body of {described} carries a string that is not valid UTF-8", kind
+        ) from error
     return obj
 
 
@@ -108,9 +117,10 @@ def _to_json(name: str, message: ProtoMessage, kind: str, path: str) -> dict[str
         if spec.cardinality is Cardinality.MAP:
             entries = getattr(message, spec.json_name)
             if entries:
+                decoded = {_text(key): key for key in entries}
                 obj[spec.json_name] = {
-                    key: _value(spec, entries[key], kind, f"{here}[{key}]")
-                    for key in sorted(entries)
+                    key: _value(spec, entries[raw], kind, f"{here}[{key}]")
+                    for key, raw in sorted(decoded.items())
                 }
             continue
         if not message.HasField(spec.json_name):
@@ -121,6 +131,15 @@ def _to_json(name: str, message: ProtoMessage, kind: str, path: str) -> dict[str
         elif spec.keep_zero or _is_set(value):
             obj[spec.json_name] = value
     return obj
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _shown(value: str | bytes) -> str:
+    """For messages: any bytes, shown whatever their encoding."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 def _is_set(value: Any) -> bool:
@@ -139,6 +158,8 @@ def _value(spec: Field, value: Any, kind: str, path: str) -> Any:
     if isinstance(value_type, Scalar):
         if value_type is Scalar.BYTES:
             return base64.b64encode(value).decode("ascii")
+        if isinstance(value, bytes):  # a string that failed UTF-8 decoding
+            return value.decode("utf-8")
         return value
     if isinstance(value_type, Wrapper):
         return _wrapper(value_type, value)
@@ -147,11 +168,11 @@ def _value(spec: Field, value: Any, kind: str, path: str) -> Any:
 
 def _wrapper(wrapper: Wrapper, value: Any) -> Any:
     if wrapper is Wrapper.QUANTITY:
-        return value.string or None
+        return _text(value.string) or None
     if wrapper is Wrapper.INT_OR_STRING:
-        return value.strVal if value.type == 1 else value.intVal
+        return _text(value.strVal) if value.type == 1 else value.intVal
     if wrapper is Wrapper.STRING_LIST:
-        return list(value.items)
+        return [_text(item) for item in value.items]
     if value.seconds == 0 and value.nanos == 0:
         return None  # the zero Time is null in JSON
     moment = _EPOCH + datetime.timedelta(seconds=value.seconds, microseconds=value.nanos // 1000)
