@@ -172,3 +172,72 @@ async def test_aggregated_discovery_v2beta1_for_older_clients(api: RawAPI) -> No
     policy = next(item for item in body["items"] if item["metadata"]["name"] == "policy")
     pdb = policy["versions"][0]["resources"][0]
     assert (pdb["resource"], pdb["shortNames"]) == ("poddisruptionbudgets", ["pdb"])
+
+
+async def test_a_rich_crd_schema_is_published_in_v3_and_v2(api: RawAPI) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = {
+        "size": {"type": "integer", "minimum": 0, "maximum": 10},
+        "port": {
+            "x-kubernetes-int-or-string": True,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+        },
+        "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+        "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "items": {
+            "type": "array",
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {"name": {"type": "string"}},
+            },
+        },
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "ratio": {"type": "number", "nullable": True},
+    }
+    assert (await api.request("POST", CRDS, crd)).status == 201
+    try:
+        document = await _document(api, f"apis/{group}/v1")
+        name = ".".join(reversed(group.split("."))) + ".v1.Widget"
+        spec = document["components"]["schemas"][name]["properties"]["spec"]["properties"]
+        assert spec["items"]["x-kubernetes-list-map-keys"] == ["name"]
+        v2 = await api.request("GET", "/openapi/v2", headers={"Accept": V2_PROTOBUF})
+        parsed = _classes()["Document"]()
+        parsed.ParseFromString(v2.raw)
+        widget = next(d.value for d in parsed.definitions.additional_properties if d.name == name)
+        properties = {p.name: p.value for p in widget.properties.additional_properties}
+        spec_v2 = {p.name: p.value for p in properties["spec"].properties.additional_properties}
+        assert [e.yaml for e in spec_v2["mode"].enum] == ["a\n", "b\n"]
+        assert spec_v2["size"].maximum == 10
+        extensions = {e.name: e.value.yaml for e in spec_v2["items"].vendor_extension}
+        assert extensions["x-kubernetes-list-type"] == "map\n"
+    finally:
+        await api.request("DELETE", f"{CRDS}/widgets.{group}")
+
+
+async def test_a_crd_update_changes_the_document_and_its_hash(api: RawAPI) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    path = f"apis/{group}/v1"
+    created = await api.request("POST", CRDS, crd)
+    try:
+        index_before = await _index(api)
+        before = index_before[path]
+        updated = created.body
+        schema = updated["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        schema["properties"]["spec"]["properties"]["shape"] = {"type": "string"}
+        reply = await api.request("PUT", f"{CRDS}/widgets.{group}", updated)
+        assert reply.status == 200
+        after = (await _index(api))[path]
+        assert after != before
+        document = await _document(api, path)
+        name = ".".join(reversed(group.split("."))) + ".v1.Widget"
+        spec = document["components"]["schemas"][name]["properties"]["spec"]
+        assert "shape" in spec["properties"]
+        # Other group-versions keep their hash: nothing else changed.
+        assert (await _index(api))["apis/apps/v1"] == index_before["apis/apps/v1"]
+    finally:
+        await api.request("DELETE", f"{CRDS}/widgets.{group}")

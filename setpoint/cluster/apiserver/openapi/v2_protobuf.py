@@ -226,7 +226,10 @@ def _schema(target: Any, node: dict[str, Any]) -> None:
         if key == "$ref" and isinstance(value, str):
             target._ref = value
         elif key in _SCHEMA_SCALARS and not isinstance(value, dict | list):
-            setattr(target, _SCHEMA_SCALARS[key], value)
+            try:
+                setattr(target, _SCHEMA_SCALARS[key], value)
+            except (TypeError, ValueError):
+                pass  # a value the v2 form cannot carry: the keyword is left out
         elif key == "type" and isinstance(value, str):
             target.type.value.append(value)
         elif key == "required" and isinstance(value, list):
