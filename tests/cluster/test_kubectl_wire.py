@@ -96,6 +96,11 @@ def test_create_generators(kubectl: Kubectl, namespace: str, tmp_path: Path) -> 
         job = kubectl.json("get", "job", "j1", *ns)["spec"]["template"]["spec"]
         assert job["containers"][0]["command"] == ["echo", "hi"]
         assert kubectl.json("get", "cj", "cj1", *ns)["spec"]["schedule"] == "*/5 * * * *"
+        # A job from a cronjob's template: the whole pod template travels as protobuf.
+        kubectl.run("create", "job", "from-cj", "--from=cronjob/cj1", *ns)
+        manual = kubectl.json("get", "job", "from-cj", *ns)
+        assert manual["metadata"]["annotations"] == {"cronjob.kubernetes.io/instantiate": "manual"}
+        assert manual["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
         binding = kubectl.json("get", "rolebinding", "rb1", *ns)
         assert binding["subjects"] == [
             {"kind": "ServiceAccount", "name": "bot", "namespace": namespace}

@@ -44,7 +44,8 @@ def test_kubectl_body_decodes_to_its_json(label: str) -> None:
 
 def test_every_generator_kind_is_recorded() -> None:
     kinds = {case["json"]["kind"] for case in BODIES.values()}
-    assert kinds == {kind for (_version, kind) in KIND_MESSAGES} - {"Pod"}
+    typed_client_kinds = {"Pod", "StatefulSet", "DaemonSet", "ReplicaSet", "Lease", "Event"}
+    assert kinds == {kind for (_version, kind) in KIND_MESSAGES} - typed_client_kinds
 
 
 def test_seed_walkthrough_objects() -> None:
@@ -93,9 +94,9 @@ def test_zero_values_of_omitempty_fields_are_left_out() -> None:
 
 def test_unknown_kind_is_refused_naming_it() -> None:
     with pytest.raises(ProtobufBodyError) as caught:
-        decode_object(envelope("apps/v1", "StatefulSet", b""))
+        decode_object(envelope("v1", "PersistentVolume", b""))
     assert str(caught.value) == (
-        "the protobuf body of StatefulSet (apps/v1) cannot be decoded here (no message layout "
+        "the protobuf body of PersistentVolume (v1) cannot be decoded here (no message layout "
         "for that kind); send it as application/json"
     )
 
@@ -104,9 +105,61 @@ def test_a_field_outside_the_tables_is_refused_not_dropped() -> None:
     classes = message_classes()
     deployment = classes["apps.v1.Deployment"]()
     deployment.metadata.name = "d"
-    deployment.spec.template.spec.volumes.append(b"\x0a\x04data")  # Volume{name: "data"}
-    with pytest.raises(ProtobufBodyError, match=r"sets spec\.template\.spec\.volumes"):
+    deployment.status.append(b"\x10\x03")  # DeploymentStatus{replicas: 3}
+    with pytest.raises(ProtobufBodyError, match=r"Deployment sets status, which is not decoded"):
         decode_object(envelope("apps/v1", "Deployment", deployment.SerializeToString()))
+    deployment.ClearField("status")
+    deployment.status.append(b"\x10\x00")  # all zero, as Go writes an untouched status
+    assert "status" not in decode_object(
+        envelope("apps/v1", "Deployment", deployment.SerializeToString())
+    )
+
+
+def test_pod_templates_decode_whole_with_inline_structs() -> None:
+    """Volumes, probes and env sources embed Go structs inline: their fields join the parent."""
+    classes = message_classes()
+    stateful_set = classes["apps.v1.StatefulSet"]()
+    stateful_set.metadata.name = "db"
+    spec = stateful_set.spec.template.spec
+    volume = spec.volumes.add(name="config")
+    volume.volumeSource.configMap.localObjectReference.name = "settings"
+    volume.volumeSource.configMap.defaultMode = 0o644
+    container = spec.containers.add(name="db", image="postgres")
+    container.readinessProbe.handler.httpGet.path = "/ready"
+    container.readinessProbe.handler.httpGet.port.type = 1
+    container.readinessProbe.handler.httpGet.port.strVal = "http"
+    container.readinessProbe.periodSeconds = 5
+    container.env.add(name="PASSWORD").valueFrom.secretKeyRef.localObjectReference.name = "pw"
+    container.env[0].valueFrom.secretKeyRef.key = "password"
+    decoded = decode_object(envelope("apps/v1", "StatefulSet", stateful_set.SerializeToString()))
+    pod = decoded["spec"]["template"]["spec"]
+    assert pod["volumes"] == [
+        {"name": "config", "configMap": {"name": "settings", "defaultMode": 420}}
+    ]
+    assert pod["containers"][0]["readinessProbe"] == {
+        "httpGet": {"path": "/ready", "port": "http"},
+        "periodSeconds": 5,
+    }
+    assert pod["containers"][0]["env"] == [
+        {"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "pw", "key": "password"}}}
+    ]
+
+
+def test_lease_of_leader_election() -> None:
+    lease = message_classes()["coordination.v1.Lease"]()
+    lease.metadata.name = "operator"
+    lease.spec.holderIdentity = "pod-1"
+    lease.spec.leaseDurationSeconds = 15
+    lease.spec.renewTime.seconds = 1_700_000_000
+    lease.spec.renewTime.nanos = 123_456_000
+    lease.spec.leaseTransitions = 0
+    decoded = decode_object(envelope("coordination.k8s.io/v1", "Lease", lease.SerializeToString()))
+    assert decoded["spec"] == {
+        "holderIdentity": "pod-1",
+        "leaseDurationSeconds": 15,
+        "renewTime": "2023-11-14T22:13:20.123456Z",
+        "leaseTransitions": 0,  # a pointer set to zero is kept
+    }
 
 
 def test_an_unknown_field_number_is_refused() -> None:

@@ -46,17 +46,15 @@ async def test_configmap_created_from_kubectl_protobuf_body(api: RawAPI, namespa
 
 
 async def test_undecodable_kind_is_415_naming_it(api: RawAPI, namespace: str) -> None:
-    # A StatefulSet envelope: typeMeta {apiVersion: "apps/v1", kind: "StatefulSet"}, no raw.
-    body = b"k8s\x00" + bytes.fromhex("0a16") + b"\x0a\x07apps/v1\x12\x0bStatefulSet"
+    # An Endpoints envelope: typeMeta {apiVersion: "v1", kind: "Endpoints"}, no raw.
+    body = b"k8s\x00" + bytes.fromhex("0a0f") + b"\x0a\x02v1\x12\x09Endpoints"
     reply = await api.request(
-        "POST",
-        f"/apis/apps/v1/namespaces/{namespace}/statefulsets",
-        data=body,
-        content_type=PROTOBUF,
+        "POST", f"/api/v1/namespaces/{namespace}/endpoints", data=body, content_type=PROTOBUF
     )
     assert (reply.status, reply.body["reason"]) == (415, "UnsupportedMediaType")
-    assert reply.body["message"].startswith(
-        "the protobuf body of StatefulSet (apps/v1) cannot be decoded here"
+    assert reply.body["message"] == (
+        "the protobuf body of Endpoints (v1) cannot be decoded here (no message layout for that "
+        "kind); send it as application/json"
     )
 
 
