@@ -25,6 +25,7 @@ from setpoint.cluster.apiserver import crds, status_errors
 from setpoint.cluster.apiserver.auth import reviews
 from setpoint.cluster.apiserver.auth.identity import ADMIN
 from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http.duplicate_fields import check_duplicate_fields
 from setpoint.cluster.apiserver.http.list_options import (
     parse_list_options,
     parse_resource_version,
@@ -321,8 +322,9 @@ class APIHandler:
                 if reviews.is_review(resource.group, resource.plural):
                     answer = reviews.answer(resource.group, resource.plural, obj, ADMIN)
                     return json_response(201, encode_json(answer))
+                duplicates = check_duplicate_fields(request, body, resource)
                 result = await ops.create(resource, target.namespace, obj, write_options(request))
-                return _result(result)
+                return _result(result, duplicates)
             if method == "DELETE":
                 _require_verb(resource, "deletecollection")
                 removal = await delete_options(request)
@@ -346,10 +348,11 @@ class APIHandler:
             _require_verb(resource, "update")
             body = await request_body.read_body(request)
             obj = request_body.decode_object_body(request, body)
+            duplicates = check_duplicate_fields(request, body, resource)
             result = await ops.update(
                 resource, target.namespace, name, obj, write_options(request), target.subresource
             )
-            return _result(result)
+            return _result(result, duplicates)
         if method == "PATCH":
             _require_verb(resource, "patch")
             return await self._patch(request, target)
@@ -509,7 +512,9 @@ def _as_yaml(response: web.StreamResponse) -> web.StreamResponse:
     return response
 
 
-def _result(result: Result) -> web.Response:
+def _result(result: Result, warnings: list[str] | None = None) -> web.Response:
+    if warnings and result.code < 300:
+        return json_response(result.code, result.body, [*warnings, *(result.warnings or [])])
     return json_response(result.code, result.body, result.warnings)
 
 
