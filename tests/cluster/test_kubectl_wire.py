@@ -141,6 +141,10 @@ def test_auth_whoami_and_can_i(kubectl: Kubectl) -> None:
     assert "system:masters" in whoami
     assert kubectl.run("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
     assert kubectl.run("auth", "can-i", "get", "/logs").stdout.strip() == "yes"
+    listing = kubectl.run("auth", "can-i", "--list").stdout.splitlines()
+    assert listing[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+    assert listing[1].split() == ["*.*", "[]", "[]", "[*]"]
+    assert "selfsubjectaccessreviews.authorization.k8s.io   []" in "\n".join(listing)
 
 
 def test_files_are_validated_strictly_by_default(

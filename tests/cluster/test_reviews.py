@@ -61,3 +61,21 @@ def test_others_are_not_allowed_until_rbac_exists() -> None:
     assert reviews.answer("authorization.k8s.io", "selfsubjectaccessreviews", review, ADMIN)[
         "status"
     ] == {"allowed": True}
+
+
+async def test_rules_review_lists_everything_for_the_admin(api: RawAPI) -> None:
+    reply = await api.request(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        {"kind": "SelfSubjectRulesReview", "spec": {"namespace": "default"}},
+    )
+    assert reply.status == 201
+    status = reply.body["status"]
+    assert status["resourceRules"][0] == {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
+    assert status["nonResourceRules"][0] == {"verbs": ["*"], "nonResourceURLs": ["*"]}
+    assert status["incomplete"] is False
+    nobody = UserInfo("alice", ("system:authenticated",))
+    rules = reviews.answer(
+        "authorization.k8s.io", "selfsubjectrulesreviews", {"spec": {"namespace": "x"}}, nobody
+    )["status"]["resourceRules"]
+    assert {"*"} not in [set(rule["verbs"]) for rule in rules]

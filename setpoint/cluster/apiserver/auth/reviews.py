@@ -3,7 +3,11 @@
 ``SelfSubjectReview`` returns the caller's user info. ``SelfSubjectAccessReview`` asks whether
 the caller may do one thing (a verb on a resource, or a non-resource URL); members of
 ``system:masters`` may do everything, which is all this server has today, so the answer is
-"allowed" for the admin and "denied" (with no opinion) for anyone else. The request is checked
+"allowed" for the admin and "denied" (with no opinion) for anyone else.
+``SelfSubjectRulesReview`` (``kubectl auth can-i --list``) lists what the caller may do: the
+wildcard rules of ``system:masters``, and for every authenticated user the rules upstream's
+bootstrap roles grant them (``system:basic-user``, ``system:discovery``,
+``system:public-info-viewer``). The request is checked
 as kube-apiserver checks it: exactly one of ``resourceAttributes`` and
 ``nonResourceAttributes``.
 """
@@ -24,8 +28,48 @@ AUTHENTICATION_GROUP: Final = "authentication.k8s.io"
 REVIEW_RESOURCES: Final = frozenset(
     {
         (AUTHORIZATION_GROUP, "selfsubjectaccessreviews"),
+        (AUTHORIZATION_GROUP, "selfsubjectrulesreviews"),
         (AUTHENTICATION_GROUP, "selfsubjectreviews"),
     }
+)
+#: What ``system:masters`` may do (the ``cluster-admin`` role).
+_EVERYTHING_RESOURCE_RULES: Final = ({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},)
+_EVERYTHING_NON_RESOURCE_RULES: Final = ({"verbs": ["*"], "nonResourceURLs": ["*"]},)
+#: What every authenticated user may do (``system:basic-user``).
+_AUTHENTICATED_RESOURCE_RULES: Final = (
+    {
+        "verbs": ["create"],
+        "apiGroups": [AUTHENTICATION_GROUP],
+        "resources": ["selfsubjectreviews"],
+    },
+    {
+        "verbs": ["create"],
+        "apiGroups": [AUTHORIZATION_GROUP],
+        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+    },
+)
+#: ``system:discovery`` and ``system:public-info-viewer``.
+_AUTHENTICATED_NON_RESOURCE_RULES: Final = (
+    {
+        "verbs": ["get"],
+        "nonResourceURLs": [
+            "/api",
+            "/api/*",
+            "/apis",
+            "/apis/*",
+            "/healthz",
+            "/livez",
+            "/openapi",
+            "/openapi/*",
+            "/readyz",
+            "/version",
+            "/version/",
+        ],
+    },
+    {
+        "verbs": ["get"],
+        "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
+    },
 )
 
 
@@ -38,7 +82,39 @@ def answer(group: str, plural: str, body: dict[str, Any], user: UserInfo) -> dic
     """The review object with its ``status`` filled in, as the create response carries it."""
     if plural == "selfsubjectreviews":
         return self_subject_review(body, user)
+    if plural == "selfsubjectrulesreviews":
+        return self_subject_rules_review(body, user)
     return self_subject_access_review(body, user)
+
+
+def self_subject_rules_review(body: dict[str, Any], user: UserInfo) -> dict[str, Any]:
+    """``SelfSubjectRulesReview``: everything the caller may do in ``spec.namespace``."""
+    spec = body.get("spec")
+    namespace = spec.get("namespace") if isinstance(spec, dict) else None
+    if not namespace:
+        raise status_errors.invalid(
+            AUTHORIZATION_GROUP,
+            "SelfSubjectRulesReview",
+            "",
+            [fe.required("spec.namespace", "")],
+        )
+    resource_rules: list[dict[str, Any]] = []
+    non_resource_rules: list[dict[str, Any]] = []
+    if PRIVILEGED_GROUP in user.groups:
+        resource_rules.extend(copy.deepcopy(list(_EVERYTHING_RESOURCE_RULES)))
+        non_resource_rules.extend(copy.deepcopy(list(_EVERYTHING_NON_RESOURCE_RULES)))
+    resource_rules.extend(copy.deepcopy(list(_AUTHENTICATED_RESOURCE_RULES)))
+    non_resource_rules.extend(copy.deepcopy(list(_AUTHENTICATED_NON_RESOURCE_RULES)))
+    review = copy.deepcopy(body)
+    metadata = review.get("metadata")
+    review["metadata"] = metadata if isinstance(metadata, dict) else {}
+    review["metadata"].setdefault("creationTimestamp", None)
+    review["status"] = {
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": False,
+    }
+    return review
 
 
 def self_subject_review(body: dict[str, Any], user: UserInfo) -> dict[str, Any]:

@@ -375,6 +375,15 @@ def builtin_resources() -> list[ServedResource]:
             verbs=("create",),
         ),
         ServedResource(
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectrulesreviews",
+            "SelfSubjectRulesReview",
+            False,
+            "selfsubjectrulesreview",
+            verbs=("create",),
+        ),
+        ServedResource(
             "authentication.k8s.io",
             "v1",
             "selfsubjectreviews",

@@ -35,6 +35,9 @@ KIND_MESSAGES: Final[dict[tuple[str, str], str]] = {
     # older clients ask those versions first).
     ("authentication.k8s.io/v1beta1", "SelfSubjectReview"): "authentication.v1.SelfSubjectReview",
     ("authentication.k8s.io/v1alpha1", "SelfSubjectReview"): "authentication.v1.SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): (
+        "authorization.v1.SelfSubjectRulesReview"
+    ),
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): (
         "authorization.v1.SelfSubjectAccessReview"
     ),

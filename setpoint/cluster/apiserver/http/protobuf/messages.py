@@ -1342,6 +1342,16 @@ MESSAGES: tuple[Message, ...] = (
     ),
     # --- authorization.v1
     message(
+        "authorization.v1.SelfSubjectRulesReview",
+        field("metadata", 1, "meta.v1.ObjectMeta"),
+        field("spec", 2, "authorization.v1.SelfSubjectRulesReviewSpec"),
+        unsupported("status", 3),
+    ),
+    message(
+        "authorization.v1.SelfSubjectRulesReviewSpec",
+        field("namespace", 1, STRING),
+    ),
+    message(
         "authorization.v1.SelfSubjectAccessReview",
         field("metadata", 1, "meta.v1.ObjectMeta"),
         field("spec", 2, "authorization.v1.SelfSubjectAccessReviewSpec"),
