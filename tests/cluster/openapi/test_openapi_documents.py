@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -115,9 +116,11 @@ async def test_crd_documents_follow_the_crd(api: RawAPI) -> None:
         assert "application/strategic-merge-patch+json" not in patch["requestBody"]["content"]
     finally:
         await api.request("DELETE", f"{CRDS}/widgets.{group}")
-    for _ in range(50):
+    # The CRD's custom resources are cleaned up before it goes (a finalizer): wait for that.
+    for _ in range(200):
         if path not in await _index(api):
             break
+        await asyncio.sleep(0.05)
     assert path not in await _index(api)
 
 
