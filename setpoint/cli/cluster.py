@@ -40,7 +40,8 @@ def cluster() -> None:
     "--data-dir",
     type=click.Path(file_okay=False),
     default=None,
-    help="Durable storage directory (SQLite).",
+    help="Durable storage directory: objects (SQLite), token, certificates and ports, all kept "
+    "across restarts.",
 )
 @click.option(
     "--in-memory",
