@@ -263,3 +263,20 @@ def test_edit_through_editor(
     kubectl.run("create", "configmap", "c", "--from-literal=a=1", "-n", namespace)
     unchanged = kubectl.run("edit", "cm", "c", "-n", namespace, env={"EDITOR": "true"})
     assert unchanged.stderr.strip() == "Edit cancelled, no changes made."
+
+
+def test_apply_a_custom_resource_twice_removing_a_field(
+    kubectl: Kubectl, widgets: str, namespace: str, tmp_path: Path
+) -> None:
+    widget: dict[str, Any] = {
+        "apiVersion": f"{widgets}/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w2", "namespace": namespace},
+        "spec": {"size": 1, "color": "red"},
+    }
+    assert "created" in kubectl.run("apply", "-f", _write(tmp_path / "w.json", widget)).stdout
+    widget["spec"] = {"size": 2}
+    assert "configured" in kubectl.run("apply", "-f", _write(tmp_path / "w.json", widget)).stdout
+    # the removed color is gone from the object and the schema default fills it again
+    spec = kubectl.json("get", f"widgets.{widgets}", "w2", "-n", namespace)["spec"]
+    assert spec == {"size": 2, "color": "blue"}
