@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
+from setpoint.cluster.identity import IdentityError
 from setpoint.cluster.local_cluster import LocalCluster
 
 #: Name of the kubeconfig written into ``--data-dir`` when ``--kubeconfig`` is not given.
@@ -39,7 +40,8 @@ def cluster() -> None:
     "--data-dir",
     type=click.Path(file_okay=False),
     default=None,
-    help="Durable storage directory (SQLite).",
+    help="Durable storage directory: objects (SQLite), token, certificates and ports, all kept "
+    "across restarts.",
 )
 @click.option(
     "--in-memory",
@@ -88,7 +90,7 @@ def serve(
         kubeconfig_path = str(Path(data_dir) / DATA_DIR_KUBECONFIG)
     try:
         asyncio.run(_serve(port, https_port, data_dir, kubeconfig_path))
-    except StorageOpenError as exc:
+    except (StorageOpenError, IdentityError) as exc:
         # e.g. another server holds the same --data-dir: a one-line error, not a traceback
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:

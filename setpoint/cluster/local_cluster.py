@@ -9,14 +9,18 @@ It runs in the caller's event loop. ``url`` is plain HTTP; the kubeconfig points
 HTTPS listener with a self-signed certificate (its CA data is in the kubeconfig), because
 kubectl sends bearer tokens only over TLS. Both need the token.
 
-With ``data_dir`` the objects live in SQLite there and survive restarts; otherwise they are
-kept in memory. Without ``kubeconfig_path`` a kubeconfig is written to a temporary directory
+With ``data_dir`` the objects live in SQLite there and survive restarts, and so does the
+cluster's identity (token, certificate authority and serving certificate, ports: see
+:mod:`setpoint.cluster.identity`), so clients of the old server trust and reach the new one;
+otherwise they are kept in memory and each start is a new cluster. Without ``kubeconfig_path``
+a kubeconfig is written to a temporary directory
 that is removed on exit.
 """
 
 from __future__ import annotations
 
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +29,7 @@ from typing import Final
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
+from setpoint.cluster.identity import ClusterIdentity, load_or_create_identity, remember_ports
 from setpoint.cluster.kubeconfig_file import write_kubeconfig
 
 #: The SQLite file inside ``--data-dir``.
@@ -38,6 +43,19 @@ def open_storage(data_dir: str | Path | None) -> Storage:
     directory = Path(data_dir).expanduser()
     directory.mkdir(parents=True, exist_ok=True)
     return SqliteStorage(directory / DATA_FILE_NAME)
+
+
+def _port_free(port: int) -> bool:
+    """Whether ``port`` on 127.0.0.1 can be listened on now (0 is never "free": no record)."""
+    if port <= 0:
+        return False
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 class LocalCluster:
@@ -81,7 +99,7 @@ class LocalCluster:
     def certificate_authority_pem(self) -> bytes | None:
         """The PEM certificate clients of :attr:`https_url` trust (None without HTTPS)."""
         certificate = self._running().certificate
-        return certificate.certificate_pem if certificate is not None else None
+        return certificate.trusted_pem if certificate is not None else None
 
     @property
     def token(self) -> str:
@@ -95,12 +113,28 @@ class LocalCluster:
 
     async def start(self) -> None:
         """Open the storage, start the server, then write the kubeconfig."""
+        identity: ClusterIdentity | None = None
+        if self._data_dir is not None:
+            identity = load_or_create_identity(self._data_dir)
         self.storage = open_storage(self._data_dir)
+        port, https_port = self._port, self._https_port
+        if identity is not None:
+            # Back on the ports of the last run when they are free: clients keep their URL.
+            if port == 0 and _port_free(identity.port):
+                port = identity.port
+            if https_port == 0 and _port_free(identity.https_port):
+                https_port = identity.https_port
         self.server = APIServer(
-            self.storage, port=self._port, https_port=self._https_port, token=self._token
+            self.storage,
+            port=port,
+            https_port=https_port,
+            token=self._token or (identity.token if identity else None),
+            certificate=identity.certificate if identity else None,
         )
         try:
             await self.server.start()
+            if self._data_dir is not None:
+                remember_ports(self._data_dir, self.server.port, self.server.https_port)
             if self._requested_kubeconfig is None:
                 self._temporary_dir = tempfile.mkdtemp(prefix="setpoint-cluster-")
                 path: str | Path = Path(self._temporary_dir) / "kubeconfig"
@@ -109,7 +143,7 @@ class LocalCluster:
             server = self.server
             if server.certificate is not None:
                 self.kubeconfig_path = write_kubeconfig(
-                    path, server.https_url, server.token, server.certificate.certificate_pem
+                    path, server.https_url, server.token, server.certificate.trusted_pem
                 )
             else:
                 self.kubeconfig_path = write_kubeconfig(path, server.url, server.token)

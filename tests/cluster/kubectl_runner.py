@@ -15,12 +15,17 @@ KUBECTL_TIMEOUT_SECONDS = 60
 class Kubectl:
     """``kubectl --kubeconfig K --cache-dir C ...`` with a private discovery cache."""
 
-    def __init__(self, kubeconfig: Path, cache_dir: Path) -> None:
+    def __init__(self, kubeconfig: Path, cache_dir: Path, binary: str = "kubectl") -> None:
         self._kubeconfig = kubeconfig
         self._cache_dir = cache_dir
+        self._binary = binary
 
     def run(
-        self, *args: str, stdin: str | None = None, check: bool = True
+        self,
+        *args: str,
+        stdin: str | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run kubectl; raise with its output when ``check`` and it fails."""
         result = subprocess.run(
@@ -28,7 +33,7 @@ class Kubectl:
             input=stdin,
             capture_output=True,
             text=True,
-            env=self._env(),
+            env={**self._env(), **(env or {})},
             timeout=KUBECTL_TIMEOUT_SECONDS,
             check=False,
         )
@@ -51,7 +56,7 @@ class Kubectl:
 
     def _command(self, *args: str) -> list[str]:
         return [
-            "kubectl",
+            self._binary,
             "--kubeconfig",
             str(self._kubeconfig),
             "--cache-dir",

@@ -2,8 +2,13 @@
 
 A request travels through the packages in this order:
 
-- ``http/`` receives it: routing, content negotiation, request bodies and query options,
-  watch streams, the serving certificate and ``/version``.
+- ``http/`` receives it: routing, content negotiation, request bodies (JSON, YAML and, in
+  ``http/protobuf/``, the protobuf bodies client-go sends) and query options, watch streams,
+  the serving certificate and ``/version``.
+- ``auth/`` says who the caller is and answers the review APIs (``kubectl auth whoami``,
+  ``kubectl auth can-i``).
+- ``openapi/`` publishes ``/openapi/v3`` and ``/openapi/v2`` from the upstream schemas and the
+  CRDs (what ``kubectl`` validation and ``kubectl explain`` read).
 - ``registry/`` carries out the operation with kube-apiserver's generic semantics (create,
   get, list, update, patch, delete; selectors; the table of served resources and the
   discovery documents built from it; CRDs turning into served resources).

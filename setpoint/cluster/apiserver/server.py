@@ -76,6 +76,7 @@ class APIServer:
         port: int = 0,
         token: str | None = None,
         https_port: int | None = 0,
+        certificate: ServingCertificate | None = None,
     ) -> None:
         self.storage = storage
         self.token = token or generate_token()
@@ -84,7 +85,9 @@ class APIServer:
         self.port = 0
         #: The HTTPS listener's port (0 when none); kubectl needs it (see serving_certificate).
         self.https_port = 0
+        #: The HTTPS listener's certificate: the one given, else a fresh self-signed one.
         self.certificate: ServingCertificate | None = None
+        self._given_certificate = certificate
         self.registry = ResourceRegistry()
         validator = builtin_validator()
         self._default_behaviour = KindBehaviour(validator)
@@ -153,7 +156,7 @@ class APIServer:
         await site.start()
         self.port = server_sockets(runner)[0]
         if self._requested_https_port is not None:
-            self.certificate = generate_serving_certificate()
+            self.certificate = self._given_certificate or generate_serving_certificate()
             secure = web.TCPSite(
                 runner,
                 LOOPBACK,

@@ -22,7 +22,10 @@ from aiohttp import web
 from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
+from setpoint.cluster.apiserver.auth import reviews
+from setpoint.cluster.apiserver.auth.identity import ADMIN
 from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http.duplicate_fields import check_duplicate_fields
 from setpoint.cluster.apiserver.http.list_options import (
     parse_list_options,
     parse_resource_version,
@@ -47,6 +50,8 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
     delete_namespace,
     finalize_namespace,
 )
+from setpoint.cluster.apiserver.openapi.documents import OpenAPIDocuments
+from setpoint.cluster.apiserver.openapi.serving import serve_openapi
 from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
@@ -67,12 +72,8 @@ log = logging.getLogger("setpoint.cluster.apiserver.requests")
 PUBLIC_PATHS: Final = frozenset({"healthz", "livez", "readyz", "version"})
 HEALTH_PATHS: Final = frozenset({"healthz", "livez", "readyz"})
 AGGREGATED_DISCOVERY_AS: Final = "as=APIGroupDiscoveryList"
-AGGREGATED_DISCOVERY_PARAMS: Final = frozenset(
-    {"g=apidiscovery.k8s.io", "v=v2", AGGREGATED_DISCOVERY_AS}
-)
-AGGREGATED_DISCOVERY_CONTENT_TYPE: Final = (
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-)
+#: apidiscovery.k8s.io versions served: v2, and v2beta1 for kubectl/client-go before 1.30.
+AGGREGATED_DISCOVERY_VERSIONS: Final = ("v2", "v2beta1")
 NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
 
 _ENCODER = msgspec.json.Encoder()
@@ -82,6 +83,8 @@ _ROOT_PATHS: Final = (
     "/apis",
     "/healthz",
     "/livez",
+    "/openapi/v2",
+    "/openapi/v3",
     "/readyz",
     "/version",
 )
@@ -136,6 +139,7 @@ class APIHandler:
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self._media_types = MediaTypeCache()
+        self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
         self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
@@ -176,6 +180,8 @@ class APIHandler:
             return self._public(request, parts)
         if not self._authorized(request):
             raise status_errors.unauthorized()
+        if head == "openapi":
+            return serve_openapi(request, parts, self._openapi)
         if head not in ("api", "apis"):
             if not parts:
                 return json_response(200, self._root_body)
@@ -198,14 +204,18 @@ class APIHandler:
         head = parts[0]
         if head == "api":
             if len(parts) == 1:
-                if _wants_aggregated_discovery(accept):
-                    return _aggregated(request, self._registry.aggregated_discovery(core=True))
+                aggregated = _aggregated_discovery_version(accept)
+                if aggregated:
+                    listed = self._registry.aggregated_discovery(core=True, version=aggregated)
+                    return _aggregated(request, listed, aggregated)
                 return self._discovery(request, self._registry.api_versions(self._server_address()))
             return await self._group_version(request, "", parts[1], parts[2:])
         if head == "apis":
             if len(parts) == 1:
-                if _wants_aggregated_discovery(accept):
-                    return _aggregated(request, self._registry.aggregated_discovery(core=False))
+                aggregated = _aggregated_discovery_version(accept)
+                if aggregated:
+                    listed = self._registry.aggregated_discovery(core=False, version=aggregated)
+                    return _aggregated(request, listed, aggregated)
                 return self._discovery(request, self._registry.api_group_list())
             if len(parts) == 2:
                 body = self._registry.api_group(parts[1])
@@ -309,8 +319,12 @@ class APIHandler:
                 _require_verb(resource, "create")
                 body = await request_body.read_body(request)
                 obj = request_body.decode_object_body(request, body)
+                if reviews.is_review(resource.group, resource.plural):
+                    answer = reviews.answer(resource.group, resource.plural, obj, ADMIN)
+                    return json_response(201, encode_json(answer))
+                duplicates = check_duplicate_fields(request, body, resource)
                 result = await ops.create(resource, target.namespace, obj, write_options(request))
-                return _result(result)
+                return _result(result, duplicates)
             if method == "DELETE":
                 _require_verb(resource, "deletecollection")
                 removal = await delete_options(request)
@@ -334,10 +348,11 @@ class APIHandler:
             _require_verb(resource, "update")
             body = await request_body.read_body(request)
             obj = request_body.decode_object_body(request, body)
+            duplicates = check_duplicate_fields(request, body, resource)
             result = await ops.update(
                 resource, target.namespace, name, obj, write_options(request), target.subresource
             )
-            return _result(result)
+            return _result(result, duplicates)
         if method == "PATCH":
             _require_verb(resource, "patch")
             return await self._patch(request, target)
@@ -452,23 +467,35 @@ class APIHandler:
         return _result(result)
 
 
-def _wants_aggregated_discovery(accept: str | None) -> bool:
-    """Whether the client asks for apidiscovery.k8s.io/v2 (kubectl and client-go do)."""
+def _aggregated_discovery_version(accept: str | None) -> str:
+    """The apidiscovery.k8s.io version the client asks for first ('' for legacy discovery).
+
+    kubectl 1.30+ accepts v2 then v2beta1; kubectl 1.27-1.29 (client-go before 0.30) only
+    v2beta1. Parameters may come in any order (client-go compares them as a set).
+    """
     if not accept or AGGREGATED_DISCOVERY_AS not in accept:
-        return False
+        return ""
     for item in accept.split(","):
-        params = {p.strip() for p in item.split(";")[1:]}
-        if params >= AGGREGATED_DISCOVERY_PARAMS:
-            return True
-    return False
+        media, *raw_params = (p.strip() for p in item.split(";"))
+        params = {p.replace(" ", "") for p in raw_params}
+        if media != "application/json" or AGGREGATED_DISCOVERY_AS not in params:
+            continue
+        if "g=apidiscovery.k8s.io" not in params:
+            continue
+        for version in AGGREGATED_DISCOVERY_VERSIONS:
+            if f"v={version}" in params:
+                return version
+    return ""
 
 
-def _aggregated(request: web.BaseRequest, body: bytes) -> web.Response:
+def _aggregated(request: web.BaseRequest, body: bytes, version: str) -> web.Response:
     if request.method not in ("GET", "HEAD"):
         raise _method_not_allowed()
     response = web.Response(status=200, body=body)
     # Set verbatim: client-go picks the parser from these parameters.
-    response.headers["Content-Type"] = AGGREGATED_DISCOVERY_CONTENT_TYPE
+    response.headers["Content-Type"] = (
+        f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+    )
     return response
 
 
@@ -485,7 +512,9 @@ def _as_yaml(response: web.StreamResponse) -> web.StreamResponse:
     return response
 
 
-def _result(result: Result) -> web.Response:
+def _result(result: Result, warnings: list[str] | None = None) -> web.Response:
+    if warnings and result.code < 300:
+        return json_response(result.code, result.body, [*warnings, *(result.warnings or [])])
     return json_response(result.code, result.body, result.warnings)
 
 

@@ -1,7 +1,8 @@
 """Reading and decoding request bodies: size limit, media types, JSON/YAML, error messages.
 
-kube-apiserver refuses bodies above 3 MiB with 413, decodes JSON and YAML (protobuf is not
-served here yet: 415 with the upstream wording), and reports malformed bodies as 400.
+kube-apiserver refuses bodies above 3 MiB with 413, decodes JSON, YAML and (for the kinds in
+:mod:`.protobuf`'s tables) protobuf, and reports malformed bodies as 400. A protobuf body this
+server cannot decode is a 415 naming the kind.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import msgspec
 import yaml
 from aiohttp import web
 
+from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http import protobuf
+from setpoint.cluster.apiserver.status_errors import APIError
 
 #: kube-apiserver's limit on request bodies (``MaxRequestBodyBytes``, 3 MiB).
 MAX_REQUEST_BODY_BYTES: Final = 3 * 1024 * 1024
@@ -25,7 +29,7 @@ JSON_PATCH: Final = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
 APPLY_PATCH: Final = "application/apply-patch+yaml"
 #: Media types a create or update body may use here.
-BODY_MEDIA_TYPES: Final = (JSON, YAML)
+BODY_MEDIA_TYPES: Final = (JSON, YAML, protobuf.PROTOBUF_MEDIA_TYPE)
 #: Patch types served for built-ins now (strategic merge and apply patches are the next step).
 BUILTIN_PATCH_TYPES: Final = (JSON_PATCH, MERGE_PATCH)
 #: Patch types custom resources accept upstream (no strategic merge patch).
@@ -93,6 +97,11 @@ def decode_object_body(request: web.BaseRequest, body: bytes) -> dict[str, Any]:
             raise status_errors.bad_request(
                 f"couldn't get version/kind; yaml parse error: {exc}"
             ) from exc
+    elif kind == protobuf.PROTOBUF_MEDIA_TYPE:
+        try:
+            obj = protobuf.decode_object(body)
+        except protobuf.ProtobufBodyError as exc:
+            raise APIError(415, StatusReason.UNSUPPORTED_MEDIA_TYPE, str(exc)) from exc
     else:
         raise status_errors.unsupported_media_type(kind, BODY_MEDIA_TYPES)
     if not isinstance(obj, dict):

@@ -42,6 +42,8 @@ class ResourceRegistry:
         # Group order for /apis: registration order of each group's first resource.
         self._group_order: dict[str, None] = {}
         self._cache: dict[str, bytes] = {}
+        #: Bumped on every change, so derived documents (OpenAPI) know when to rebuild.
+        self.generation = 0
 
     def add(self, resource: ServedResource) -> None:
         """Serve ``resource`` (replacing an earlier entry for the same group/version/plural)."""
@@ -49,6 +51,7 @@ class ResourceRegistry:
         if resource.group:
             self._group_order.setdefault(resource.group, None)
         self._cache.clear()
+        self.generation += 1
 
     def remove(self, group: str, version: str, plural: str) -> None:
         """Stop serving one resource version; its group disappears with its last resource."""
@@ -56,6 +59,7 @@ class ResourceRegistry:
         if group and not any(key[0] == group for key in self._resources):
             self._group_order.pop(group, None)
         self._cache.clear()
+        self.generation += 1
 
     def get(self, group: str, version: str, plural: str) -> ServedResource | None:
         """The served resource at this path, or None."""
@@ -136,14 +140,17 @@ class ResourceRegistry:
             lambda: {"kind": "APIGroup", "apiVersion": "v1", **self._group_document(group)},
         )
 
-    def aggregated_discovery(self, *, core: bool) -> bytes:
-        """``/api`` (``core``) or ``/apis`` as an apidiscovery.k8s.io/v2 APIGroupDiscoveryList."""
+    def aggregated_discovery(self, *, core: bool, version: str = "v2") -> bytes:
+        """``/api`` (``core``) or ``/apis`` as an APIGroupDiscoveryList.
+
+        ``version`` is the apidiscovery.k8s.io version (``v2`` or ``v2beta1``: same fields).
+        """
         groups = [""] if core else list(self._group_order)
         return self._cached(
-            f"aggregated/{core}",
+            f"aggregated/{core}/{version}",
             lambda: {
                 "kind": "APIGroupDiscoveryList",
-                "apiVersion": "apidiscovery.k8s.io/v2",
+                "apiVersion": f"apidiscovery.k8s.io/{version}",
                 "metadata": {},
                 "items": [self._group_discovery(group) for group in groups],
             },

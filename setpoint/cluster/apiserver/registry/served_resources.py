@@ -93,6 +93,8 @@ class ServedResource:
     crd_name: str = ""
     #: The CRD is being deleted: discovery shows fewer verbs and creates are refused.
     terminating: bool = False
+    #: A custom resource version's ``openAPIV3Schema`` (what ``/openapi`` publishes for it).
+    openapi_schema: Mapping[str, Any] | None = None
 
     @property
     def api_version(self) -> str:

@@ -1,0 +1,26 @@
+"""Protobuf request bodies: what client-go's typed clients send, decoded into JSON objects.
+
+client-go prefers protobuf for built-in kinds, so ``kubectl create namespace|configmap|secret|
+deployment ...`` and ``kubectl auth can-i`` POST ``application/vnd.kubernetes.protobuf``
+bodies, and there is no fallback to JSON. Such a body is four magic bytes (``k8s\\0``) and a
+``runtime.Unknown`` envelope whose ``typeMeta`` names the kind and whose ``raw`` bytes are the
+kind's message as k8s.io/api's ``generated.proto`` declares it.
+
+Nothing here is generated code: :mod:`.messages` declares each message as a table of JSON
+names, field numbers and types (:mod:`.layout` is the vocabulary), :mod:`.kinds` says which
+message each kind carries, :mod:`.descriptors` turns the tables into protobuf classes at run
+time, and :mod:`.decoding` parses a body and walks it along the tables into the dict a JSON
+body would have given. Answers stay JSON, which client-go accepts. A kind or field outside the
+tables is refused with :class:`ProtobufBodyError` (a 415 naming the kind), never half-decoded.
+"""
+
+from setpoint.cluster.apiserver.http.protobuf.decoding import (
+    MAGIC,
+    ProtobufBodyError,
+    decode_object,
+)
+
+#: The media type of Kubernetes protobuf bodies.
+PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+
+__all__ = ["MAGIC", "PROTOBUF_MEDIA_TYPE", "ProtobufBodyError", "decode_object"]
