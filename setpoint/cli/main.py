@@ -14,6 +14,9 @@ from setpoint import __version__
 LAZY_COMMANDS = {
     "cluster": "setpoint.cli.cluster:cluster",
     "run": "setpoint.cli.run:run_command",
+    "generate": "setpoint.cli.generate:generate_command",
+    "install": "setpoint.cli.generate:install_command",
+    "uninstall": "setpoint.cli.generate:uninstall_command",
 }
 
 
@@ -55,13 +58,6 @@ def cli() -> None:
 def dev(target: str | None) -> None:
     """Local cluster + the operator's CRDs + the operator, in one command."""
     raise NotBuiltYet("dev")
-
-
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("target", required=False)
-def generate(target: str | None) -> None:
-    """Generate CRDs, RBAC, kustomize config, a Helm chart and a Dockerfile from TARGET."""
-    raise NotBuiltYet("generate")
 
 
 @cli.command(name="init")

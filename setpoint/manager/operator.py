@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from setpoint.api.names import validate_dns1123_label
+from setpoint.api.rbac import Permission
 from setpoint.controller.builder import Builder
 from setpoint.controller.controller import Controller
 from setpoint.controller.handlers import MapFunction
@@ -45,7 +46,7 @@ from setpoint.manager.context import Context
 from setpoint.manager.kind_ref import KindRef, kind_of, model_of
 from setpoint.manager.manager import Manager, ManagerError
 
-__all__ = ["KindRef", "Operator"]
+__all__ = ["KindRef", "Operator", "ReconcilerDeclaration"]
 
 TargetT = TypeVar("TargetT")
 
@@ -69,6 +70,19 @@ def _positional_arity(fn: Callable[..., Any]) -> int | None:
     return count
 
 
+@dataclass(frozen=True)
+class ReconcilerDeclaration:
+    """A registered reconciler as generators see it: its kinds, models and permissions."""
+
+    name: str
+    for_: tuple[str, str]
+    owns: tuple[tuple[str, str], ...]
+    watches: tuple[tuple[str, str], ...]
+    permissions: tuple[Permission, ...]
+    models: dict[tuple[str, str], type[BaseModel]]
+    need_leader_election: bool
+
+
 @dataclass
 class _Registration:
     target: Any
@@ -87,6 +101,7 @@ class _Registration:
     rate_limiter: RateLimiter | None
     reconcile_timeout: float | None
     need_leader_election: bool
+    permissions: list[Permission] = dataclasses.field(default_factory=list)
     controller: Controller | None = None
 
 
@@ -160,6 +175,22 @@ class Operator(Manager):
         return copy
 
     @property
+    def declarations(self) -> list[ReconcilerDeclaration]:
+        """What each registered reconciler watches, owns and asks for (for generators)."""
+        return [
+            ReconcilerDeclaration(
+                name=r.name,
+                for_=r.for_,
+                owns=tuple(r.owns),
+                watches=tuple(kind for kind, _ in r.watches),
+                permissions=tuple(r.permissions),
+                models=dict(r.models),
+                need_leader_election=r.need_leader_election,
+            )
+            for r in self._registrations
+        ]
+
+    @property
     def controllers(self) -> list[Controller]:
         """The controllers built so far (after `connect()`)."""
         return [r.controller for r in self._registrations if r.controller is not None]
@@ -179,6 +210,7 @@ class Operator(Manager):
         rate_limiter: RateLimiter | None = None,
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
+        permissions: Sequence[Permission] = (),
         resync: float | None = None,
         ignore_own_writes: bool = True,
     ) -> Callable[[TargetT], TargetT]:
@@ -195,7 +227,9 @@ class Operator(Manager):
         re-queue every primary object this often (seconds; default: the operator's, off).
         `ignore_own_writes` (default True): an event carrying exactly what this controller's
         own write through `ctx` returned wakes no reconcile (see `setpoint.controller.own_writes`);
-        False turns that off.
+        False turns that off. `permissions`: RBAC rules this reconciler needs beyond what
+        `for_`/`owns`/`watches` imply (`setpoint.api.rbac.Permission`); `setpoint generate`
+        adds them to the operator's Role.
         Returns the decorated object unchanged.
         """
 
@@ -224,6 +258,7 @@ class Operator(Manager):
                 rate_limiter=rate_limiter,
                 reconcile_timeout=reconcile_timeout,
                 need_leader_election=need_leader_election,
+                permissions=permissions,
                 resync=resync,
                 ignore_own_writes=ignore_own_writes,
             )
@@ -247,6 +282,7 @@ class Operator(Manager):
         rate_limiter: RateLimiter | None = None,
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
+        permissions: Sequence[Permission] = (),
         resync: float | None = None,
         ignore_own_writes: bool = True,
     ) -> None:
@@ -285,6 +321,7 @@ class Operator(Manager):
             rate_limiter=rate_limiter,
             reconcile_timeout=reconcile_timeout,
             need_leader_election=need_leader_election,
+            permissions=list(permissions),
         )
         self._registrations.append(registration)
         if self.connected:

@@ -53,6 +53,10 @@ def load_target_module(location: str) -> ModuleType:
         if not path.is_file():
             raise TargetError(f"TARGET {location!r}: no such file")
         path = path.resolve()
+        for loaded in list(sys.modules.values()):
+            # The same file imported twice would define every class twice (two `Foo`s).
+            if getattr(loaded, "__file__", None) == str(path):
+                return loaded
         directory = str(path.parent)
         if directory not in sys.path:
             sys.path.insert(0, directory)

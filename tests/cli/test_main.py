@@ -11,6 +11,8 @@ from setpoint import __version__
 from setpoint.cli.main import cli
 
 CONTRACT_GROUPS = ("cluster", "run", "dev", "generate", "init", "create", "demo")
+# Beyond DESIGN.md's contract: CRD installation (kubebuilder's `make install`/`uninstall`).
+EXTRA_COMMANDS = ("install", "uninstall")
 
 
 def test_help_lists_every_command_group_of_the_cli_contract() -> None:
@@ -18,7 +20,7 @@ def test_help_lists_every_command_group_of_the_cli_contract() -> None:
     assert result.exit_code == 0
     commands = result.output.split("Commands:", 1)[1]
     listed = {line.split()[0] for line in commands.splitlines() if line.strip()}
-    assert listed == set(CONTRACT_GROUPS)
+    assert listed == {*CONTRACT_GROUPS, *EXTRA_COMMANDS}
 
 
 def test_version_is_the_package_version() -> None:
@@ -39,3 +41,10 @@ def test_the_console_entry_point_runs_as_a_module() -> None:
     )
     assert done.returncode == 0
     assert "cluster" in done.stdout
+
+
+def test_every_built_command_has_an_example_in_its_help() -> None:
+    for command in ("generate", "install", "uninstall"):
+        result = CliRunner().invoke(cli, [command, "--help"])
+        assert result.exit_code == 0, result.output
+        assert "Example:" in result.output and f"setpoint {command} " in result.output

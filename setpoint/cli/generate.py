@@ -1,0 +1,233 @@
+"""``setpoint generate``, ``setpoint install`` and ``setpoint uninstall``.
+
+``generate`` writes the manifests of an operator from its code (``setpoint.generate``);
+``install``/``uninstall`` put its CRDs on, or take them off, the cluster of the current
+kubeconfig. Errors a user can cause are one line with a hint (exit code 2 for usage, 1 for a
+failure talking to the cluster); ``--debug`` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from setpoint.api.resources.custom_resource import CustomResource
+from setpoint.api.resources.definition import crd_manifests
+from setpoint.api.resources.schema import SchemaError
+from setpoint.manager.operator import Operator
+from setpoint.manager.target import TargetError, find_managers, load_target_module
+
+__all__ = ["generate_command", "install_command", "load_models_and_operators", "uninstall_command"]
+
+
+def load_models_and_operators(target: str) -> tuple[list[Operator], list[type[CustomResource]]]:
+    """The operators TARGET defines and every CustomResource model it uses or defines."""
+    from setpoint.generate.project import models_of
+
+    location = target.rpartition(":")[0] if ":" in target and not target.endswith(":") else target
+    module = load_target_module(location if location else target)
+    managers = find_managers(target)
+    operators = [manager for manager in managers if isinstance(manager, Operator)]
+    defined = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, CustomResource)
+        and value.__resource__ is not None
+    ]
+    return operators, models_of(operators, defined)
+
+
+def _target_in_image(target: str) -> str:
+    """A file TARGET becomes its module name inside the image (``pkg/op.py`` -> ``pkg.op``)."""
+    if not target.endswith(".py"):
+        return target
+    path = Path(target).resolve()
+    try:
+        relative = path.relative_to(Path.cwd())
+    except ValueError:
+        relative = Path(path.name)
+    return ".".join(relative.with_suffix("").parts)
+
+
+@click.command(name="generate")
+@click.argument("target")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(file_okay=False),
+    default="config",
+    show_default=True,
+    help="Directory to write into (created if missing).",
+)
+@click.option(
+    "--image",
+    default="controller:latest",
+    show_default=True,
+    help="The operator's container image.",
+)
+@click.option("--namespace", help="Namespace the operator runs in (default: NAME-system).")
+@click.option(
+    "--namespaced",
+    is_flag=True,
+    help="A namespaced Role instead of a ClusterRole (for a single-namespace operator).",
+)
+@click.option(
+    "--run-target",
+    help="TARGET as `setpoint run` sees it inside the image "
+    "(default: TARGET, a .py path turned into a module name).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def generate_command(
+    target: str,
+    output: str,
+    image: str,
+    namespace: str | None,
+    namespaced: bool,
+    run_target: str | None,
+    debug: bool,
+) -> None:  # fmt: skip
+    """Write CRDs, RBAC, kustomize config, a Helm chart and a Dockerfile for TARGET.
+
+    \b
+    Example:
+      setpoint generate myop/operator.py -o config --image ghcr.io/me/myop:0.1.0
+      kubectl apply -k config/default
+    """
+    from setpoint.generate.project import GenerateOptions, project_files
+
+    try:
+        operators, models = load_models_and_operators(target)
+        if not operators:
+            raise TargetError(f"TARGET {target!r} defines no setpoint.Operator")
+        options = GenerateOptions(
+            target=run_target or _target_in_image(target),
+            image=image,
+            namespace=namespace,
+            namespaced=namespaced,
+        )
+        files = project_files(operators, models, options)
+    except (TargetError, SchemaError, TypeError, ValueError) as error:
+        if debug:
+            raise
+        raise click.UsageError(f"{error}") from None
+    root = Path(output)
+    for path, text in files.items():
+        destination = root / path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_text(text)
+    click.echo(
+        f"wrote {len(files)} files to {root}/ ({len(models)} CRDs); "
+        f"install with: kubectl apply -k {root}/default"
+    )
+
+
+def _crds_from(source: str) -> list[dict[str, Any]]:
+    path = Path(source)
+    if path.is_dir():
+        documents: list[dict[str, Any]] = []
+        for file in sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")):
+            documents.extend(
+                doc
+                for doc in yaml.safe_load_all(file.read_text())
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
+            )
+        if not documents:
+            raise click.UsageError(f"{source}: no CustomResourceDefinition in its YAML files")
+        return documents
+    _, models = load_models_and_operators(source)
+    if not models:
+        raise click.UsageError(f"TARGET {source!r} declares no CustomResource model")
+    return crd_manifests(models)
+
+
+async def _apply_crds(crds: Sequence[dict[str, Any]], kubeconfig: str | None, delete: bool) -> None:
+    from setpoint.client import Client
+    from setpoint.client.errors import AlreadyExists, NotFound
+
+    client = await Client.from_environment(**({"path": kubeconfig} if kubeconfig else {}))
+    try:
+        for crd in crds:
+            name = crd["metadata"]["name"]
+            if delete:
+                try:
+                    await client.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+                    click.echo(f"customresourcedefinition/{name} deleted")
+                except NotFound:
+                    click.echo(f"customresourcedefinition/{name} not found")
+                continue
+            try:
+                await client.create(crd)
+                click.echo(f"customresourcedefinition/{name} created")
+            except AlreadyExists:
+                current = await client.get(
+                    "apiextensions.k8s.io/v1", "CustomResourceDefinition", name
+                )
+                updated = {**crd, "metadata": {**crd["metadata"]}}
+                updated["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                await client.update(updated)
+                click.echo(f"customresourcedefinition/{name} configured")
+    finally:
+        await client.close()
+
+
+def _run_install(source: str, kubeconfig: str | None, delete: bool, debug: bool) -> None:
+    try:
+        crds = _crds_from(source)
+        asyncio.run(_apply_crds(crds, kubeconfig, delete))
+    except (TargetError, SchemaError) as error:
+        if debug:
+            raise
+        raise click.UsageError(str(error)) from None
+    except click.ClickException:
+        raise
+    except Exception as error:
+        if debug:
+            raise
+        from setpoint.cli.run_errors import describe_failure
+
+        click.echo(f"Error: {describe_failure(error)}", err=True)
+        sys.exit(1)
+
+
+_SOURCE_HELP = "TARGET (a module or file defining CustomResource models) or a directory of CRDs."
+
+
+@click.command(name="install")
+@click.argument("source")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, exists=True))
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def install_command(source: str, kubeconfig: str | None, debug: bool) -> None:
+    """Create or update the CRDs of SOURCE on the current cluster.
+
+    \b
+    Example:
+      setpoint install myop/operator.py
+      setpoint install config/crd
+    """
+    _run_install(source, kubeconfig, delete=False, debug=debug)
+
+
+@click.command(name="uninstall")
+@click.argument("source")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, exists=True))
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+def uninstall_command(source: str, kubeconfig: str | None, debug: bool) -> None:
+    """Delete the CRDs of SOURCE (and so every object of them) from the current cluster.
+
+    \b
+    Example:
+      setpoint uninstall myop/operator.py
+    """
+    _run_install(source, kubeconfig, delete=True, debug=debug)
+
+
+install_command.help = (install_command.help or "") + f"\n\nSOURCE: {_SOURCE_HELP}"
+uninstall_command.help = (uninstall_command.help or "") + f"\n\nSOURCE: {_SOURCE_HELP}"

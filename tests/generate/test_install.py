@@ -1,0 +1,49 @@
+"""`setpoint install` / `uninstall`: the CRDs of a TARGET or a directory, on the current cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from setpoint.cli.main import cli
+from setpoint.testing.background_cluster import BackgroundCluster
+
+SAMPLE = Path(__file__).parent / "sample_project" / "foo_operator.py"
+CRD = "customresourcedefinition/foos.samplecontroller.k8s.io"
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_install_twice_then_uninstall(local_cluster: BackgroundCluster) -> None:
+    kubeconfig = str(local_cluster.kubeconfig_path)
+    assert _run("install", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} created\n")
+    assert _run("install", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} configured\n")
+    assert _run("uninstall", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} deleted\n")
+    assert _run("uninstall", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} not found\n")
+
+
+def test_install_from_a_generated_directory(
+    local_cluster: BackgroundCluster, tmp_path: Path
+) -> None:
+    kubeconfig = str(local_cluster.kubeconfig_path)
+    assert _run("generate", str(SAMPLE), "-o", str(tmp_path))[0] == 0
+    assert _run("install", str(tmp_path / "crd"), "--kubeconfig", kubeconfig)[0] == 0
+    assert _run("uninstall", str(tmp_path / "crd"), "--kubeconfig", kubeconfig)[0] == 0
+
+
+def test_no_cluster_reachable_is_one_line_exit_1(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    code, output = _run("install", str(SAMPLE), "--kubeconfig", str(kubeconfig))
+    assert code == 1
+    assert "cannot reach the API server at http://127.0.0.1:1" in output
+    assert "Traceback" not in output
