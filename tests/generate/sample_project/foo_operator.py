@@ -45,4 +45,6 @@ op = setpoint.Operator("foo-operator")
     permissions=[Permission("", "configmaps", ["get"], reason="reads its settings")],
 )
 async def reconcile(ctx: setpoint.Context, request: setpoint.Request) -> None:
-    return None
+    foo = await ctx.get()
+    if isinstance(foo, Foo):  # a typed object, decoded from the cache
+        await ctx.patch_status(FooStatus(availableReplicas=foo.spec.replicas))
