@@ -32,8 +32,6 @@ def load_models_and_operators(target: str) -> tuple[list[Operator], list[type[Cu
 
     location = target.rpartition(":")[0] if ":" in target and not target.endswith(":") else target
     module = load_target_module(location if location else target)
-    managers = find_managers(target)
-    operators = [manager for manager in managers if isinstance(manager, Operator)]
     defined = [
         value
         for value in vars(module).values()
@@ -41,6 +39,13 @@ def load_models_and_operators(target: str) -> tuple[list[Operator], list[type[Cu
         and issubclass(value, CustomResource)
         and value.__resource__ is not None
     ]
+    try:
+        managers = find_managers(target)
+    except TargetError:
+        if not defined:
+            raise
+        managers = []  # a module of models only: enough for `install`, not for `generate`
+    operators = [manager for manager in managers if isinstance(manager, Operator)]
     return operators, models_of(operators, defined)
 
 
