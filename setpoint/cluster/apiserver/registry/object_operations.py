@@ -35,6 +35,11 @@ from setpoint.cluster.apiserver.http.list_options import (
     encode_continue,
     parse_resource_version,
 )
+from setpoint.cluster.apiserver.patch.managed_fields import (
+    MergeSchemaSource,
+    manager_from_user_agent,
+    track_update,
+)
 from setpoint.cluster.apiserver.registry.builtin_defaults import apply_builtin_defaults
 from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
 from setpoint.cluster.apiserver.registry.object_decoding import check_type, checked_metadata
@@ -158,6 +163,15 @@ class WriteOptions:
     dry_run: bool = False
     field_validation: str = "Warn"
     field_manager: str = ""
+    #: The request's User-Agent: its first word is the manager when ``fieldManager`` is unset.
+    user_agent: str = ""
+    #: ``managedFields`` already computed (by server-side apply); None: track as an Update.
+    managed_fields: list[dict[str, Any]] | None = None
+
+    @property
+    def manager(self) -> str:
+        """The field manager of the write."""
+        return self.field_manager or manager_from_user_agent(self.user_agent)
 
 
 @dataclass(slots=True)
@@ -200,6 +214,45 @@ class ObjectOperations:
         self.storage = storage
         self._behaviour_for = behaviour_for
         self._admit_namespace = admit_namespace
+        self.merge_schemas = MergeSchemaSource(self._lookup_crd)
+
+    def _lookup_crd(self, name: str) -> dict[str, Any] | None:
+        record = self.storage.get(f"/apiextensions.k8s.io/customresourcedefinitions/{name}")
+        return decode(record.value) if record is not None else None
+
+    def _managed_fields(
+        self,
+        resource: ServedResource,
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        options: WriteOptions,
+        subresource: str,
+        requested: Any,
+    ) -> None:
+        """Set ``new``'s managedFields: precomputed by apply, else tracked as an Update."""
+        metadata = new["metadata"]
+        if options.managed_fields is not None:
+            entries: list[dict[str, Any]] | None = options.managed_fields
+        else:
+            root = self.merge_schemas.root(
+                resource.group, resource.version, resource.kind, resource.crd_name
+            )
+            entries = track_update(
+                root,
+                old,
+                new,
+                manager=options.manager,
+                api_version=resource.api_version,
+                subresource=subresource,
+                now=now_timestamp(),
+                builtin=not resource.is_custom,
+                has_status=resource.has_status,
+                requested=requested,
+            )
+        if entries:
+            metadata["managedFields"] = entries
+        else:
+            metadata.pop("managedFields", None)
 
     async def _settle(
         self,
@@ -458,6 +511,7 @@ class ObjectOperations:
         if resource.namespaced:
             self._admit_namespace(resource, namespace or "", name)
         warnings = self._validate(resource, obj, None, options, behaviour, "")
+        self._managed_fields(resource, None, obj, options, "", None)
         if options.dry_run:
             return Result(201, encode_json(obj), warnings)
         stored = behaviour.to_storage(resource, obj)
@@ -582,6 +636,7 @@ class ObjectOperations:
                 else:
                     new.pop("status", None)
         new_meta = checked_metadata(new, resource)
+        requested_managed = new_meta.get("managedFields")
         uid = new_meta.get("uid")
         if uid and uid != old_meta.get("uid"):
             raise status_errors.conflict(
@@ -636,6 +691,7 @@ class ObjectOperations:
         ):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour, subresource)
+        self._managed_fields(resource, old, new, options, subresource, requested_managed)
         if new == old and json_equal(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
             return Result(200, self.present(resource, record.value), warnings)

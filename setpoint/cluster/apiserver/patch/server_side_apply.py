@@ -1,0 +1,330 @@
+"""Server-side apply: merge a manager's configuration into the live object, with ownership.
+
+Following structured-merge-diff's ``Updater.Apply``:
+
+1. the configuration is merged into the live object by the schema (maps per key, map lists per
+   element key, sets by value, everything else replaced whole);
+2. the applier's field set becomes exactly the fields its configuration sets;
+3. fields it set last time and omits now are removed from the object, unless another manager
+   still owns them (or something below them);
+4. every other manager's fields that the result adds or changes are conflicts: a 409 with one
+   ``FieldManagerConflict`` cause per field, unless ``force`` moves them to the applier.
+   Applying the value that is already there is no conflict: both then own the field.
+
+Two migration rules of kube-apiserver apply as well: an object without any managedFields first
+credits its fields to ``before-first-apply``, and for the manager ``kubectl`` a conflict only on
+fields of the live ``kubectl.kubernetes.io/last-applied-configuration`` is forced silently and
+the annotation is rewritten (``lastappliedmanager.go``, ``lastappliedupdater.go``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from setpoint.api.status import StatusReason
+from setpoint.cluster.apiserver.patch.field_paths import (
+    FieldSet,
+    Path,
+    compare,
+    element_key,
+    field_set,
+    path_string,
+    sort_paths,
+)
+from setpoint.cluster.apiserver.patch.managed_fields import (
+    APPLY,
+    BEFORE_FIRST_APPLY,
+    UPDATE,
+    ManagerEntry,
+    decode_entries,
+    encode_entries,
+    tracked,
+)
+from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
+from setpoint.cluster.apiserver.status_errors import APIError
+
+LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+KUBECTL_MANAGER: Final = "kubectl"
+_MISSING: Final[Any] = object()
+
+
+@dataclass(slots=True)
+class ApplyResult:
+    """The object after an apply, with its new ``managedFields``."""
+
+    obj: dict[str, Any]
+    managed_fields: list[dict[str, Any]]
+    changed: bool
+
+
+def apply_conflict(conflicts: list[tuple[ManagerEntry, Path]]) -> APIError:
+    """The 409 of an apply that would change other managers' fields (``conflict.go``)."""
+    causes = [
+        {
+            "reason": "FieldManagerConflict",
+            "message": f"conflict with {entry.describe()}",
+            "field": path_string(path),
+        }
+        for entry, path in conflicts
+    ]
+    if len(conflicts) == 1:
+        entry, path = conflicts[0]
+        message = (
+            f"Apply failed with 1 conflict: conflict with {entry.describe()}: {path_string(path)}"
+        )
+    else:
+        lines: list[str] = []
+        by_manager: dict[str, tuple[ManagerEntry, list[Path]]] = {}
+        for entry, path in conflicts:
+            by_manager.setdefault(entry.identifier, (entry, []))[1].append(path)
+        for identifier in sorted(by_manager):
+            entry, paths = by_manager[identifier]
+            lines.append(f"conflicts with {entry.describe()}:")
+            lines.extend(f"- {path_string(path)}" for path in paths)
+        message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+    return APIError(409, StatusReason.CONFLICT, message, details={"causes": causes})
+
+
+# -- merging ---------------------------------------------------------------------------------
+
+
+def merge(node: MergeNode, live: Any, config: Any) -> Any:
+    """``config`` merged into ``live`` by the schema (neither is modified)."""
+    if live is _MISSING or live is None:
+        return copy.deepcopy(config)
+    if isinstance(live, dict) and isinstance(config, dict) and node.is_granular_map:
+        result = dict(live)
+        for key, value in config.items():
+            if value is None:
+                result.pop(key, None)
+                continue
+            result[key] = merge(node.child(key), live.get(key, _MISSING), value)
+        return result
+    if isinstance(live, list) and isinstance(config, list):
+        if node.list_type == "map":
+            return _merge_map_list(node, live, config)
+        if node.list_type == "set":
+            result_list = list(live)
+            for value in config:
+                if value not in result_list:
+                    result_list.append(copy.deepcopy(value))
+            return result_list
+    return copy.deepcopy(config)
+
+
+def _merge_map_list(node: MergeNode, live: list[Any], config: list[Any]) -> list[Any]:
+    keys = [element_key(node, item, i) for i, item in enumerate(live)]
+    result = list(live)
+    item_node = node.item
+    for index, item in enumerate(config):
+        key = element_key(node, item, index)
+        if key in keys:
+            position = keys.index(key)
+            result[position] = merge(item_node, result[position], item)
+        else:
+            result.append(copy.deepcopy(item))
+            keys.append(key)
+    return result
+
+
+def complete_keys(node: MergeNode, config: Any, live: Any) -> None:
+    """Fill key fields a configuration's map-list element omits from the live element it matches
+    (``ports`` without ``protocol`` match the live ``TCP`` port), in place."""
+    if isinstance(config, dict) and not node.atomic:
+        for key, value in config.items():
+            if isinstance(value, dict | list):
+                child_live = live.get(key) if isinstance(live, dict) else None
+                complete_keys(node.child(key), value, child_live)
+    elif isinstance(config, list) and node.list_type == "map":
+        live_items = live if isinstance(live, list) else []
+        for item in config:
+            if not isinstance(item, dict):
+                continue
+            missing = [k for k in node.map_keys if k not in item]
+            match = None
+            for candidate in live_items:
+                if isinstance(candidate, dict) and all(
+                    candidate.get(k) == item[k] for k in node.map_keys if k in item
+                ):
+                    match = candidate
+                    break
+            if missing and match is not None:
+                for k in missing:
+                    if k in match:
+                        item[k] = match[k]
+            complete_keys(node.item, item, match)
+
+
+def remove_path(node: MergeNode, obj: Any, path: Path) -> None:
+    """Delete the value at ``path`` from ``obj`` (in place; absent paths are ignored)."""
+    if not path:
+        return
+    parent_path, last = path[:-1], path[-1]
+    parent: Any = obj
+    parent_node = node
+    for element in parent_path:
+        parent, parent_node = _step(parent_node, parent, element)
+        if parent is _MISSING:
+            return
+    if last.startswith("f:") and isinstance(parent, dict):
+        parent.pop(last[2:], None)
+    elif isinstance(parent, list):
+        for index, item in enumerate(parent):
+            if element_key(parent_node, item, index) == last:
+                del parent[index]
+                return
+
+
+def _step(node: MergeNode, value: Any, element: str) -> tuple[Any, MergeNode]:
+    if element.startswith("f:"):
+        if isinstance(value, dict) and element[2:] in value:
+            return value[element[2:]], node.child(element[2:])
+        return _MISSING, node
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if element_key(node, item, index) == element:
+                return item, node.item
+    return _MISSING, node
+
+
+def _owned_below(path: Path, paths: FieldSet) -> bool:
+    size = len(path)
+    return any(len(p) >= size and p[:size] == path for p in paths)
+
+
+# -- applying --------------------------------------------------------------------------------
+
+
+def server_side_apply(
+    root: MergeNode,
+    live: dict[str, Any] | None,
+    config: dict[str, Any],
+    *,
+    manager: str,
+    api_version: str,
+    subresource: str,
+    force: bool,
+    now: str,
+    builtin: bool,
+    has_status: bool,
+) -> ApplyResult:
+    """Apply ``config`` (a decoded apply patch) for ``manager`` to ``live`` (None: create)."""
+    base: dict[str, Any] = live if live is not None else {}
+    config = copy.deepcopy(config)
+    config.get("metadata", {}).pop("managedFields", None)
+    complete_keys(root, config, base)
+    if subresource == "status":
+        merge_input = {k: v for k, v in config.items() if k in ("status", "apiVersion", "kind")}
+    elif has_status:
+        merge_input = {k: v for k, v in config.items() if k != "status"}
+    else:
+        merge_input = config
+    entries = _live_entries(root, live, builtin, has_status)
+    merged: dict[str, Any] = merge(root, base, merge_input)
+    new_set = tracked(field_set(root, config), subresource, has_status)
+    mine = next(
+        (
+            e
+            for e in entries
+            if e.manager == manager and e.operation == APPLY and e.subresource == subresource
+        ),
+        None,
+    )
+    others = [e for e in entries if e is not mine]
+    if mine is not None:
+        owned_by_others: FieldSet = set()
+        for entry in others:
+            owned_by_others |= entry.fields
+        keep = owned_by_others | new_set
+        for path in sort_paths(mine.fields - new_set):
+            if path in owned_by_others or _owned_below(path, keep):
+                continue
+            remove_path(root, merged, path)
+    comparison = compare(root, base, merged, value_structs=builtin)
+    changed = tracked(comparison.changed, subresource, has_status)
+    removed = tracked(comparison.removed, subresource, has_status)
+    conflicts: list[tuple[ManagerEntry, Path]] = []
+    for entry in others:
+        for path in sort_paths(entry.fields & changed):
+            conflicts.append((entry, path))
+    if conflicts and not force and not _forgiven(root, live, manager, conflicts):
+        conflicts.sort(key=lambda c: c[0].identifier)
+        raise apply_conflict(conflicts)
+    for entry in others:
+        entry.fields -= changed
+        entry.fields -= removed
+    object_changed = bool(changed or removed) or merged != base
+    if mine is None:
+        mine = ManagerEntry(manager, APPLY, api_version, now, new_set, subresource)
+        entries.append(mine)
+    else:
+        if mine.fields != new_set or object_changed or mine.api_version != api_version:
+            mine.time = now
+        mine.fields = new_set
+        mine.api_version = api_version
+    if manager == KUBECTL_MANAGER and live is not None:
+        _update_last_applied(merged, live, config)
+    return ApplyResult(merged, encode_entries(entries), object_changed)
+
+
+def _live_entries(
+    root: MergeNode, live: dict[str, Any] | None, builtin: bool, has_status: bool
+) -> list[ManagerEntry]:
+    if live is None:
+        return []
+    raw = (live.get("metadata") or {}).get("managedFields")
+    entries = decode_entries(raw)
+    if entries:
+        return entries
+    # Made before tracking (or after a reset): its fields belong to someone unknown.
+    owned = tracked(compare(root, {}, live, value_structs=builtin).added, "", has_status)
+    if not owned:
+        return []
+    api_version = str(live.get("apiVersion") or "")
+    return [ManagerEntry(BEFORE_FIRST_APPLY, UPDATE, api_version, "", owned)]
+
+
+def _last_applied(live: dict[str, Any] | None) -> dict[str, Any] | None:
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(LAST_APPLIED)
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _forgiven(
+    root: MergeNode,
+    live: dict[str, Any] | None,
+    manager: str,
+    conflicts: list[tuple[ManagerEntry, Path]],
+) -> bool:
+    """kubectl taking over what its own client-side apply set is not a conflict."""
+    if manager != KUBECTL_MANAGER:
+        return False
+    last = _last_applied(live)
+    if last is None:
+        return False
+    applied = field_set(root, last)
+    return all(path in applied for _entry, path in conflicts)
+
+
+def _update_last_applied(
+    merged: dict[str, Any], live: dict[str, Any], config: dict[str, Any]
+) -> None:
+    if _last_applied(live) is None:
+        return
+    annotations = merged.setdefault("metadata", {}).setdefault("annotations", {})
+    recorded = copy.deepcopy(config)
+    recorded_annotations = (recorded.get("metadata") or {}).get("annotations")
+    if isinstance(recorded_annotations, dict):
+        recorded_annotations.pop(LAST_APPLIED, None)
+        if not recorded_annotations:
+            recorded["metadata"].pop("annotations")
+    annotations[LAST_APPLIED] = json.dumps(recorded, separators=(",", ":")) + "\n"
