@@ -213,6 +213,7 @@ def server_side_apply(
 ) -> ApplyResult:
     """Apply ``config`` (a decoded apply patch) for ``manager`` to ``live`` (None: create)."""
     base: dict[str, Any] = live if live is not None else {}
+    original_config = config
     config = copy.deepcopy(config)
     config.get("metadata", {}).pop("managedFields", None)
     complete_keys(root, config, base)
@@ -266,7 +267,7 @@ def server_side_apply(
         mine.fields = new_set
         mine.api_version = api_version
     if manager == KUBECTL_MANAGER and live is not None:
-        _update_last_applied(merged, live, config)
+        _update_last_applied(merged, live, original_config)
     return ApplyResult(merged, encode_entries(entries), object_changed)
 
 
