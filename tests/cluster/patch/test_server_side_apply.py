@@ -295,3 +295,13 @@ async def test_status_apply_on_a_missing_object_is_404(gadgets: Gadgets) -> None
         {**gadgets.manifest("nope"), "status": {"phase": "x"}}, "m", subresource="status"
     )
     assert reply.status == 404
+
+
+async def test_a_field_dropped_from_a_config_without_its_parent_is_removed(
+    api: RawAPI, namespace: str
+) -> None:
+    await apply(api, namespace, configmap("c", a="1"), "alice")
+    emptied = await apply(api, namespace, configmap("c"), "alice")
+    assert emptied.status == 200
+    assert emptied.body.get("data", {}) == {}
+    assert "managedFields" not in emptied.body["metadata"]

@@ -224,7 +224,8 @@ def server_side_apply(
     else:
         merge_input = config
     entries = _live_entries(root, live, builtin, has_status)
-    merged: dict[str, Any] = merge(root, base, merge_input)
+    # merge() shares untouched subtrees with its input: work on a copy, keep ``base`` intact.
+    merged: dict[str, Any] = merge(root, copy.deepcopy(base), merge_input)
     new_set = tracked(field_set(root, config), subresource, has_status)
     mine = next(
         (
@@ -268,7 +269,13 @@ def server_side_apply(
         mine.api_version = api_version
     if manager == KUBECTL_MANAGER and live is not None:
         _update_last_applied(merged, live, original_config)
-    return ApplyResult(merged, encode_entries(entries), object_changed)
+    managed_fields = encode_entries(entries)
+    metadata = merged.setdefault("metadata", {})
+    if managed_fields:
+        metadata["managedFields"] = managed_fields
+    else:
+        metadata.pop("managedFields", None)
+    return ApplyResult(merged, managed_fields, object_changed)
 
 
 def _live_entries(
