@@ -1,0 +1,170 @@
+"""Patch and apply throughput of the local API server (part of ``python -m bench.apiserver``).
+
+With 16 requests in flight against one ``setpoint cluster serve --in-memory``:
+
+- merge patch of a 50-field ConfigMap, each request changing one field (a real write), and a
+  no-op merge patch (the same value again);
+- server-side apply of the same 50-field ConfigMap: the first apply (creates it) and the no-op
+  re-apply (same configuration, same manager: nothing changes);
+- strategic merge patch of a Deployment (a container's image, alternating: a real write).
+
+The aim (issue 7): a no-op server-side apply at ≥ 50 % of the merge patch's throughput.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+import aiohttp
+
+from bench.http_load import BenchError
+
+FIELDS: Final = 50
+CONCURRENCY: Final = 16
+NAMESPACE: Final = "bench-patch"
+AIM_SSA_NOOP_OF_MERGE: Final = 0.5
+#: Every figure this phase reports (null when it failed).
+PATCH_KEYS: Final = (
+    "merge_patch_per_s",
+    "merge_patch_noop_per_s",
+    "ssa_first_apply_per_s",
+    "ssa_noop_apply_per_s",
+    "smp_deployment_per_s",
+    "ssa_noop_over_merge",
+)
+
+Request = tuple[str, str, bytes, str]
+
+
+def _fifty_field_config(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"bench": "patch"}},
+        "data": {f"key-{i:02d}": f"value-{i:02d}" for i in range(FIELDS)},
+    }
+
+
+def _deployment(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [
+                        {"name": "app", "image": "app:0"},
+                        {"name": "side", "image": "side:1"},
+                    ]
+                },
+            },
+        },
+    }
+
+
+async def _drive(
+    http: aiohttp.ClientSession, count: int, request_for: Callable[[int], Request]
+) -> float:
+    """Send ``count`` requests, :data:`CONCURRENCY` at once; requests per second."""
+    indexes = iter(range(count))
+
+    async def worker() -> None:
+        for index in indexes:
+            method, url, body, content_type = request_for(index)
+            async with http.request(
+                method, url, data=body, headers={"Content-Type": content_type}
+            ) as response:
+                answer = await response.read()
+                if response.status >= 300:
+                    detail = answer[:300].decode(errors="replace")
+                    raise BenchError(f"{method} {url}: HTTP {response.status}: {detail}")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return count / (time.perf_counter() - started)
+
+
+async def measure_patching(http: aiohttp.ClientSession, url: str, count: int) -> dict[str, Any]:
+    """The figures of :data:`PATCH_KEYS` against the server at ``url`` (namespace exists)."""
+    configmaps = f"{url}/api/v1/namespaces/{NAMESPACE}/configmaps"
+    deployments = f"{url}/apis/apps/v1/namespaces/{NAMESPACE}/deployments"
+    objects = CONCURRENCY  # one object per worker slot, patched over and over
+    apply_type = "application/apply-patch+yaml"
+    merge_type = "application/merge-patch+json"
+
+    def apply_request(index: int) -> Request:
+        name = f"ssa-{index % objects:02d}"
+        body = json.dumps(_fifty_field_config(name)).encode()
+        return ("PATCH", f"{configmaps}/{name}?fieldManager=bench", body, apply_type)
+
+    first_apply = await _drive(http, objects, apply_request)
+    noop_apply = await _drive(http, count, apply_request)
+
+    for index in range(objects):
+        body = json.dumps(_fifty_field_config(f"mp-{index:02d}")).encode()
+        async with http.post(
+            configmaps, data=body, headers={"Content-Type": "application/json"}
+        ) as response:
+            await response.read()
+
+    def merge_request(index: int) -> Request:
+        name = f"mp-{index % objects:02d}"
+        body = json.dumps({"data": {"key-00": f"changed-{index}"}}).encode()
+        return ("PATCH", f"{configmaps}/{name}", body, merge_type)
+
+    def merge_noop(index: int) -> Request:
+        name = f"mp-{index % objects:02d}"
+        return ("PATCH", f"{configmaps}/{name}", b'{"data":{"key-01":"value-01"}}', merge_type)
+
+    merge = await _drive(http, count, merge_request)
+    merge_noop_rate = await _drive(http, count, merge_noop)
+
+    for index in range(objects):
+        body = json.dumps(_deployment(f"d-{index:02d}")).encode()
+        async with http.post(
+            deployments, data=body, headers={"Content-Type": "application/json"}
+        ) as response:
+            await response.read()
+
+    def smp_request(index: int) -> Request:
+        name = f"d-{index % objects:02d}"
+        patch = {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": f"app:{index}"}
+        ]}}}}  # fmt: skip
+        body = json.dumps(patch).encode()
+        return ("PATCH", f"{deployments}/{name}", body, "application/strategic-merge-patch+json")
+
+    smp = await _drive(http, count, smp_request)
+    return {
+        "merge_patch_per_s": merge,
+        "merge_patch_noop_per_s": merge_noop_rate,
+        "ssa_first_apply_per_s": first_apply,
+        "ssa_noop_apply_per_s": noop_apply,
+        "smp_deployment_per_s": smp,
+        "ssa_noop_over_merge": noop_apply / merge if merge else None,
+    }
+
+
+def patch_rows(figures: dict[str, Any]) -> list[list[object]]:
+    """Rows of the report table (requests/s, 16 in flight)."""
+    return [
+        ["merge patch, 50-field ConfigMap (write)", figures.get("merge_patch_per_s")],
+        ["merge patch, no-op", figures.get("merge_patch_noop_per_s")],
+        ["server-side apply, first (create)", figures.get("ssa_first_apply_per_s")],
+        ["server-side apply, no-op re-apply", figures.get("ssa_noop_apply_per_s")],
+        ["strategic merge patch, Deployment", figures.get("smp_deployment_per_s")],
+        ["SSA no-op / merge patch", figures.get("ssa_noop_over_merge")],
+    ]
+
+
+def meets_aim(figures: dict[str, Any]) -> bool | None:
+    """Whether a no-op apply reaches :data:`AIM_SSA_NOOP_OF_MERGE` of the merge patch."""
+    ratio = figures.get("ssa_noop_over_merge")
+    return None if ratio is None else ratio >= AIM_SSA_NOOP_OF_MERGE
