@@ -4,8 +4,8 @@ With 16 requests in flight against one ``setpoint cluster serve --in-memory``:
 
 - merge patch of a 50-field ConfigMap, each request changing one field (a real write), and a
   no-op merge patch (the same value again);
-- server-side apply of the same 50-field ConfigMap: the first apply (creates it) and the no-op
-  re-apply (same configuration, same manager: nothing changes);
+- server-side apply of 50-field ConfigMaps: the first apply (which creates each) and the no-op
+  re-apply of each (same configuration, same manager: nothing changes);
 - strategic merge patch of a Deployment (a container's image, alternating: a real write).
 
 The aim (issue 7): a no-op server-side apply at ≥ 50 % of the merge patch's throughput.
@@ -100,12 +100,12 @@ async def measure_patching(http: aiohttp.ClientSession, url: str, count: int) ->
     merge_type = "application/merge-patch+json"
 
     def apply_request(index: int) -> Request:
-        name = f"ssa-{index % objects:02d}"
+        name = f"ssa-{index:06d}"
         body = json.dumps(_fifty_field_config(name)).encode()
         return ("PATCH", f"{configmaps}/{name}?fieldManager=bench", body, apply_type)
 
-    first_apply = await _drive(http, objects, apply_request)
-    noop_apply = await _drive(http, count, apply_request)
+    first_apply = await _drive(http, count, apply_request)  # creates ``count`` objects
+    noop_apply = await _drive(http, count, apply_request)  # the same again: nothing changes
 
     for index in range(objects):
         body = json.dumps(_fifty_field_config(f"mp-{index:02d}")).encode()
@@ -168,3 +168,43 @@ def meets_aim(figures: dict[str, Any]) -> bool | None:
     """Whether a no-op apply reaches :data:`AIM_SSA_NOOP_OF_MERGE` of the merge patch."""
     ratio = figures.get("ssa_noop_over_merge")
     return None if ratio is None else ratio >= AIM_SSA_NOOP_OF_MERGE
+
+
+async def run_alone(count: int) -> dict[str, Any]:
+    """Only this phase, against a fresh in-memory server (``python -m bench.patch_load``)."""
+    import tempfile
+    from pathlib import Path
+
+    from bench import apiserver, http_load
+
+    with tempfile.TemporaryDirectory(prefix="setpoint-bench-") as tmp:
+        server = await apiserver.start_target("memory", Path(tmp))
+        try:
+            async with http_load.session(CONCURRENCY, server.headers) as http:
+                await http_load.ensure_namespace(http, server.url, NAMESPACE)
+                return await measure_patching(http, server.url, count)
+        finally:
+            server.stop()
+
+
+def _render(figures: dict[str, Any]) -> str:
+    from bench.results_table import render_table
+
+    return render_table(["patch and apply (16 in flight)", "requests/s"], patch_rows(figures))
+
+
+def _failures(figures: dict[str, Any]) -> list[str]:
+    return [key for key in PATCH_KEYS if figures.get(key) is None]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry point: this phase alone."""
+    from bench.command_line import run_benchmark
+
+    run_benchmark(
+        "python -m bench.patch_load", __doc__, run_alone, (3_000, 50), _render, _failures, argv
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -175,14 +175,17 @@ def track_update(
     """
     if is_reset(requested):
         return None
-    entries: list[ManagerEntry] | None = None
-    if subresource == "" and requested is not None:
-        entries = decode_entries(requested)
-    if entries is None:
-        entries = decode_entries((old or {}).get("metadata", {}).get("managedFields")) or []
+    live_value = (old or {}).get("metadata", {}).get("managedFields")
     comparison = compare(root, old or {}, new, value_structs=builtin)
     changed = tracked(comparison.changed, subresource, has_status)
     removed = tracked(comparison.removed, subresource, has_status)
+    replaced = subresource == "" and requested is not None and requested != live_value
+    if not changed and not removed and not replaced:
+        # Nothing to take or give back: the entries stay as they are (no decoding needed).
+        return live_value if isinstance(live_value, list) else None
+    entries: list[ManagerEntry] | None = decode_entries(requested) if replaced else None
+    if entries is None:
+        entries = decode_entries(live_value) or []
     if changed or removed:
         for entry in entries:
             entry.fields -= changed

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
 import yaml
 from aiohttp import web
 
 from setpoint.api import field_errors as fe
-from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
+from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.patch.merge_patch import merge_patch_in_place
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 from setpoint.cluster.apiserver.patch.server_side_apply import server_side_apply
 from setpoint.cluster.apiserver.patch.strategic import StrategicPatchError, strategic_merge_patch
@@ -50,6 +52,7 @@ PATCH_REJECTED_MESSAGE: Final = "the server rejected our request due to an error
 FIELD_MANAGER_MAX_LENGTH: Final = 128
 
 _YAML_LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_JSON_DECODE: Final = msgspec.json.Decoder().decode
 
 
 def accepted_patch_types(resource: ServedResource) -> tuple[str, ...]:
@@ -87,6 +90,15 @@ def check_patch_options(request: web.BaseRequest, kind: str) -> bool:
 
 def decode_apply_body(body: bytes) -> dict[str, Any]:
     """An apply patch: YAML (JSON is YAML too); 400 when it is not an object."""
+    if body.lstrip()[:1] == b"{":
+        # Most clients send JSON: decode it as such, much faster than the YAML loader.
+        try:
+            decoded = _JSON_DECODE(body)
+        except msgspec.DecodeError:
+            pass
+        else:
+            if isinstance(decoded, dict):
+                return decoded
     try:
         value = yaml.load(body, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
@@ -102,9 +114,10 @@ def decode_apply_body(body: bytes) -> dict[str, Any]:
 def apply_patch_body(
     kind: str, current: dict[str, Any], body: bytes, schema: MergeNode | None
 ) -> Any:
-    """``current`` with a JSON, merge or strategic merge patch applied."""
+    """``current`` (owned by the caller: a merge patch changes it) with a JSON, merge or strategic
+    merge patch applied."""
     if kind == request_body.MERGE_PATCH:
-        return apply_merge_patch(current, request_body.decode_json(body))
+        return merge_patch_in_place(current, request_body.decode_json(body))
     if kind == request_body.JSON_PATCH:
         operations = request_body.decode_json(body)
         if not isinstance(operations, list):
@@ -178,12 +191,13 @@ async def patch_object(
         return await _apply(ops, resource, namespace, name, subresource, body, force, options, root)
     record = ops.get_record(resource, namespace, name)
     current = ops.present_object(resource, decode(record.value))
+    revision = current["metadata"].get("resourceVersion")
     patched = apply_patch_body(kind, current, body, None if resource.is_custom else root)
     if not isinstance(patched, dict):
         raise status_errors.bad_request("the patch did not result in a JSON object")
     metadata = patched.get("metadata")
     if isinstance(metadata, dict) and not metadata.get("resourceVersion"):
-        metadata["resourceVersion"] = current["metadata"].get("resourceVersion")
+        metadata["resourceVersion"] = revision
     return await ops.update(resource, namespace, name, patched, options, subresource)
 
 

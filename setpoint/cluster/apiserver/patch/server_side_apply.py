@@ -24,6 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
+
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver.patch.field_paths import (
     FieldSet,
@@ -49,6 +51,13 @@ from setpoint.cluster.apiserver.status_errors import APIError
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
 KUBECTL_MANAGER: Final = "kubectl"
 _MISSING: Final[Any] = object()
+_ENCODE: Final = msgspec.json.Encoder().encode
+_DECODE: Final = msgspec.json.Decoder().decode
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of a JSON value (a msgspec round trip is several times faster)."""
+    return _DECODE(_ENCODE(value))
 
 
 @dataclass(slots=True)
@@ -214,7 +223,7 @@ def server_side_apply(
     """Apply ``config`` (a decoded apply patch) for ``manager`` to ``live`` (None: create)."""
     base: dict[str, Any] = live if live is not None else {}
     original_config = config
-    config = copy.deepcopy(config)
+    config = _clone(config)
     config.get("metadata", {}).pop("managedFields", None)
     complete_keys(root, config, base)
     if subresource == "status":
@@ -225,7 +234,7 @@ def server_side_apply(
         merge_input = config
     entries = _live_entries(root, live, builtin, has_status)
     # merge() shares untouched subtrees with its input: work on a copy, keep ``base`` intact.
-    merged: dict[str, Any] = merge(root, copy.deepcopy(base), merge_input)
+    merged: dict[str, Any] = merge(root, _clone(base), merge_input)
     new_set = tracked(field_set(root, config), subresource, has_status)
     mine = next(
         (
