@@ -101,9 +101,10 @@ def apply_conflict(conflicts: list[tuple[ManagerEntry, Path]]) -> APIError:
 
 
 def merge(node: MergeNode, live: Any, config: Any) -> Any:
-    """``config`` merged into ``live`` by the schema (neither is modified)."""
+    """``config`` merged into ``live`` by the schema. ``live`` is not modified; the result
+    shares values with ``config`` (callers pass a configuration they own)."""
     if live is _MISSING or live is None:
-        return copy.deepcopy(config)
+        return config
     if isinstance(live, dict) and isinstance(config, dict) and node.is_granular_map:
         result = dict(live)
         for key, value in config.items():
@@ -119,9 +120,9 @@ def merge(node: MergeNode, live: Any, config: Any) -> Any:
             result_list = list(live)
             for value in config:
                 if value not in result_list:
-                    result_list.append(copy.deepcopy(value))
+                    result_list.append(value)
             return result_list
-    return copy.deepcopy(config)
+    return config
 
 
 def _merge_map_list(node: MergeNode, live: list[Any], config: list[Any]) -> list[Any]:
@@ -134,7 +135,7 @@ def _merge_map_list(node: MergeNode, live: list[Any], config: list[Any]) -> list
             position = keys.index(key)
             result[position] = merge(item_node, result[position], item)
         else:
-            result.append(copy.deepcopy(item))
+            result.append(item)
             keys.append(key)
     return result
 
@@ -268,17 +269,23 @@ def server_side_apply(
         entry.fields -= changed
         entry.fields -= removed
     object_changed = bool(changed or removed) or merged != base
+    entries_changed = bool(conflicts or changed or removed) or not _tracked_live(live)
     if mine is None:
         mine = ManagerEntry(manager, APPLY, api_version, now, new_set, subresource)
         entries.append(mine)
+        entries_changed = True
     else:
         if mine.fields != new_set or object_changed or mine.api_version != api_version:
             mine.time = now
+            entries_changed = True
         mine.fields = new_set
         mine.api_version = api_version
     if manager == KUBECTL_MANAGER and live is not None:
         _update_last_applied(merged, live, original_config)
-    managed_fields = encode_entries(entries)
+    if entries_changed or live is None:
+        managed_fields = encode_entries(entries)
+    else:  # a no-op apply: the live entries stand as they are
+        managed_fields = list(live["metadata"]["managedFields"])
     metadata = merged.setdefault("metadata", {})
     if managed_fields:
         metadata["managedFields"] = managed_fields
@@ -302,6 +309,10 @@ def _live_entries(
         return []
     api_version = str(live.get("apiVersion") or "")
     return [ManagerEntry(BEFORE_FIRST_APPLY, UPDATE, api_version, "", owned)]
+
+
+def _tracked_live(live: dict[str, Any] | None) -> bool:
+    return live is not None and bool((live.get("metadata") or {}).get("managedFields"))
 
 
 def _last_applied(live: dict[str, Any] | None) -> dict[str, Any] | None:
