@@ -2,14 +2,16 @@
 cluster: patch without ``--type``, client-side apply twice, server-side apply, conflicts,
 ``--force-conflicts`` and switching between the two apply modes.
 
-``apply`` still passes ``--validate=false``: kubectl's default validation needs the OpenAPI
-documents, which the local cluster does not serve yet. Everything else uses default flags.
+``apply`` and ``edit`` still pass ``--validate=false``: kubectl's default validation needs the
+OpenAPI documents, which the local cluster does not serve yet (nor does kubectl 1.27's ``diff``
+work without them). Everything else uses default flags.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +203,46 @@ def test_switching_between_client_and_server_side_apply(
     kubectl.apply(back)
     live = get(kubectl, "deployment", "web", "-n", namespace)
     assert live["metadata"]["labels"] == {"app": "web", "team": "y"}
+
+
+def test_edit_set_image_rollout_restart_and_diff(
+    kubectl: VersionedKubectl, namespace: str, tmp_path: Path
+) -> None:
+    kubectl.apply(deployment(namespace))
+    kubectl.run("set", "image", "deployment/web", "nginx=nginx:2", "-n", namespace)
+    kubectl.run("rollout", "restart", "deployment/web", "-n", namespace)
+    live = get(kubectl, "deployment", "web", "-n", namespace)
+    template = live["spec"]["template"]
+    assert template["spec"]["containers"][0]["image"] == "nginx:2"
+    assert "kubectl.kubernetes.io/restartedAt" in template["metadata"]["annotations"]
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nsed -i "s/nginx:2/nginx:3/" "$1"\n')
+    editor.chmod(0o755)
+    edited = subprocess.run(
+        kubectl._command("edit", *NO_OPENAPI, "deployment/web", "-n", namespace),
+        capture_output=True,
+        text=True,
+        env={**kubectl._env(), "EDITOR": str(editor)},
+        timeout=60,
+        check=False,
+    )
+    assert edited.returncode == 0, edited.stderr
+    live = get(kubectl, "deployment", "web", "-n", namespace)
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:3"
+    assert ("kubectl-edit", "Update") in managers(live)
+
+
+def test_diff_is_a_dry_run_strategic_patch(
+    local_cluster: BackgroundCluster, tmp_path: Path, namespace: str
+) -> None:
+    # Only the newest: kubectl 1.27's diff first needs /openapi/v2, not served yet.
+    kubectl = VersionedKubectl(
+        KUBECTL_DIR / "kubectl.1.33", local_cluster.kubeconfig_path, tmp_path / "kube-cache"
+    )
+    kubectl.apply(deployment(namespace))
+    changed = deployment(namespace)
+    changed["spec"]["replicas"] = 7
+    diff = kubectl.run("diff", "-f", "-", stdin=json.dumps(changed), check=False)
+    assert diff.returncode == 1, diff.stderr  # 1: differences found
+    assert "+  replicas: 7" in diff.stdout
+    assert get(kubectl, "deployment", "web", "-n", namespace)["spec"]["replicas"] == 2
