@@ -305,3 +305,42 @@ async def test_a_field_dropped_from_a_config_without_its_parent_is_removed(
     assert emptied.status == 200
     assert emptied.body.get("data", {}) == {}
     assert "managedFields" not in emptied.body["metadata"]
+
+
+async def test_scale_takes_replicas_from_the_applier(api: RawAPI, namespace: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments/web"
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "app:1"}]},
+            },
+        },
+    }
+    body = json.dumps(deployment).encode()
+    created = await api.request(
+        "PATCH", path + "?fieldManager=alice", data=body, content_type=APPLY
+    )
+    assert created.status == 201, created.body
+    scaled = await api.request(
+        "PATCH",
+        path + "/scale?fieldManager=hpa",
+        {"spec": {"replicas": 7}},
+        content_type=MERGE,
+    )
+    assert scaled.status == 200, scaled.body
+    live = await api.request("GET", path)
+    (entry,) = [e for e in live.body["metadata"]["managedFields"] if e["manager"] == "hpa"]
+    assert (entry["operation"], entry["subresource"]) == ("Update", "scale")
+    assert entry["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    again = await api.request("PATCH", path + "?fieldManager=alice", data=body, content_type=APPLY)
+    assert again.status == 409
+    assert again.body["message"] == (
+        'Apply failed with 1 conflict: conflict with "hpa" with subresource "scale" using '
+        "apps/v1: .spec.replicas"
+    )

@@ -407,7 +407,9 @@ class APIHandler:
             )
         new = copy.deepcopy(obj)
         crds.write_path(new, spec_replicas_path(resource), replicas)
-        result = await ops.update_object(resource, record, new, write_options(request))
+        options = write_options(request)
+        options.fields_subresource = "scale"
+        result = await ops.update_object(resource, record, new, options)
         if result.code >= 300:
             return _result(result)
         return json_response(200, encode_json(scale_of(resource, decode(result.body))))

@@ -167,6 +167,8 @@ class WriteOptions:
     user_agent: str = ""
     #: ``managedFields`` already computed (by server-side apply); None: track as an Update.
     managed_fields: list[dict[str, Any]] | None = None
+    #: The subresource managedFields entries name when it is not the one written (``scale``).
+    fields_subresource: str = ""
 
     @property
     def manager(self) -> str:
@@ -243,7 +245,7 @@ class ObjectOperations:
                 new,
                 manager=options.manager,
                 api_version=resource.api_version,
-                subresource=subresource,
+                subresource=options.fields_subresource or subresource,
                 now=now_timestamp(),
                 builtin=not resource.is_custom,
                 has_status=resource.has_status,
