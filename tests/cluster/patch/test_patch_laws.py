@@ -18,7 +18,7 @@ from setpoint.api.patch import apply_merge_patch
 from setpoint.cluster.apiserver.patch.field_paths import decode_fields, field_set
 from setpoint.cluster.apiserver.patch.managed_fields import tracked
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode, builtin_root
-from setpoint.cluster.apiserver.patch.server_side_apply import server_side_apply
+from setpoint.cluster.apiserver.patch.server_side_apply import merge, server_side_apply
 from setpoint.cluster.apiserver.patch.strategic import strategic_merge_patch
 
 keys = st.sampled_from(["a", "b", "c", "d"])
@@ -153,3 +153,18 @@ def _empty_map(obj: dict[str, Any], path: tuple[str, ...]) -> bool:
             return False
         value = value.get(element[2:])
     return value == {}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    live=st.lists(st.sampled_from("abcdef"), unique=True, max_size=5),
+    config=st.lists(st.sampled_from("abcdefg"), unique=True, max_size=5),
+)
+def test_merged_sets_keep_both_orders(live: list[str], config: list[str]) -> None:
+    """Applying a set keeps every value once, in the configuration's order for its own values and
+    the live order for the others (structured-merge-diff's list merge)."""
+    node = _root().child("metadata").child("finalizers")
+    merged = merge(node, live, config)
+    assert sorted(merged) == sorted(set(live) | set(config))
+    assert [v for v in merged if v in config] == config
+    assert [v for v in merged if v not in config] == [v for v in live if v not in config]

@@ -113,31 +113,49 @@ def merge(node: MergeNode, live: Any, config: Any) -> Any:
                 continue
             result[key] = merge(node.child(key), live.get(key, _MISSING), value)
         return result
-    if isinstance(live, list) and isinstance(config, list):
-        if node.list_type == "map":
-            return _merge_map_list(node, live, config)
-        if node.list_type == "set":
-            result_list = list(live)
-            for value in config:
-                if value not in result_list:
-                    result_list.append(value)
-            return result_list
+    if isinstance(live, list) and isinstance(config, list) and node.list_type in ("map", "set"):
+        return _merge_map_list(node, live, config)
     return config
 
 
 def _merge_map_list(node: MergeNode, live: list[Any], config: list[Any]) -> list[Any]:
-    keys = [element_key(node, item, i) for i, item in enumerate(live)]
-    result = list(live)
+    """Merge two keyed lists in structured-merge-diff's order: items of both sides are
+    merged where the configuration puts them, live-only items keep their place among them."""
     item_node = node.item
-    for index, item in enumerate(config):
-        key = element_key(node, item, index)
-        if key in keys:
-            position = keys.index(key)
-            result[position] = merge(item_node, result[position], item)
-        else:
-            result.append(item)
-            keys.append(key)
-    return result
+    lhs_order = [element_key(node, item, i) for i, item in enumerate(live)]
+    rhs_order = [element_key(node, item, i) for i, item in enumerate(config)]
+    lhs = dict(zip(lhs_order, live, strict=True))
+    rhs = dict(zip(rhs_order, config, strict=True))
+    shared = [key for key in rhs_order if key in lhs]
+    shared.reverse()
+    next_shared = shared.pop() if shared else None
+    out: list[Any] = []
+    li = ri = 0
+    while li < len(lhs_order) or ri < len(rhs_order):
+        if li < len(lhs_order) and ri < len(rhs_order):
+            key = lhs_order[li]
+            if key == rhs_order[ri]:
+                out.append(merge(item_node, lhs[key], rhs[key]))
+                li += 1
+                ri += 1
+                next_shared = shared.pop() if shared else None
+                continue
+            if key in rhs and next_shared is not None and next_shared != key:
+                li += 1  # a shared item, merged when the configuration reaches it
+                continue
+        if li < len(lhs_order) and lhs_order[li] not in rhs:
+            out.append(lhs[lhs_order[li]])
+            li += 1
+            continue
+        if ri < len(rhs_order):
+            key = rhs_order[ri]
+            out.append(merge(item_node, lhs.get(key, _MISSING), rhs[key]))
+            ri += 1
+            if next_shared is not None and next_shared == key:
+                next_shared = shared.pop() if shared else None
+            continue
+        li += 1  # a shared item already merged from the configuration's side
+    return out
 
 
 def complete_keys(node: MergeNode, config: Any, live: Any) -> None:
