@@ -344,3 +344,19 @@ async def test_scale_takes_replicas_from_the_applier(api: RawAPI, namespace: str
         'Apply failed with 1 conflict: conflict with "hpa" with subresource "scale" using '
         "apps/v1: .spec.replicas"
     )
+
+
+async def test_server_made_objects_are_managed_by_kube_apiserver(api: RawAPI) -> None:
+    reply = await api.request("GET", "/api/v1/namespaces/kube-system")
+    managers_of = {(e["manager"], e["operation"]) for e in reply.body["metadata"]["managedFields"]}
+    assert managers_of == {("kube-apiserver", "Update")}
+
+
+async def test_a_request_without_user_agent_is_unknown(api: RawAPI, namespace: str) -> None:
+    reply = await api.request(
+        "POST",
+        _cm_path(namespace),
+        {"metadata": {"name": "anon"}, "data": {"a": "1"}},
+        headers={"User-Agent": ""},
+    )
+    assert [e["manager"] for e in reply.body["metadata"]["managedFields"]] == ["unknown"]

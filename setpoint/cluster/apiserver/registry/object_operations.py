@@ -164,7 +164,8 @@ class WriteOptions:
     field_validation: str = "Warn"
     field_manager: str = ""
     #: The request's User-Agent: its first word is the manager when ``fieldManager`` is unset.
-    user_agent: str = ""
+    #: Writes the server makes itself (default namespaces, CRD cleanup) are kube-apiserver's.
+    user_agent: str = "kube-apiserver"
     #: ``managedFields`` already computed (by server-side apply); None: track as an Update.
     managed_fields: list[dict[str, Any]] | None = None
     #: The subresource managedFields entries name when it is not the one written (``scale``).
