@@ -14,6 +14,8 @@ from setpoint.api import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.list_options import parse_bool
+from setpoint.cluster.apiserver.patch import patch_request
+from setpoint.cluster.apiserver.patch.merge_schema import builtin_root
 from setpoint.cluster.apiserver.registry.object_operations import DeleteOptions, WriteOptions
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
@@ -98,9 +100,6 @@ def apply_patch(
     scale_patch: bool = False,
 ) -> Any:
     """The object after applying the request's patch, by its Content-Type (for ``/scale``)."""
-    from setpoint.cluster.apiserver.patch import patch_request
-    from setpoint.cluster.apiserver.patch.merge_schema import builtin_root
-
     kind = request_body.media_type(request)
     accepted = tuple(
         t for t in patch_request.accepted_patch_types(resource) if t != request_body.APPLY_PATCH
