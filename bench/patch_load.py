@@ -4,8 +4,10 @@ With 16 requests in flight against one ``setpoint cluster serve --in-memory``:
 
 - merge patch of a 50-field ConfigMap, each request changing one field (a real write), and a
   no-op merge patch (the same value again);
-- server-side apply of 50-field ConfigMaps: the first apply (which creates each) and the no-op
-  re-apply of each (same configuration, same manager: nothing changes);
+- server-side apply of 50-field ConfigMaps: the first apply (which creates each), the no-op
+  re-apply of each (same configuration, same manager: nothing changes), and no-op re-applies
+  repeated over 16 objects, as a controller re-applies on every reconcile (the server
+  remembers applies that changed nothing, see ``setpoint.cluster.apiserver.patch.noop_applies``);
 - strategic merge patch of a Deployment (a container's image, alternating: a real write).
 
 The aim (issue 7): a no-op server-side apply at ≥ 50 % of the merge patch's throughput.
@@ -33,6 +35,7 @@ PATCH_KEYS: Final = (
     "merge_patch_noop_per_s",
     "ssa_first_apply_per_s",
     "ssa_noop_apply_per_s",
+    "ssa_steady_apply_per_s",
     "smp_deployment_per_s",
     "ssa_noop_over_merge",
 )
@@ -106,6 +109,8 @@ async def measure_patching(http: aiohttp.ClientSession, url: str, count: int) ->
 
     first_apply = await _drive(http, count, apply_request)  # creates ``count`` objects
     noop_apply = await _drive(http, count, apply_request)  # the same again: nothing changes
+    # A controller's steady state: the same few objects re-applied over and over.
+    steady_apply = await _drive(http, count, lambda index: apply_request(index % objects))
 
     for index in range(objects):
         body = json.dumps(_fifty_field_config(f"mp-{index:02d}")).encode()
@@ -147,6 +152,7 @@ async def measure_patching(http: aiohttp.ClientSession, url: str, count: int) ->
         "merge_patch_noop_per_s": merge_noop_rate,
         "ssa_first_apply_per_s": first_apply,
         "ssa_noop_apply_per_s": noop_apply,
+        "ssa_steady_apply_per_s": steady_apply,
         "smp_deployment_per_s": smp,
         "ssa_noop_over_merge": noop_apply / merge if merge else None,
     }
@@ -159,6 +165,7 @@ def patch_rows(figures: dict[str, Any]) -> list[list[object]]:
         ["merge patch, no-op", figures.get("merge_patch_noop_per_s")],
         ["server-side apply, first (create)", figures.get("ssa_first_apply_per_s")],
         ["server-side apply, no-op re-apply", figures.get("ssa_noop_apply_per_s")],
+        ["  the same, repeated (steady state)", figures.get("ssa_steady_apply_per_s")],
         ["strategic merge patch, Deployment", figures.get("smp_deployment_per_s")],
         ["SSA no-op / merge patch", figures.get("ssa_noop_over_merge")],
     ]

@@ -360,3 +360,29 @@ async def test_a_request_without_user_agent_is_unknown(api: RawAPI, namespace: s
         headers={"User-Agent": ""},
     )
     assert [e["manager"] for e in reply.body["metadata"]["managedFields"]] == ["unknown"]
+
+
+async def test_a_repeated_apply_is_reevaluated_after_another_write(
+    api: RawAPI, namespace: str
+) -> None:
+    first = await apply(api, namespace, configmap("c", a="1"), "alice")
+    for _ in range(2):  # unchanged: the stored object, same resourceVersion
+        again = await apply(api, namespace, configmap("c", a="1"), "alice")
+        assert again.status == 200
+        assert again.body == first.body
+    await api.request(
+        "PATCH",
+        _cm_path(namespace, "c") + "?fieldManager=controller",
+        {"data": {"a": "2"}},
+        content_type=MERGE,
+    )
+    after = await apply(api, namespace, configmap("c", a="1"), "alice")
+    assert after.status == 409
+    dry = await api.request(
+        "PATCH",
+        _cm_path(namespace, "c") + "?fieldManager=alice&force=true&dryRun=All",
+        data=json.dumps(configmap("c", a="1")).encode(),
+        content_type=APPLY,
+    )
+    assert (dry.status, dry.body["data"]) == (200, {"a": "1"})
+    assert (await api.request("GET", _cm_path(namespace, "c"))).body["data"] == {"a": "2"}

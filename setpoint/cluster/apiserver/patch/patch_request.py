@@ -21,6 +21,7 @@ from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.patch.merge_patch import merge_patch_in_place
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
+from setpoint.cluster.apiserver.patch.noop_applies import noop_applies
 from setpoint.cluster.apiserver.patch.server_side_apply import server_side_apply
 from setpoint.cluster.apiserver.patch.strategic import StrategicPatchError, strategic_merge_patch
 from setpoint.cluster.apiserver.registry.object_operations import (
@@ -212,9 +213,19 @@ async def _apply(
     options: WriteOptions,
     root: MergeNode,
 ) -> Result:
+    record = ops.storage.get(resource.storage_key(namespace, name))
+    memo = noop_applies(ops)
+    memo_key = None
+    if record is not None and not options.dry_run:
+        memo_key = memo.key(
+            record.key, subresource, options.field_manager, force, options.field_validation, body
+        )
+        if memo_key is not None:
+            warnings = memo.lookup(memo_key, record.revision, root)
+            if warnings is not None:
+                return Result(200, ops.present(resource, record.value), warnings)
     config = decode_apply_body(body)
     check_apply_identity(resource, config, name)
-    record = ops.storage.get(resource.storage_key(namespace, name))
     live = ops.present_object(resource, decode(record.value)) if record is not None else None
     if live is None and subresource:
         raise status_errors.not_found(resource.group, resource.plural, name)
@@ -233,10 +244,15 @@ async def _apply(
     options.managed_fields = result.managed_fields
     obj = result.obj
     metadata = obj.setdefault("metadata", {})
-    if live is None:
+    if live is None or record is None:
         metadata["name"] = name
         metadata.pop("managedFields", None)
         return await ops.create(resource, namespace, obj, options)
     if not metadata.get("resourceVersion"):
         metadata["resourceVersion"] = live["metadata"].get("resourceVersion")
-    return await ops.update(resource, namespace, name, obj, options, subresource)
+    answer = await ops.update(resource, namespace, name, obj, options, subresource)
+    if memo_key is not None and answer.code == 200:
+        after = ops.storage.get(record.key)
+        if after is not None and after.revision == record.revision:
+            memo.remember(memo_key, record.revision, root, answer.warnings)
+    return answer
