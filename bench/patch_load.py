@@ -10,7 +10,8 @@ With 16 requests in flight against one ``setpoint cluster serve --in-memory``:
   remembers applies that changed nothing, see ``setpoint.cluster.apiserver.patch.noop_applies``);
 - strategic merge patch of a Deployment (a container's image, alternating: a real write).
 
-The aim (issue 7): a no-op server-side apply at ≥ 50 % of the merge patch's throughput.
+Each figure is the best of three interleaved rounds. The aim (issue 7): a no-op server-side
+apply at ≥ 50 % of the merge patch's throughput.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ FIELDS: Final = 50
 CONCURRENCY: Final = 16
 NAMESPACE: Final = "bench-patch"
 AIM_SSA_NOOP_OF_MERGE: Final = 0.5
+#: Rounds per figure (the best is reported).
+ROUNDS: Final = 3
+APPLY_TYPE: Final = "application/apply-patch+yaml"
+MERGE_TYPE: Final = "application/merge-patch+json"
+SMP_TYPE: Final = "application/strategic-merge-patch+json"
+_JSON: Final = {"Content-Type": "application/json"}
 #: Every figure this phase reports (null when it failed).
 PATCH_KEYS: Final = (
     "merge_patch_per_s",
@@ -95,67 +102,67 @@ async def _drive(
 
 
 async def measure_patching(http: aiohttp.ClientSession, url: str, count: int) -> dict[str, Any]:
-    """The figures of :data:`PATCH_KEYS` against the server at ``url`` (namespace exists)."""
+    """The figures of :data:`PATCH_KEYS` against the server at ``url`` (namespace exists).
+
+    Every figure is the best of :data:`ROUNDS` rounds, the rounds of all kinds interleaved, so
+    that load from other processes hits each kind alike (as for the create rates).
+    """
     configmaps = f"{url}/api/v1/namespaces/{NAMESPACE}/configmaps"
     deployments = f"{url}/apis/apps/v1/namespaces/{NAMESPACE}/deployments"
-    objects = CONCURRENCY  # one object per worker slot, patched over and over
-    apply_type = "application/apply-patch+yaml"
-    merge_type = "application/merge-patch+json"
-
-    def apply_request(index: int) -> Request:
-        name = f"ssa-{index:06d}"
-        body = json.dumps(_fifty_field_config(name)).encode()
-        return ("PATCH", f"{configmaps}/{name}?fieldManager=bench", body, apply_type)
-
-    first_apply = await _drive(http, count, apply_request)  # creates ``count`` objects
-    noop_apply = await _drive(http, count, apply_request)  # the same again: nothing changes
-    # A controller's steady state: the same few objects re-applied over and over.
-    steady_apply = await _drive(http, count, lambda index: apply_request(index % objects))
+    objects = CONCURRENCY  # objects patched over and over: one per request in flight
+    per_round = max(count // ROUNDS, CONCURRENCY)
 
     for index in range(objects):
-        body = json.dumps(_fifty_field_config(f"mp-{index:02d}")).encode()
-        async with http.post(
-            configmaps, data=body, headers={"Content-Type": "application/json"}
-        ) as response:
-            await response.read()
+        for collection, body in (
+            (configmaps, _fifty_field_config(f"mp-{index:02d}")),
+            (deployments, _deployment(f"d-{index:02d}")),
+        ):
+            async with http.post(
+                collection, data=json.dumps(body).encode(), headers=_JSON
+            ) as response:
+                await response.read()
+
+    def apply_request(name: str) -> Request:
+        body = json.dumps(_fifty_field_config(name)).encode()
+        return ("PATCH", f"{configmaps}/{name}?fieldManager=bench", body, APPLY_TYPE)
 
     def merge_request(index: int) -> Request:
-        name = f"mp-{index % objects:02d}"
         body = json.dumps({"data": {"key-00": f"changed-{index}"}}).encode()
-        return ("PATCH", f"{configmaps}/{name}", body, merge_type)
+        return ("PATCH", f"{configmaps}/mp-{index % objects:02d}", body, MERGE_TYPE)
 
     def merge_noop(index: int) -> Request:
-        name = f"mp-{index % objects:02d}"
-        return ("PATCH", f"{configmaps}/{name}", b'{"data":{"key-01":"value-01"}}', merge_type)
-
-    merge = await _drive(http, count, merge_request)
-    merge_noop_rate = await _drive(http, count, merge_noop)
-
-    for index in range(objects):
-        body = json.dumps(_deployment(f"d-{index:02d}")).encode()
-        async with http.post(
-            deployments, data=body, headers={"Content-Type": "application/json"}
-        ) as response:
-            await response.read()
+        body = b'{"data":{"key-01":"value-01"}}'
+        return ("PATCH", f"{configmaps}/mp-{index % objects:02d}", body, MERGE_TYPE)
 
     def smp_request(index: int) -> Request:
-        name = f"d-{index % objects:02d}"
         patch = {"spec": {"template": {"spec": {"containers": [
             {"name": "app", "image": f"app:{index}"}
         ]}}}}  # fmt: skip
         body = json.dumps(patch).encode()
-        return ("PATCH", f"{deployments}/{name}", body, "application/strategic-merge-patch+json")
+        return ("PATCH", f"{deployments}/d-{index % objects:02d}", body, SMP_TYPE)
 
-    smp = await _drive(http, count, smp_request)
-    return {
-        "merge_patch_per_s": merge,
-        "merge_patch_noop_per_s": merge_noop_rate,
-        "ssa_first_apply_per_s": first_apply,
-        "ssa_noop_apply_per_s": noop_apply,
-        "ssa_steady_apply_per_s": steady_apply,
-        "smp_deployment_per_s": smp,
-        "ssa_noop_over_merge": noop_apply / merge if merge else None,
-    }
+    best: dict[str, float] = {}
+    for number in range(ROUNDS):
+        rates = {
+            "ssa_first_apply_per_s": await _drive(
+                http, per_round, lambda i, n=number: apply_request(f"ssa-{n}-{i:06d}")
+            ),
+            # The same configurations again: nothing changes.
+            "ssa_noop_apply_per_s": await _drive(
+                http, per_round, lambda i, n=number: apply_request(f"ssa-{n}-{i:06d}")
+            ),
+            "merge_patch_per_s": await _drive(http, per_round, merge_request),
+            "merge_patch_noop_per_s": await _drive(http, per_round, merge_noop),
+            # A controller's steady state: the same few objects re-applied over and over.
+            "ssa_steady_apply_per_s": await _drive(
+                http, per_round, lambda i, n=number: apply_request(f"ssa-{n}-{i % objects:06d}")
+            ),
+            "smp_deployment_per_s": await _drive(http, per_round, smp_request),
+        }
+        for key, rate in rates.items():
+            best[key] = max(best.get(key, 0.0), rate)
+    merge = best["merge_patch_per_s"]
+    return {**best, "ssa_noop_over_merge": best["ssa_noop_apply_per_s"] / merge if merge else None}
 
 
 def patch_rows(figures: dict[str, Any]) -> list[list[object]]:

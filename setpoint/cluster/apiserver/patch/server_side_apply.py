@@ -273,9 +273,13 @@ def server_side_apply(
             if path in owned_by_others or _owned_below(path, keep):
                 continue
             remove_path(root, merged, path)
-    comparison = compare(root, base, merged, value_structs=builtin)
-    changed = tracked(comparison.changed, subresource, has_status)
-    removed = tracked(comparison.removed, subresource, has_status)
+    if merged == base:  # the usual re-apply: nothing to compare
+        changed: FieldSet = set()
+        removed: FieldSet = set()
+    else:
+        comparison = compare(root, base, merged, value_structs=builtin)
+        changed = tracked(comparison.changed, subresource, has_status)
+        removed = tracked(comparison.removed, subresource, has_status)
     conflicts: list[tuple[ManagerEntry, Path]] = []
     for entry in others:
         for path in sort_paths(entry.fields & changed):
