@@ -386,3 +386,28 @@ async def test_a_repeated_apply_is_reevaluated_after_another_write(
     )
     assert (dry.status, dry.body["data"]) == (200, {"a": "1"})
     assert (await api.request("GET", _cm_path(namespace, "c"))).body["data"] == {"a": "2"}
+
+
+async def test_list_keys_come_from_defaults_or_are_required(
+    api: RawAPI, namespace: str, gadgets: Gadgets
+) -> None:
+    path = f"/api/v1/namespaces/{namespace}/services/s?fieldManager=alice"
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "s"},
+        "spec": {"ports": [{"port": 80}]},  # protocol defaults to TCP
+    }
+    created = await api.request(
+        "PATCH", path, data=json.dumps(service).encode(), content_type=APPLY
+    )
+    assert created.status == 201, created.body
+    owned = managers(created.body)[("alice", "Apply")]["f:spec"]["f:ports"]
+    assert list(owned) == ['k:{"port":80,"protocol":"TCP"}']
+    reply = await gadgets.apply(gadgets.manifest("g", parts=[{"count": 1}]), "alice")
+    assert (reply.status, reply.body["reason"]) == (500, "")
+    assert reply.body["message"] == (
+        f"failed to create typed patch object (/g; {gadgets.group}/v1, Kind=Gadget): "
+        ".spec.parts: element 0: associative list with keys has an element that omits key field "
+        '"name" (and doesn\'t have default value)'
+    )

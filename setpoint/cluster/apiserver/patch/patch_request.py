@@ -22,8 +22,9 @@ from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.patch.merge_patch import merge_patch_in_place
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 from setpoint.cluster.apiserver.patch.noop_applies import noop_applies
-from setpoint.cluster.apiserver.patch.server_side_apply import server_side_apply
+from setpoint.cluster.apiserver.patch.server_side_apply import MissingKeyField, server_side_apply
 from setpoint.cluster.apiserver.patch.strategic import StrategicPatchError, strategic_merge_patch
+from setpoint.cluster.apiserver.registry.builtin_defaults import apply_builtin_defaults
 from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
@@ -229,18 +230,30 @@ async def _apply(
     live = ops.present_object(resource, decode(record.value)) if record is not None else None
     if live is None and subresource:
         raise status_errors.not_found(resource.group, resource.plural, name)
-    result = server_side_apply(
-        root,
-        live,
-        config,
-        manager=options.field_manager,
-        api_version=resource.api_version,
-        subresource=subresource,
-        force=force,
-        now=now_timestamp(),
-        builtin=not resource.is_custom,
-        has_status=resource.has_status,
-    )
+    try:
+        result = server_side_apply(
+            root,
+            live,
+            config,
+            manager=options.field_manager,
+            api_version=resource.api_version,
+            subresource=subresource,
+            force=force,
+            now=now_timestamp(),
+            builtin=not resource.is_custom,
+            has_status=resource.has_status,
+            defaulter=None if resource.is_custom else apply_builtin_defaults,
+        )
+    except MissingKeyField as exc:
+        # A plain error upstream: 500 with no reason (kubectl prints "Error from server: ...").
+        metadata = config.get("metadata") or {}
+        identity = (
+            f"{metadata.get('namespace', '')}/{metadata.get('name', name)}; "
+            f"{resource.group}/{resource.version}, Kind={resource.kind}"
+        )
+        raise APIError(
+            500, StatusReason.UNKNOWN, f"failed to create typed patch object ({identity}): {exc}"
+        ) from exc
     options.managed_fields = result.managed_fields
     obj = result.obj
     metadata = obj.setdefault("metadata", {})

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -58,6 +59,10 @@ _DECODE: Final = msgspec.json.Decoder().decode
 def _clone(value: Any) -> Any:
     """A deep copy of a JSON value (a msgspec round trip is several times faster)."""
     return _DECODE(_ENCODE(value))
+
+
+class MissingKeyField(ValueError):
+    """An element of a map list in the configuration omits one of its key fields."""
 
 
 @dataclass(slots=True)
@@ -186,6 +191,54 @@ def complete_keys(node: MergeNode, config: Any, live: Any) -> None:
             complete_keys(node.item, item, match)
 
 
+def fill_key_defaults(node: MergeNode, config: Any, defaulted: Any) -> None:
+    """Key fields a map-list element omits, taken from the same element of the defaulted
+    configuration (``protocol: TCP`` of ports), in place. Defaulting never reorders lists, so
+    elements correspond by index."""
+    if isinstance(config, dict) and isinstance(defaulted, dict) and not node.atomic:
+        for key, value in config.items():
+            if isinstance(value, dict | list):
+                fill_key_defaults(node.child(key), value, defaulted.get(key))
+    elif (
+        isinstance(config, list)
+        and isinstance(defaulted, list)
+        and node.list_type == "map"
+        and len(config) == len(defaulted)
+    ):
+        for item, filled in zip(config, defaulted, strict=True):
+            if isinstance(item, dict) and isinstance(filled, dict):
+                for key in node.map_keys:
+                    if key not in item and key in filled:
+                        item[key] = filled[key]
+                fill_key_defaults(node.item, item, filled)
+
+
+def missing_key(node: MergeNode, config: Any, path: Path = ()) -> str | None:
+    """Structured-merge-diff's complaint about the first map-list element without one of its
+    key fields, or None."""
+    if isinstance(config, dict) and not node.atomic:
+        for key, value in config.items():
+            if isinstance(value, dict | list):
+                found = missing_key(node.child(key), value, (*path, "f:" + key))
+                if found:
+                    return found
+    elif isinstance(config, list) and node.list_type == "map":
+        for index, item in enumerate(config):
+            if not isinstance(item, dict):
+                continue
+            for key in node.map_keys:
+                if key not in item:
+                    return (
+                        f"{path_string(path)}: element {index}: associative list with keys has "
+                        f'an element that omits key field "{key}" (and doesn\'t have default '
+                        "value)"
+                    )
+            found = missing_key(node.item, item, (*path, element_key(node, item, index)))
+            if found:
+                return found
+    return None
+
+
 def remove_path(node: MergeNode, obj: Any, path: Path) -> None:
     """Delete the value at ``path`` from ``obj`` (in place; absent paths are ignored)."""
     if not path:
@@ -238,13 +291,25 @@ def server_side_apply(
     now: str,
     builtin: bool,
     has_status: bool,
+    defaulter: Callable[[dict[str, Any]], None] | None = None,
 ) -> ApplyResult:
-    """Apply ``config`` (a decoded apply patch) for ``manager`` to ``live`` (None: create)."""
+    """Apply ``config`` (a decoded apply patch) for ``manager`` to ``live`` (None: create).
+
+    ``defaulter`` fills a built-in's defaults in place; it supplies key fields that elements of
+    the configuration omit (as the defaults in kube-apiserver's schemas do).
+    """
     base: dict[str, Any] = live if live is not None else {}
     original_config = config
     config = _clone(config)
     config.get("metadata", {}).pop("managedFields", None)
     complete_keys(root, config, base)
+    if defaulter is not None:
+        defaulted = _clone(config)
+        defaulter(defaulted)
+        fill_key_defaults(root, config, defaulted)
+    complaint = missing_key(root, config)
+    if complaint is not None:
+        raise MissingKeyField(complaint)
     if subresource == "status":
         merge_input = {k: v for k, v in config.items() if k in ("status", "apiVersion", "kind")}
     elif has_status:
