@@ -411,3 +411,9 @@ async def test_list_keys_come_from_defaults_or_are_required(
         ".spec.parts: element 0: associative list with keys has an element that omits key field "
         '"name" (and doesn\'t have default value)'
     )
+    twice = await gadgets.apply(gadgets.manifest("g", parts=[{"name": "a"}, {"name": "a"}]), "m")
+    assert (twice.status, twice.body["message"]) == (
+        500,
+        f"failed to create typed patch object (/g; {gadgets.group}/v1, Kind=Gadget): "
+        '.spec.parts: duplicate entries for key [name="a"]',
+    )

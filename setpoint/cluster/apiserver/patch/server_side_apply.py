@@ -215,25 +215,29 @@ def fill_key_defaults(node: MergeNode, config: Any, defaulted: Any) -> None:
 
 def missing_key(node: MergeNode, config: Any, path: Path = ()) -> str | None:
     """Structured-merge-diff's complaint about the first map-list element without one of its
-    key fields, or None."""
+    key fields, or about a list with the same key (or set value) twice; None if all is well."""
     if isinstance(config, dict) and not node.atomic:
         for key, value in config.items():
             if isinstance(value, dict | list):
                 found = missing_key(node.child(key), value, (*path, "f:" + key))
                 if found:
                     return found
-    elif isinstance(config, list) and node.list_type == "map":
+    elif isinstance(config, list) and node.list_type in ("map", "set"):
+        seen: set[str] = set()
         for index, item in enumerate(config):
-            if not isinstance(item, dict):
-                continue
-            for key in node.map_keys:
-                if key not in item:
-                    return (
-                        f"{path_string(path)}: element {index}: associative list with keys has "
-                        f'an element that omits key field "{key}" (and doesn\'t have default '
-                        "value)"
-                    )
-            found = missing_key(node.item, item, (*path, element_key(node, item, index)))
+            if node.list_type == "map" and isinstance(item, dict):
+                for key in node.map_keys:
+                    if key not in item:
+                        return (
+                            f"{path_string(path)}: element {index}: associative list with keys "
+                            f'has an element that omits key field "{key}" (and doesn\'t have '
+                            "default value)"
+                        )
+            element = element_key(node, item, index)
+            if element in seen:
+                return f"{path_string(path)}: duplicate entries for key {path_string((element,))}"
+            seen.add(element)
+            found = missing_key(node.item, item, (*path, element))
             if found:
                 return found
     return None
