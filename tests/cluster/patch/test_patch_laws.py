@@ -3,12 +3,14 @@
 - applying the same configuration twice changes nothing the second time;
 - a strategic merge patch with ``$patch: replace`` is a replacement;
 - without directives or lists, a strategic merge patch of a map is a JSON merge patch;
-- when only appliers write, managedFields cover exactly the fields that are set.
+- when only appliers write, managedFields cover exactly the fields that are set;
+- with appliers and updaters, every set field is owned and no one owns a field that is not set.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from hypothesis import given, settings
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 
 from setpoint.api.patch import apply_merge_patch
 from setpoint.cluster.apiserver.patch.field_paths import decode_fields, field_set
-from setpoint.cluster.apiserver.patch.managed_fields import tracked
+from setpoint.cluster.apiserver.patch.managed_fields import track_update, tracked
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode, builtin_root
 from setpoint.cluster.apiserver.patch.server_side_apply import merge, server_side_apply
 from setpoint.cluster.apiserver.patch.strategic import strategic_merge_patch
@@ -168,3 +170,62 @@ def test_merged_sets_keep_both_orders(live: list[str], config: list[str]) -> Non
     assert sorted(merged) == sorted(set(live) | set(config))
     assert [v for v in merged if v in config] == config
     assert [v for v in merged if v not in config] == [v for v in live if v not in config]
+
+
+def _exists(obj: Any, path: tuple[str, ...]) -> bool:
+    value: Any = obj
+    for element in path:
+        kind, _, rest = element.partition(":")
+        if kind == "f" and isinstance(value, dict) and rest in value:
+            value = value[rest]
+        elif kind == "v" and isinstance(value, list) and json.loads(rest) in value:
+            value = json.loads(rest)
+        else:
+            return False
+    return True
+
+
+def _update(live: dict[str, Any] | None, config: dict[str, Any], manager: str) -> dict[str, Any]:
+    """A PUT of ``config`` (no managedFields sent) by ``manager``, tracked as an Update."""
+    new = copy.deepcopy(config)
+    entries = track_update(
+        _root(),
+        live,
+        new,
+        manager=manager,
+        api_version="v1",
+        subresource="",
+        now="2026-01-01T00:00:00Z",
+        builtin=True,
+        has_status=False,
+        requested=None,
+    )
+    if entries:
+        new["metadata"]["managedFields"] = entries
+    return new
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["apply", "update"]), managers, configs), min_size=1, max_size=6
+    )
+)
+def test_ownership_never_dangles_and_every_set_field_is_owned(
+    steps: list[tuple[str, str, dict[str, Any]]],
+) -> None:
+    live: dict[str, Any] | None = None
+    for operation, manager, config in steps:
+        if operation == "apply":
+            live = _with_managed(_apply(live, config, manager, True))
+        else:
+            live = _update(live, config, manager)
+    assert live is not None
+    owned: set[tuple[str, ...]] = set()
+    for entry in live["metadata"].get("managedFields", []):
+        owned |= decode_fields(entry["fieldsV1"])
+    assert all(_exists(live, path) for path in owned), "ownership of a field that is not set"
+    present = tracked(field_set(_root(), live), "", False)
+    present.discard(("f:metadata", "f:managedFields"))
+    present = {p for p in present if not _empty_map(live, p)}
+    assert present <= owned, "a set field nobody owns"
