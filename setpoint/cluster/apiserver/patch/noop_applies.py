@@ -6,11 +6,12 @@ resourceVersion), the request body, the manager, ``force``, the subresource, the
 validation directive and the schema. When an apply with those inputs changed nothing, the same
 request against the same revision changes nothing again: its answer is the stored object (and
 the same warnings). Dry runs are never remembered (they write nothing even when they would
-change something), nor are large bodies.
+change something). Bodies are remembered by a 128-bit BLAKE2b digest, so memory stays small.
 """
 
 from __future__ import annotations
 
+import hashlib
 import weakref
 from typing import Any, Final
 
@@ -18,8 +19,7 @@ from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 
 #: Remembered applies per server (the oldest are forgotten first).
 CAPACITY: Final = 4096
-#: Bodies above this size are not remembered (they would make the memory bound loose).
-MAX_BODY_BYTES: Final = 64 * 1024
+DIGEST_BYTES: Final = 16
 
 Key = tuple[str, str, str, bool, str, bytes]
 
@@ -39,11 +39,10 @@ class NoOpApplies:
         force: bool,
         field_validation: str,
         body: bytes,
-    ) -> Key | None:
-        """The memo key of an apply, or None when it is not to be remembered."""
-        if len(body) > MAX_BODY_BYTES:
-            return None
-        return (storage_key, subresource, manager, force, field_validation, body)
+    ) -> Key:
+        """The memo key of an apply."""
+        digest = hashlib.blake2b(body, digest_size=DIGEST_BYTES).digest()
+        return (storage_key, subresource, manager, force, field_validation, digest)
 
     def lookup(self, key: Key, revision: int, root: MergeNode) -> list[str] | None:
         """The warnings of a remembered no-op apply at ``revision`` (None: not known)."""

@@ -221,10 +221,9 @@ async def _apply(
         memo_key = memo.key(
             record.key, subresource, options.field_manager, force, options.field_validation, body
         )
-        if memo_key is not None:
-            warnings = memo.lookup(memo_key, record.revision, root)
-            if warnings is not None:
-                return Result(200, ops.present(resource, record.value), warnings)
+        warnings = memo.lookup(memo_key, record.revision, root)
+        if warnings is not None:
+            return Result(200, ops.present(resource, record.value), warnings)
     config = decode_apply_body(body)
     check_apply_identity(resource, config, name)
     live = ops.present_object(resource, decode(record.value)) if record is not None else None
