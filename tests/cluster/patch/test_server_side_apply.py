@@ -417,3 +417,17 @@ async def test_list_keys_come_from_defaults_or_are_required(
         f"failed to create typed patch object (/g; {gadgets.group}/v1, Kind=Gadget): "
         '.spec.parts: duplicate entries for key [name="a"]',
     )
+
+
+async def test_list_semantics_follow_a_changed_crd(gadgets: Gadgets) -> None:
+    await gadgets.apply(gadgets.manifest("g", args=["1"]), "alice")
+    atomic = await gadgets.apply(gadgets.manifest("g", args=["2"]), "bob")
+    assert atomic.status == 409  # an atomic list: bob would replace alice's list
+    crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{gadgets.group}"
+    crd = (await gadgets.api.request("GET", crd_path)).body
+    spec_schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec_schema["properties"]["args"]["x-kubernetes-list-type"] = "set"
+    assert (await gadgets.api.request("PUT", crd_path, crd)).status == 200
+    as_set = await gadgets.apply(gadgets.manifest("g", args=["2"]), "bob")
+    assert as_set.status == 200, as_set.body
+    assert as_set.body["spec"]["args"] == ["1", "2"]

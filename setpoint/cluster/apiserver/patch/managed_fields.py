@@ -213,29 +213,31 @@ def track_update(
     return encode_entries(entries)
 
 
-#: Reads a CRD by name (None when it is gone).
-CRDLookup = Callable[[str], dict[str, Any] | None]
+#: Reads a CRD by name: its revision and a function decoding it (None when it is gone).
+CRDLookup = Callable[[str], tuple[int, Callable[[], dict[str, Any]]] | None]
 
 
 class MergeSchemaSource:
-    """The merge schema of each served resource (CRD schemas cached per CRD revision)."""
+    """The merge schema of each served resource (CRD schemas cached per CRD revision, so a
+    custom resource write decodes its CRD only after the CRD changed)."""
 
     def __init__(self, lookup_crd: CRDLookup) -> None:
         self._lookup_crd = lookup_crd
-        self._custom: dict[tuple[str, str], tuple[str, MergeNode]] = {}
+        self._custom: dict[tuple[str, str], tuple[int, MergeNode]] = {}
 
     def root(self, group: str, version: str, kind: str, crd_name: str = "") -> MergeNode:
         """The schema of one resource's objects (a deduced one when nothing better is known)."""
         api_version = f"{group}/{version}" if group else version
         if not crd_name:
             return builtin_root(api_version, kind) or custom_root(None)
-        crd = self._lookup_crd(crd_name)
-        if crd is None:
+        found = self._lookup_crd(crd_name)
+        if found is None:
             return custom_root(None)
-        revision = str((crd.get("metadata") or {}).get("resourceVersion", ""))
+        revision, load = found
         cached = self._custom.get((crd_name, version))
         if cached is not None and cached[0] == revision:
             return cached[1]
+        crd = load()
         schema = None
         for served in (crd.get("spec") or {}).get("versions") or []:
             if isinstance(served, dict) and served.get("name") == version:

@@ -219,9 +219,12 @@ class ObjectOperations:
         self._admit_namespace = admit_namespace
         self.merge_schemas = MergeSchemaSource(self._lookup_crd)
 
-    def _lookup_crd(self, name: str) -> dict[str, Any] | None:
+    def _lookup_crd(self, name: str) -> tuple[int, Callable[[], dict[str, Any]]] | None:
         record = self.storage.get(f"/apiextensions.k8s.io/customresourcedefinitions/{name}")
-        return decode(record.value) if record is not None else None
+        if record is None:
+            return None
+        value = record.value
+        return record.revision, lambda: decode(value)
 
     def _managed_fields(
         self,
