@@ -431,3 +431,22 @@ async def test_list_semantics_follow_a_changed_crd(gadgets: Gadgets) -> None:
     as_set = await gadgets.apply(gadgets.manifest("g", args=["2"]), "bob")
     assert as_set.status == 200, as_set.body
     assert as_set.body["spec"]["args"] == ["1", "2"]
+
+
+async def test_at_most_ten_update_managers_are_kept(api: RawAPI, namespace: str) -> None:
+    await api.request("POST", _cm_path(namespace) + "?fieldManager=m00", configmap("c", k00="v"))
+    for number in range(1, 12):
+        reply = await api.request(
+            "PATCH",
+            _cm_path(namespace, "c") + f"?fieldManager=m{number:02d}",
+            {"data": {f"k{number:02d}": "v"}},
+            content_type=MERGE,
+        )
+        assert reply.status == 200
+    entries = reply.body["metadata"]["managedFields"]
+    names = [e["manager"] for e in entries]
+    assert len(names) == 10
+    assert "ancient-changes" in names
+    assert "m11" in names
+    (ancient,) = [e for e in entries if e["manager"] == "ancient-changes"]
+    assert "f:k00" in ancient["fieldsV1"]["f:data"]

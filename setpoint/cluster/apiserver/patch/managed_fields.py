@@ -128,23 +128,35 @@ def encode_entries(entries: Iterable[ManagerEntry]) -> list[dict[str, Any]]:
     return [entry.to_json() for entry in kept]
 
 
-def cap_update_managers(entries: list[ManagerEntry], now: str) -> list[ManagerEntry]:
-    """At most :data:`MAX_UPDATE_MANAGERS` Update entries; the oldest merge into one."""
-    updates = [e for e in entries if e.operation == UPDATE and e.manager != ANCIENT_CHANGES]
-    if len(updates) <= MAX_UPDATE_MANAGERS:
+def cap_update_managers(entries: list[ManagerEntry]) -> list[ManagerEntry]:
+    """At most :data:`MAX_UPDATE_MANAGERS` Update entries (``capmanagers.go``): the oldest are
+    merged, per apiVersion, into an ``ancient-changes`` entry (the first of a version becomes
+    the bucket when a second one joins it), which takes the time of the last one merged."""
+    updates = [e for e in entries if e.operation == UPDATE]
+    count = len(updates)
+    if count <= MAX_UPDATE_MANAGERS:
         return entries
     updates.sort(key=lambda e: e.time)
-    excess = updates[: len(updates) - MAX_UPDATE_MANAGERS + 1]
-    merged: FieldSet = set()
-    for entry in excess:
-        merged |= entry.fields
-    ancient = next((e for e in entries if e.manager == ANCIENT_CHANGES), None)
-    kept = [e for e in entries if e not in excess and e is not ancient]
-    if ancient is not None:
-        merged |= ancient.fields
-    api_version = excess[-1].api_version
-    kept.append(ManagerEntry(ANCIENT_CHANGES, UPDATE, api_version, now, merged))
-    return kept
+    buckets = {e.api_version: e for e in updates if e.manager == ANCIENT_CHANGES}
+    first_of_version: dict[str, ManagerEntry] = {}
+    for entry in updates:
+        if count <= MAX_UPDATE_MANAGERS:
+            break
+        if entry.manager == ANCIENT_CHANGES:
+            continue
+        bucket = buckets.get(entry.api_version)
+        if bucket is None:
+            first = first_of_version.get(entry.api_version)
+            if first is None:
+                first_of_version[entry.api_version] = entry
+                continue
+            first.manager, first.subresource = ANCIENT_CHANGES, ""
+            bucket = buckets[entry.api_version] = first
+        bucket.fields |= entry.fields
+        bucket.time = entry.time
+        entries.remove(entry)
+        count -= 1
+    return entries
 
 
 def tracked(paths: FieldSet, subresource: str, has_status: bool) -> FieldSet:
@@ -209,7 +221,7 @@ def track_update(
         else:
             mine.fields |= changed
             mine.time = now
-        entries = cap_update_managers(entries, now)
+        entries = cap_update_managers(entries)
     return encode_entries(entries)
 
 
