@@ -8,7 +8,8 @@ and this process generating the load (aiohttp + msgspec, the same code for every
 - creates/s with 1 and with 16 requests in flight (ConfigMaps of about 1 KiB);
 - the time to list 10,000 ConfigMaps of one namespace (median of a few, body read and split);
 - watch fan-out: events/s delivered to 10 concurrent watchers while ConfigMaps are created;
-- RSS of the server holding 100,000 ConfigMaps, per stored object and per byte of its JSON.
+- RSS of the server holding 100,000 ConfigMaps, per stored object and per byte of its JSON;
+- (in-memory target) patch and apply throughput, see :mod:`bench.patch_load`.
 
 Targets: ``setpoint cluster serve --in-memory``, ``setpoint cluster serve --data-dir``, KMock's
 ``KubernetesEmulator`` (``bench.kmock_server``), and for creates only the HTTP ceiling
@@ -32,7 +33,7 @@ from typing import Any, Final
 
 import aiohttp
 
-from bench import http_load
+from bench import http_load, patch_load
 from bench.command_line import run_benchmark
 from bench.results_table import render_table
 from bench.server_process import MIB, ServerProcess, free_port, python_module_argv
@@ -56,6 +57,7 @@ class Sizes:
 
     creates_1: int
     creates_16: int
+    patches: int
     list_objects: int
     watchers: int
     watch_events: int
@@ -69,6 +71,7 @@ class Sizes:
 FULL: Final = Sizes(
     creates_1=3_000,
     creates_16=15_000,
+    patches=3_000,
     list_objects=10_000,
     watchers=10,
     watch_events=2_000,
@@ -80,6 +83,7 @@ FULL: Final = Sizes(
 QUICK: Final = Sizes(
     creates_1=30,
     creates_16=100,
+    patches=50,
     list_objects=100,
     watchers=3,
     watch_events=20,
@@ -241,6 +245,10 @@ async def _measure_phases(name: str, server: ServerProcess, sizes: Sizes) -> dic
         if name != "kmock":
             for namespace in (NS_CREATES_1, NS_CREATES_16, NS_LIST, NS_WATCH, NS_FILL):
                 await http_load.ensure_namespace(http, url, namespace)
+        if name == "memory":
+            await http_load.ensure_namespace(http, url, patch_load.NAMESPACE)
+            result["patching"] = await patch_load.measure_patching(http, url, sizes.patches)
+            log.info("%s: patch and apply %s", name, result["patching"])
 
         for concurrency, namespace, count in (
             (1, NS_CREATES_1, sizes.creates_1),
@@ -359,6 +367,7 @@ def summarize(figures: dict[str, Any]) -> dict[str, Any]:
         "sqlite_list_10k_lt_250ms": at_most(sqlite["list_10k_ms"], AIM_LIST_MS),
         "memory_rss_le_2x_json": at_most(memory["rss_per_json_byte"], AIM_RSS_PER_JSON_BYTE),
         "sqlite_rss_le_2x_json": at_most(sqlite["rss_per_json_byte"], AIM_RSS_PER_JSON_BYTE),
+        "memory_ssa_noop_ge_50pct_merge_patch": patch_load.meets_aim(memory.get("patching", {})),
     }
     return {"ratios": ratios, "aims": aims}
 
@@ -444,6 +453,10 @@ def render(figures: dict[str, Any]) -> str:
             f"bench.apiserver  {figures['run']['date']}  ({figures['run']['cpus']} CPUs)"
             + (QUICK_WARNING if figures["run"]["quick"] else ""),
             table,
+            render_table(
+                ["patch and apply (memory, 16 in flight)", "requests/s"],
+                patch_load.patch_rows(figures["memory"].get("patching", {})),
+            ),
             render_table(["ratio", "value"], ratio_rows),
             render_table(["aim", "met"], aim_rows),
         ]

@@ -27,15 +27,6 @@ from setpoint.client import (
 
 pytest.importorskip("setpoint.testing.plugin", reason="the local cluster fixture is not available")
 
-# Features the local server did not implement yet when these tests were written; the tests
-# run anyway (non-strict xfail) and report XPASS once the server catches up.
-needs_server_strategic_merge = pytest.mark.xfail(
-    reason="local server: strategic merge patch on built-ins not implemented yet", strict=False
-)
-needs_server_apply = pytest.mark.xfail(
-    reason="local server: server-side apply not implemented yet", strict=False
-)
-
 # Guards against a hung stream; generous so it never fires on a slow machine.
 STREAM_GUARD_SECONDS = 30
 
@@ -104,7 +95,6 @@ async def test_merge_and_json_patches(kube: Client, namespace: str) -> None:
         )
 
 
-@needs_server_strategic_merge
 async def test_strategic_merge_patch(kube: Client, namespace: str) -> None:
     created = await kube.create(configmap("smp", namespace, a="1"))
     strategic = await kube.patch(
@@ -114,7 +104,6 @@ async def test_strategic_merge_patch(kube: Client, namespace: str) -> None:
     assert strategic["data"] == {"a": "1"}
 
 
-@needs_server_apply
 async def test_server_side_apply_with_conflicts_and_force(kube: Client, namespace: str) -> None:
     desired = configmap("applied", namespace, owner="one")
     first = await kube.apply(desired, field_manager="manager-one")

@@ -134,9 +134,14 @@ async def test_unsupported_patch_type(api: RawAPI, namespace: str) -> None:
         "PATCH",
         _cm_path(namespace, "p"),
         {"data": {"a": "b"}},
-        content_type="application/strategic-merge-patch+json",
+        content_type="application/x-not-a-patch",
     )
     assert (reply.status, reply.body["reason"]) == (415, "UnsupportedMediaType")
+    assert reply.body["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/strategic-merge-patch+json, application/apply-patch+yaml"
+    )
 
 
 async def test_protobuf_body(api: RawAPI, namespace: str) -> None:

@@ -14,7 +14,6 @@ import pytest
 from setpoint.api.owners import set_controller_reference
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
-from setpoint.client.errors import ApiError
 from setpoint.controller.builder import Builder
 from setpoint.controller.handlers import EnqueueRequestForObject
 from setpoint.controller.reconcile import Request, Result
@@ -202,20 +201,9 @@ def test_registration_errors_are_named() -> None:
         Operator("Not A Name")
 
 
-async def server_side_apply_is_served(client: Client, namespace: str) -> bool:
-    probe = config_map(namespace, "apply-probe")
-    try:
-        await client.apply(probe, field_manager="probe")
-    except ApiError:
-        return False
-    return True
-
-
 async def test_apply_owned_makes_a_controlled_child_with_the_operator_as_manager(
     local_cluster: Cluster, client: Client, namespace: str
 ) -> None:
-    if not await server_side_apply_is_served(client, namespace):
-        pytest.skip("the local cluster does not serve server-side apply yet")
     op = Operator("appliers", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
     applied: list[dict[str, Any]] = []
 

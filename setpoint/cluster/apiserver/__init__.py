@@ -12,6 +12,8 @@ A request travels through the packages in this order:
 - ``registry/`` carries out the operation with kube-apiserver's generic semantics (create,
   get, list, update, patch, delete; selectors; the table of served resources and the
   discovery documents built from it; CRDs turning into served resources).
+- ``patch/`` turns a PATCH body into the new object (JSON, merge and strategic merge patches,
+  server-side apply) and keeps ``metadata.managedFields`` on every write.
 - ``kinds/`` adds what one kind does differently (a registry "strategy" upstream):
   namespaces, pods, services, events, leases.
 - ``validation/`` checks built-in objects as ``pkg/apis/*/validation`` does; ``schema/``

@@ -52,6 +52,7 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
 )
 from setpoint.cluster.apiserver.openapi.documents import OpenAPIDocuments
 from setpoint.cluster.apiserver.openapi.serving import serve_openapi
+from setpoint.cluster.apiserver.patch.patch_request import patch_object
 from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
@@ -371,23 +372,14 @@ class APIHandler:
         raise _method_not_allowed()
 
     async def _patch(self, request: web.BaseRequest, target: ResourceTarget) -> web.Response:
-        resource = target.resource
-        body = await request_body.read_body(request)
-        record = self._operations.get_record(resource, target.namespace, target.name or "")
-        current = self._operations.present_object(resource, decode(record.value))
-        patched = apply_patch(request, resource, current, body)
-        if not isinstance(patched, dict):
-            raise status_errors.bad_request("the patch did not result in a JSON object")
-        metadata = patched.get("metadata")
-        if isinstance(metadata, dict) and not metadata.get("resourceVersion"):
-            metadata["resourceVersion"] = current["metadata"].get("resourceVersion")
-        result = await self._operations.update(
-            resource,
+        result = await patch_object(
+            self._operations,
+            target.resource,
             target.namespace,
             target.name or "",
-            patched,
-            write_options(request),
             target.subresource,
+            request,
+            write_options(request),
         )
         return _result(result)
 
@@ -430,7 +422,9 @@ class APIHandler:
             )
         new = copy.deepcopy(obj)
         crds.write_path(new, spec_replicas_path(resource), replicas)
-        result = await ops.update_object(resource, record, new, write_options(request))
+        options = write_options(request)
+        options.fields_subresource = "scale"
+        result = await ops.update_object(resource, record, new, options)
         if result.code >= 300:
             return _result(result)
         return json_response(200, encode_json(scale_of(resource, decode(result.body))))

@@ -30,10 +30,6 @@ STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
 APPLY_PATCH: Final = "application/apply-patch+yaml"
 #: Media types a create or update body may use here.
 BODY_MEDIA_TYPES: Final = (JSON, YAML, protobuf.PROTOBUF_MEDIA_TYPE)
-#: Patch types served for built-ins now (strategic merge and apply patches are the next step).
-BUILTIN_PATCH_TYPES: Final = (JSON_PATCH, MERGE_PATCH)
-#: Patch types custom resources accept upstream (no strategic merge patch).
-CUSTOM_PATCH_TYPES: Final = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
 
 _DECODER = msgspec.json.Decoder()
 

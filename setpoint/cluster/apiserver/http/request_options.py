@@ -1,8 +1,7 @@
 """Options of write requests: create/update/patch query parameters, DeleteOptions, patches.
 
 DeleteOptions come from the body (kubectl sends ``{"propagationPolicy":"Background"}``) or from
-query parameters; patches are applied by their Content-Type (merge patch and JSON patch; the
-strategic merge and apply patch types are answered with 415 until they are served).
+query parameters. Patches are applied by :mod:`setpoint.cluster.apiserver.patch`.
 """
 
 from __future__ import annotations
@@ -12,19 +11,16 @@ from typing import Any, Final
 from aiohttp import web
 
 from setpoint.api import field_errors as fe
-from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
-from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.list_options import parse_bool
+from setpoint.cluster.apiserver.patch import patch_request
+from setpoint.cluster.apiserver.patch.merge_schema import builtin_root
 from setpoint.cluster.apiserver.registry.object_operations import DeleteOptions, WriteOptions
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
-from setpoint.cluster.apiserver.status_errors import APIError
 
 DRY_RUN_ALL: Final = "All"
 FIELD_VALIDATION_DIRECTIVES: Final = ("Ignore", "Warn", "Strict")
-#: Upstream's reply when a JSON patch cannot be applied (422, message without the detail).
-PATCH_REJECTED_MESSAGE: Final = "the server rejected our request due to an error in our request"
 
 
 def write_options(request: web.BaseRequest) -> WriteOptions:
@@ -47,6 +43,7 @@ def write_options(request: web.BaseRequest) -> WriteOptions:
         dry_run=bool(dry_run),
         field_validation=validation,
         field_manager=query.get("fieldManager", ""),
+        user_agent=request.headers.get("User-Agent", ""),
     )
 
 
@@ -102,35 +99,12 @@ def apply_patch(
     *,
     scale_patch: bool = False,
 ) -> Any:
-    """The object after applying the request's patch, by its Content-Type."""
+    """The object after applying the request's patch, by its Content-Type (for ``/scale``)."""
     kind = request_body.media_type(request)
-    accepted = (
-        request_body.CUSTOM_PATCH_TYPES
-        if resource.is_custom
-        else (request_body.BUILTIN_PATCH_TYPES)
+    accepted = tuple(
+        t for t in patch_request.accepted_patch_types(resource) if t != request_body.APPLY_PATCH
     )
-    if kind == request_body.MERGE_PATCH:
-        patch = request_body.decode_json(body)
-        return apply_merge_patch(current, patch)
-    if kind == request_body.JSON_PATCH:
-        operations = request_body.decode_json(body)
-        if not isinstance(operations, list):
-            raise status_errors.bad_request(
-                "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
-            )
-        try:
-            return apply_json_patch(current, operations)
-        except PatchTestFailed as exc:
-            raise _patch_rejected(str(exc)) from exc
-        except PatchError as exc:
-            raise _patch_rejected(str(exc)) from exc
-    raise status_errors.unsupported_media_type(kind, accepted)
-
-
-def _patch_rejected(detail: str) -> APIError:
-    return APIError(
-        422,
-        StatusReason.INVALID,
-        PATCH_REJECTED_MESSAGE,
-        details={"causes": [{"reason": "FieldValueInvalid", "message": detail}]},
-    )
+    if kind not in accepted:
+        raise status_errors.unsupported_media_type(kind, accepted)
+    schema = builtin_root("autoscaling/v1", "Scale") if scale_patch else None
+    return patch_request.apply_patch_body(kind, current, body, schema)

@@ -35,6 +35,11 @@ from setpoint.cluster.apiserver.http.list_options import (
     encode_continue,
     parse_resource_version,
 )
+from setpoint.cluster.apiserver.patch.managed_fields import (
+    MergeSchemaSource,
+    manager_from_user_agent,
+    track_update,
+)
 from setpoint.cluster.apiserver.registry.builtin_defaults import apply_builtin_defaults
 from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
 from setpoint.cluster.apiserver.registry.object_decoding import check_type, checked_metadata
@@ -158,6 +163,18 @@ class WriteOptions:
     dry_run: bool = False
     field_validation: str = "Warn"
     field_manager: str = ""
+    #: The request's User-Agent: its first word is the manager when ``fieldManager`` is unset.
+    #: Writes the server makes itself (default namespaces, CRD cleanup) are kube-apiserver's.
+    user_agent: str = "kube-apiserver"
+    #: ``managedFields`` already computed (by server-side apply); None: track as an Update.
+    managed_fields: list[dict[str, Any]] | None = None
+    #: The subresource managedFields entries name when it is not the one written (``scale``).
+    fields_subresource: str = ""
+
+    @property
+    def manager(self) -> str:
+        """The field manager of the write."""
+        return self.field_manager or manager_from_user_agent(self.user_agent)
 
 
 @dataclass(slots=True)
@@ -200,6 +217,48 @@ class ObjectOperations:
         self.storage = storage
         self._behaviour_for = behaviour_for
         self._admit_namespace = admit_namespace
+        self.merge_schemas = MergeSchemaSource(self._lookup_crd)
+
+    def _lookup_crd(self, name: str) -> tuple[int, Callable[[], dict[str, Any]]] | None:
+        record = self.storage.get(f"/apiextensions.k8s.io/customresourcedefinitions/{name}")
+        if record is None:
+            return None
+        value = record.value
+        return record.revision, lambda: decode(value)
+
+    def _managed_fields(
+        self,
+        resource: ServedResource,
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        options: WriteOptions,
+        subresource: str,
+        requested: Any,
+    ) -> None:
+        """Set ``new``'s managedFields: precomputed by apply, else tracked as an Update."""
+        metadata = new["metadata"]
+        if options.managed_fields is not None:
+            entries: list[dict[str, Any]] | None = options.managed_fields
+        else:
+            root = self.merge_schemas.root(
+                resource.group, resource.version, resource.kind, resource.crd_name
+            )
+            entries = track_update(
+                root,
+                old,
+                new,
+                manager=options.manager,
+                api_version=resource.api_version,
+                subresource=options.fields_subresource or subresource,
+                now=now_timestamp(),
+                builtin=not resource.is_custom,
+                has_status=resource.has_status,
+                requested=requested,
+            )
+        if entries:
+            metadata["managedFields"] = entries
+        else:
+            metadata.pop("managedFields", None)
 
     async def _settle(
         self,
@@ -458,6 +517,7 @@ class ObjectOperations:
         if resource.namespaced:
             self._admit_namespace(resource, namespace or "", name)
         warnings = self._validate(resource, obj, None, options, behaviour, "")
+        self._managed_fields(resource, None, obj, options, "", None)
         if options.dry_run:
             return Result(201, encode_json(obj), warnings)
         stored = behaviour.to_storage(resource, obj)
@@ -582,6 +642,7 @@ class ObjectOperations:
                 else:
                     new.pop("status", None)
         new_meta = checked_metadata(new, resource)
+        requested_managed = new_meta.get("managedFields")
         uid = new_meta.get("uid")
         if uid and uid != old_meta.get("uid"):
             raise status_errors.conflict(
@@ -636,6 +697,7 @@ class ObjectOperations:
         ):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour, subresource)
+        self._managed_fields(resource, old, new, options, subresource, requested_managed)
         if new == old and json_equal(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
             return Result(200, self.present(resource, record.value), warnings)
