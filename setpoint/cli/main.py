@@ -17,6 +17,9 @@ LAZY_COMMANDS = {
     "generate": "setpoint.cli.generate:generate_command",
     "install": "setpoint.cli.generate:install_command",
     "uninstall": "setpoint.cli.generate:uninstall_command",
+    "init": "setpoint.cli.scaffold:init_command",
+    "dev": "setpoint.cli.dev:dev_command",
+    "create": "setpoint.cli.scaffold:create_group",
 }
 
 
@@ -51,33 +54,6 @@ class NotBuiltYet(click.ClickException):
 @click.version_option(__version__, prog_name="setpoint")
 def cli() -> None:
     """setpoint: write, run, test and ship Kubernetes operators in Python."""
-
-
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("target", required=False)
-def dev(target: str | None) -> None:
-    """Local cluster + the operator's CRDs + the operator, in one command."""
-    raise NotBuiltYet("dev")
-
-
-@cli.command(name="init")
-@click.argument("name", required=False)
-def init_project(name: str | None) -> None:
-    """Scaffold a new operator project called NAME."""
-    raise NotBuiltYet("init")
-
-
-@cli.group()
-def create() -> None:
-    """Scaffold parts of an existing project."""
-
-
-@create.command(
-    name="api", context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
-)
-def create_api() -> None:
-    """Scaffold a new API (CRD model + controller): --group G --version V --kind K."""
-    raise NotBuiltYet("create api")
 
 
 @cli.command()

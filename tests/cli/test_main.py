@@ -44,7 +44,7 @@ def test_the_console_entry_point_runs_as_a_module() -> None:
 
 
 def test_every_built_command_has_an_example_in_its_help() -> None:
-    for command in ("generate", "install", "uninstall"):
+    for command in ("generate", "install", "uninstall", "init"):
         result = CliRunner().invoke(cli, [command, "--help"])
         assert result.exit_code == 0, result.output
         assert "Example:" in result.output and f"setpoint {command} " in result.output

@@ -1,0 +1,68 @@
+"""`setpoint dev`: cluster, CRDs, samples, the operator, and a reload on a source change."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SAMPLE = Path(__file__).parents[1] / "generate" / "sample_project" / "foo_operator.py"
+
+
+def _read_until(process: subprocess.Popen[str], pattern: str, seen: list[str]) -> str:
+    assert process.stderr is not None
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if re.search(pattern, line):
+            return line
+    raise AssertionError(f"no line matching {pattern!r} in:\n{''.join(seen)}")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+def test_dev_starts_everything_and_reloads_on_change(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    target = project / "foo_operator.py"
+    shutil.copy(SAMPLE, target)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "setpoint", "dev", str(target), "--samples", "--once"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    seen: list[str] = []
+    try:
+        export = _read_until(process, r"export KUBECONFIG=", seen)
+        kubeconfig = export.rsplit("KUBECONFIG=", 1)[1].strip()
+        _read_until(process, r"CRDs installed", seen)
+        _read_until(process, r"samples applied", seen)
+        _read_until(process, r"operator running", seen)
+        deadline = time.monotonic() + 60
+        status = ""
+        while time.monotonic() < deadline and status != "1":
+            status = subprocess.run(
+                ["kubectl", "--kubeconfig", kubeconfig, "get", "foo", "foo-sample", "-n",
+                 "default", "-o", "jsonpath={.status.availableReplicas}"],
+                capture_output=True, text=True, timeout=30,
+            ).stdout  # fmt: skip
+            time.sleep(0.2)
+        assert status == "1", "".join(seen)
+        target.write_text(target.read_text() + "\n# edited\n")
+        _read_until(process, r"changed: foo_operator\.py; reloading", seen)
+        assert process.wait(60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
