@@ -63,6 +63,7 @@ def _target_in_image(target: str) -> str:
 
 @click.command(name="generate")
 @click.argument("target")
+@click.argument("bundle_target", required=False, metavar="[TARGET]")
 @click.option(
     "-o",
     "--output",
@@ -89,25 +90,59 @@ def _target_in_image(target: str) -> str:
     help="TARGET as `setpoint run` sees it inside the image "
     "(default: TARGET, a .py path turned into a module name).",
 )
+@click.option(
+    "--version",
+    "bundle_version",
+    default="0.1.0",
+    show_default=True,
+    help="bundle: the operator's version (the CSV's).",
+)
+@click.option(
+    "--channel",
+    "channels",
+    multiple=True,
+    help="bundle: a channel (repeatable; the first is the default) [default: alpha].",
+)
+@click.option(
+    "--capabilities",
+    default="Basic Install",
+    show_default=True,
+    help="bundle: the capability level (Basic Install ... Auto Pilot).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 def generate_command(
     target: str,
+    bundle_target: str | None,
     output: str,
     image: str,
     namespace: str | None,
     namespaced: bool,
     run_target: str | None,
+    bundle_version: str,
+    channels: tuple[str, ...],
+    capabilities: str,
     debug: bool,
 ) -> None:  # fmt: skip
-    """Write CRDs, RBAC, kustomize config, a Helm chart and a Dockerfile for TARGET.
+    """Write CRDs, RBAC, kustomize config, a Helm chart and a Dockerfile for TARGET;
+    `generate bundle TARGET` writes an OLM bundle instead.
 
     \b
     Example:
       setpoint generate myop/operator.py -o config --image ghcr.io/me/myop:0.1.0
       kubectl apply -k config/default
+      setpoint generate bundle myop/operator.py -o bundle --version 0.1.0
+      setpoint check bundle bundle
     """
+    from setpoint.generate.bundle import BundleOptions, bundle_files
     from setpoint.generate.project import GenerateOptions, project_files
 
+    is_bundle = target == "bundle" and bundle_target is not None
+    if is_bundle:
+        assert bundle_target is not None
+        target = bundle_target
+    elif bundle_target is not None:
+        raise click.UsageError(f"unexpected argument {bundle_target!r} (did you mean "
+                               f"`setpoint generate bundle {bundle_target}`?)")  # fmt: skip
     try:
         operators, models = load_models_and_operators(target)
         if not operators:
@@ -118,7 +153,15 @@ def generate_command(
             namespace=namespace,
             namespaced=namespaced,
         )
-        files = project_files(operators, models, options)
+        if is_bundle:
+            bundle = BundleOptions(
+                version=bundle_version,
+                channels=channels or ("alpha",),
+                capabilities=capabilities,
+            )
+            files = bundle_files(operators, models, options, bundle)
+        else:
+            files = project_files(operators, models, options)
     except (TargetError, SchemaError, TypeError, ValueError) as error:
         if debug:
             raise
@@ -128,10 +171,46 @@ def generate_command(
         destination = root / path
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_text(text)
+    if is_bundle:
+        click.echo(f"wrote an OLM bundle ({len(files)} files) to {root}/; "
+                   f"check it with: setpoint check bundle {root}")  # fmt: skip
+        return
     click.echo(
         f"wrote {len(files)} files to {root}/ ({len(models)} CRDs); "
         f"install with: kubectl apply -k {root}/default"
     )
+
+
+@click.group(name="check")
+def check_group() -> None:
+    """Check generated artefacts."""
+
+
+@check_group.command(name="bundle")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True))
+def check_bundle_command(directory: str) -> None:
+    """Run the scorecard's basic and olm checks and the registry's rules on a bundle.
+
+    \b
+    Example:
+      setpoint check bundle bundle/
+    """
+    from setpoint.generate.bundle_check import check_bundle
+
+    try:
+        results = check_bundle(Path(directory))
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    failed = 0
+    for result in results:
+        mark = click.style("pass", fg="green") if result.passed else click.style("fail", fg="red")
+        click.echo(f"{mark}  {result.name}")
+        for suggestion in result.suggestions:
+            click.echo(f"      suggestion: {suggestion}")
+        failed += not result.passed
+    click.echo(f"{len(results) - failed} passed, {failed} failed")
+    if failed:
+        sys.exit(1)
 
 
 def _crds_from(source: str) -> list[dict[str, Any]]:

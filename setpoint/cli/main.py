@@ -19,6 +19,7 @@ LAZY_COMMANDS = {
     "uninstall": "setpoint.cli.generate:uninstall_command",
     "init": "setpoint.cli.scaffold:init_command",
     "dev": "setpoint.cli.dev:dev_command",
+    "check": "setpoint.cli.generate:check_group",
     "create": "setpoint.cli.scaffold:create_group",
 }
 

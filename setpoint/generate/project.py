@@ -161,7 +161,7 @@ def project_files(
 
     files["manager/manager.yaml"] = _dump(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "system"}},
-        _deployment(name, options),
+        deployment_manifest(name, options),
     )
     files["manager/metrics_service.yaml"] = _dump(_metrics_service(name))
     files["manager/kustomization.yaml"] = _dump(
@@ -239,7 +239,7 @@ def security_context() -> dict[str, Any]:
     }
 
 
-def _deployment(name: str, options: GenerateOptions) -> dict[str, Any]:
+def deployment_manifest(name: str, options: GenerateOptions) -> dict[str, Any]:
     labels = {"control-plane": "controller-manager"}
     probe = {"httpGet": {"port": PROBE_PORT}, "initialDelaySeconds": 5, "periodSeconds": 10}
     return {

@@ -11,8 +11,8 @@ from setpoint import __version__
 from setpoint.cli.main import cli
 
 CONTRACT_GROUPS = ("cluster", "run", "dev", "generate", "init", "create", "demo")
-# Beyond DESIGN.md's contract: CRD installation (kubebuilder's `make install`/`uninstall`).
-EXTRA_COMMANDS = ("install", "uninstall")
+# Beyond DESIGN.md's contract: CRD installation (kubebuilder's install/uninstall), bundle checks.
+EXTRA_COMMANDS = ("install", "uninstall", "check")
 
 
 def test_help_lists_every_command_group_of_the_cli_contract() -> None:
@@ -44,7 +44,7 @@ def test_the_console_entry_point_runs_as_a_module() -> None:
 
 
 def test_every_built_command_has_an_example_in_its_help() -> None:
-    for command in ("generate", "install", "uninstall", "init"):
+    for command in ("generate", "install", "uninstall", "init", "dev"):
         result = CliRunner().invoke(cli, [command, "--help"])
         assert result.exit_code == 0, result.output
         assert "Example:" in result.output and f"setpoint {command} " in result.output
