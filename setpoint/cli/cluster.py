@@ -22,7 +22,12 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 @click.group()
 def cluster() -> None:
-    """Run the local Kubernetes control plane."""
+    """Run the local Kubernetes control plane.
+
+    \b
+    Example:
+      setpoint cluster serve --in-memory --kubeconfig /tmp/kubeconfig
+    """
 
 
 @cluster.command()
@@ -74,6 +79,11 @@ def serve(
 
     Plain HTTP on --port, HTTPS (self-signed, for kubectl, which sends tokens only over TLS) on
     --https-port; both need the bearer token written into the kubeconfig.
+
+    \b
+    Example:
+      setpoint cluster serve --data-dir ./cluster-data    # kubeconfig in ./cluster-data
+      KUBECONFIG=./cluster-data/kubeconfig kubectl get namespaces
     """
     if data_dir is not None and in_memory:
         raise click.UsageError("--data-dir and --in-memory exclude each other")

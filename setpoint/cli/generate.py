@@ -183,7 +183,12 @@ def generate_command(
 
 @click.group(name="check")
 def check_group() -> None:
-    """Check generated artefacts."""
+    """Check generated artefacts.
+
+    \b
+    Example:
+      setpoint check bundle bundle/
+    """
 
 
 @check_group.command(name="bundle")

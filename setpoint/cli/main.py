@@ -59,7 +59,12 @@ def cli() -> None:
 
 @cli.command()
 def demo() -> None:
-    """The README tour: local cluster + the seed operators + their samples."""
+    """The README tour: local cluster + the seed operators + their samples.
+
+    \b
+    Example:
+      setpoint demo
+    """
     raise NotBuiltYet("demo")
 
 

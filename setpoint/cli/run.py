@@ -142,7 +142,16 @@ def run_command(
     log_level: str,
     graceful_shutdown_timeout: float | None,
 ) -> None:
-    """Run the operator defined in TARGET (a .py file or a module, optionally :attribute)."""
+    """Run the operator defined in TARGET (a .py file or a module, optionally :attribute).
+
+    Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 when the operator fails or cannot
+    reach the API server, 2 for usage errors.
+
+    \b
+    Example:
+      setpoint run myop/operator.py --kubeconfig ~/.kube/config -n default
+      setpoint run myop.operator:op --leader-elect
+    """
     try:
         configure_logging("json" if log_format == "json" else "human", log_level)
     except ValueError as error:

@@ -135,7 +135,12 @@ def _project(root: Path) -> tuple[str, str, bool]:
 
 @click.group(name="create")
 def create_group() -> None:
-    """Add parts to a project made by `setpoint init`."""
+    """Add parts to a project made by `setpoint init`.
+
+    \b
+    Example:
+      setpoint create api --group cache --version v1alpha1 --kind Memcached
+    """
 
 
 @create_group.command(name="api")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import click
 from click.testing import CliRunner
 
 from setpoint import __version__
@@ -43,8 +44,23 @@ def test_the_console_entry_point_runs_as_a_module() -> None:
     assert "cluster" in done.stdout
 
 
-def test_every_built_command_has_an_example_in_its_help() -> None:
-    for command in ("generate", "install", "uninstall", "init", "dev"):
-        result = CliRunner().invoke(cli, [command, "--help"])
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None
+        found.append((*prefix, name))
+        if isinstance(command, click.Group):
+            found += _commands(command, (*prefix, name))
+    return found
+
+
+def test_every_command_has_an_example_in_its_help() -> None:
+    commands = _commands(cli)
+    assert ("create", "api") in commands and ("cluster", "serve") in commands
+    for command in commands:
+        result = CliRunner().invoke(cli, [*command, "--help"])
         assert result.exit_code == 0, result.output
-        assert "Example:" in result.output and f"setpoint {command} " in result.output
+        assert "Example:" in result.output, command
+        assert f"setpoint {command[0]}" in result.output.split("Example:", 1)[1], command
