@@ -28,6 +28,7 @@ from setpoint.cluster.apiserver.http.list_options import (
     parse_resource_version,
     query_dict,
 )
+from setpoint.cluster.apiserver.http.log_redaction import LogRedactor
 from setpoint.cluster.apiserver.http.media_types import (
     JSON_MEDIA_TYPE,
     PRODUCIBLE_MEDIA_TYPES,
@@ -133,6 +134,7 @@ class APIHandler:
         self._registry = registry
         self._operations = operations
         self._expected_authorization = f"Bearer {token}"
+        self._redact = LogRedactor(token)
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self._media_types = MediaTypeCache()
@@ -153,13 +155,15 @@ class APIHandler:
         except APIError as error:
             response = status_response(error)
         except Exception as exc:
-            log.exception("internal error serving %s %s", request.method, request.path_qs)
+            log.exception(
+                "internal error serving %s %s", request.method, self._redact.path(request.path_qs)
+            )
             response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s %d %.1fms",
                 request.method,
-                request.path_qs,
+                self._redact.path(request.path_qs),
                 response.status,
                 (time.perf_counter() - started) * 1000,
             )
@@ -302,9 +306,10 @@ class APIHandler:
                         request, ops, resource, target.namespace, options, self._watches
                     )
                 _require_verb(resource, "list")
-                return json_response(
-                    200, await ops.list_collection(resource, target.namespace, options)
+                body = await ops.settled_read(
+                    lambda: ops.list_collection(resource, target.namespace, options)
                 )
+                return json_response(200, body)
             if method == "POST":
                 _require_verb(resource, "create")
                 body = await request_body.read_body(request)
@@ -329,7 +334,11 @@ class APIHandler:
             return await self._finalize(request, resource, name)
         if method == "GET":
             _require_verb(resource, "get")
-            return json_response(200, ops.get(resource, target.namespace, name))
+
+            async def read_one() -> bytes:
+                return ops.get(resource, target.namespace, name)
+
+            return json_response(200, await ops.settled_read(read_one))
         if method == "PUT":
             _require_verb(resource, "update")
             body = await request_body.read_body(request)
@@ -385,11 +394,17 @@ class APIHandler:
     ) -> web.Response:
         method = request.method
         ops = self._operations
+        if method == "GET":
+
+            async def read_scale() -> bytes:
+                record = ops.get_record(resource, namespace, name)
+                obj = ops.present_object(resource, decode(record.value))
+                return encode_json(scale_of(resource, obj))
+
+            return json_response(200, await ops.settled_read(read_scale))
         record = ops.get_record(resource, namespace, name)
         obj = ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)
-        if method == "GET":
-            return json_response(200, encode_json(scale))
         if method not in ("PUT", "PATCH"):
             raise _method_not_allowed()
         body = await request_body.read_body(request)

@@ -18,17 +18,17 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.api.patch import json_equal
-from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.fresh_revision import wait_for_revision
 from setpoint.cluster.apiserver.http.list_options import (
     MATCH_EXACT,
     ListOptions,
@@ -49,6 +49,7 @@ from setpoint.cluster.apiserver.storage import (
     ExpiredError,
     KeyExistsError,
     KeyNotFoundError,
+    ReadTicket,
     Record,
     RevisionConflictError,
     Storage,
@@ -58,6 +59,8 @@ from setpoint.cluster.apiserver.storage.codec import encode_json
 from setpoint.cluster.apiserver.validation.object_meta import validate_object_meta
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 #: Upstream retries a generated name this many times before giving up (``store.go``).
 GENERATE_NAME_ATTEMPTS: Final = 8
@@ -72,6 +75,8 @@ RANDOM_BLOCK_BYTES: Final = 16 * 128
 HISTORY_DRAIN_SECONDS: Final = 0.05
 #: Records fetched per storage read while filtering a selected, paginated list.
 LIST_SCAN_BATCH: Final = 1000
+#: Reads made again when a write they saw failed to commit (each failure needs a failed disk).
+SETTLED_READ_ATTEMPTS: Final = 3
 
 FINALIZER_ORPHAN: Final = "orphan"
 FINALIZER_FOREGROUND: Final = "foregroundDeletion"
@@ -227,6 +232,20 @@ class ObjectOperations:
 
     # -- reading ------------------------------------------------------------------------
 
+    async def settled_read(self, read: Callable[[], Awaitable[_T]]) -> _T:
+        """``await read()``, answered only once every write it may have seen is durable.
+
+        A write it may have seen that then fails to commit makes the read start again.
+        """
+        storage = self.storage
+        for _ in range(SETTLED_READ_ATTEMPTS):
+            before = storage.read_ticket()
+            result = await read()
+            seen = ReadTicket(storage.read_ticket().revision, before.failures)
+            if await storage.settled(seen):
+                return result
+        raise status_errors.internal_error("storage commits keep failing; try again later")
+
     def present(self, resource: ServedResource, value: bytes) -> bytes:
         """Stored JSON as served through ``resource`` (converted only when needed)."""
         if not converts(resource):
@@ -269,20 +288,8 @@ class ObjectOperations:
         elif options.resource_version not in ("", "0"):
             requested = parse_resource_version(options.resource_version)
             if requested > current:
-                raise APIError(
-                    504,
-                    StatusReason.TIMEOUT,
-                    f"Timeout: Too large resource version: {requested}, current: {current}",
-                    details={
-                        "causes": [
-                            {
-                                "reason": "ResourceVersionTooLarge",
-                                "message": "Too large resource version",
-                            }
-                        ],
-                        "retryAfterSeconds": 1,
-                    },
-                )
+                await wait_for_revision(self.storage, requested)
+                current = list_revision = self.storage.revision
             if options.resource_version_match == MATCH_EXACT and requested != current:
                 return await self._list_exact(resource, namespace, options, requested)
         matcher = Matcher(resource, options)

@@ -94,6 +94,18 @@ class Record:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadTicket:
+    """Taken just before a read: the revision it reads at and the commit failures seen so far.
+
+    Pass it to :meth:`Storage.settled` before answering, so that no answer shows a write that
+    is not durable (etcd never serves an uncommitted revision).
+    """
+
+    revision: int
+    failures: int
+
+
+@dataclass(frozen=True, slots=True)
 class WatchEvent:
     """A committed change. For DELETED, ``value`` is the last state stamped with its revision."""
 
@@ -164,6 +176,19 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     async def wait_durable(self, revision: int) -> None:
         """Return once ``revision`` (and every earlier one) is durable and announced to watchers."""
+
+    def read_ticket(self) -> ReadTicket:
+        """Take before a read whose answer must only show durable writes (see :meth:`settled`)."""
+        return ReadTicket(self.revision, 0)
+
+    async def settled(self, ticket: ReadTicket) -> bool:
+        """Wait until every write a read taken at ``ticket`` may have seen is durable.
+
+        False when one of them failed to commit instead (it was undone): the read may have
+        shown it, so it must be made again. A backend whose writes are durable when they
+        return answers True at once.
+        """
+        return True
 
     @abc.abstractmethod
     def watch(self, prefix: str, from_revision: int, *, buffer: int = 1000) -> Watch:
