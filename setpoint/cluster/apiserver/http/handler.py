@@ -23,6 +23,7 @@ from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
 from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http.body_limits import object_too_large
 from setpoint.cluster.apiserver.http.list_options import (
     parse_list_options,
     parse_resource_version,
@@ -59,7 +60,7 @@ from setpoint.cluster.apiserver.registry.selection import (
 )
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
-from setpoint.cluster.apiserver.storage import Watch
+from setpoint.cluster.apiserver.storage import ValueTooLargeError, Watch
 from setpoint.cluster.apiserver.storage.codec import encode_json
 
 log = logging.getLogger("setpoint.cluster.apiserver.requests")
@@ -154,6 +155,8 @@ class APIHandler:
             response = await self._dispatch(request)
         except APIError as error:
             response = status_response(error)
+        except ValueTooLargeError as exc:
+            response = status_response(object_too_large(exc))
         except Exception as exc:
             log.exception(
                 "internal error serving %s %s", request.method, self._redact.path(request.path_qs)

@@ -15,8 +15,9 @@ from setpoint.api import field_errors as fe
 from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch, apply_merge_patch
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http import body_limits, request_body
 from setpoint.cluster.apiserver.http.list_options import parse_bool
+from setpoint.cluster.apiserver.http.query_integers import int64_option
 from setpoint.cluster.apiserver.registry.object_operations import DeleteOptions, WriteOptions
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
@@ -63,10 +64,7 @@ async def delete_options(request: web.BaseRequest) -> DeleteOptions:
     options = DeleteOptions()
     grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
     if grace is not None and grace != "":
-        try:
-            options.grace_period_seconds = int(grace)
-        except (TypeError, ValueError):
-            raise status_errors.bad_request(f"invalid gracePeriodSeconds: {grace!r}") from None
+        options.grace_period_seconds = int64_option(grace, "gracePeriodSeconds")
     policy = body.get("propagationPolicy", query.get("propagationPolicy"))
     if policy:
         options.propagation_policy = str(policy)
@@ -111,15 +109,19 @@ def apply_patch(
     )
     if kind == request_body.MERGE_PATCH:
         patch = request_body.decode_json(body)
-        return apply_merge_patch(current, patch)
+        return body_limits.checked_patch_result(apply_merge_patch(current, patch))
     if kind == request_body.JSON_PATCH:
         operations = request_body.decode_json(body)
         if not isinstance(operations, list):
             raise status_errors.bad_request(
                 "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
             )
+        body_limits.check_patch_operations(len(operations))
         try:
-            return apply_json_patch(current, operations)
+            patched = apply_json_patch(
+                current, operations, max_copy_bytes=body_limits.MAX_PATCH_COPY_BYTES
+            )
+            return body_limits.checked_patch_result(patched)
         except PatchTestFailed as exc:
             raise _patch_rejected(str(exc)) from exc
         except PatchError as exc:

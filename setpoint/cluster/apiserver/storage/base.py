@@ -45,6 +45,18 @@ class CommitError(StorageError):
     """A write could not be made durable; it was rolled back and never became visible to watches."""
 
 
+class ValueTooLargeError(StorageError):
+    """A value above the size limit (etcd refuses requests above 1.5 MiB the same way)."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"etcdserver: request is too large ({key} would be {size} bytes, the limit is {limit})"
+        )
+        self.key = key
+        self.size = size
+        self.limit = limit
+
+
 class KeyExistsError(StorageError):
     """A create found the key already present."""
 
