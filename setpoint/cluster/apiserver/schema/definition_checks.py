@@ -16,14 +16,14 @@ Paths look like ``spec.versions[0].schema.openAPIV3Schema.properties[spec].type`
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError, GoValue
-from setpoint.cluster.apiserver.schema.compiled import SchemaError, compile_node, translate_pattern
+from setpoint.cluster.apiserver.schema.compiled import SchemaError, compile_node
 from setpoint.cluster.apiserver.schema.pruning import prune
+from setpoint.cluster.apiserver.schema.re2_pattern import pattern_error
 from setpoint.cluster.apiserver.schema.value_validation import ValueValidator, strict_equal
 
 OPENAPI_V3_TYPES: Final = ("array", "boolean", "integer", "number", "object", "string")
@@ -627,9 +627,8 @@ def _value_validation_errors(
         errors.extend(_nested_errors(schema["not"], f"{path}.not", level))
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and pattern:
-        try:
-            re.compile(translate_pattern(pattern))
-        except re.error as error:
+        error = pattern_error(pattern)
+        if error is not None:
             detail = f"must be a valid regular expression, but isn't: {error}"
             errors.append(fe.invalid(f"{path}.pattern", pattern, detail))
     return errors
