@@ -21,6 +21,12 @@ from typing import Any, Final
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError, GoValue
+from setpoint.cluster.apiserver.schema.cel_rules import (
+    SUPPORTED_REASONS,
+    RuleCompileError,
+    compile_rule,
+    message_expression_compile_error,
+)
 from setpoint.cluster.apiserver.schema.compiled import SchemaError, compile_node
 from setpoint.cluster.apiserver.schema.pruning import prune
 from setpoint.cluster.apiserver.schema.re2_pattern import pattern_error
@@ -406,6 +412,26 @@ def _extension_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
         text = rule.get("rule", "") if isinstance(rule, Mapping) else ""
         if not isinstance(text, str) or not text.strip():
             errors.append(fe.required(f"{rule_path}.rule", "rule is not specified"))
+        elif isinstance(rule, Mapping):
+            errors.extend(cel_rule_errors(rule, rule_path))
+    return errors
+
+
+def cel_rule_errors(rule: Mapping[str, Any], path: str) -> list[FieldError]:
+    """A rule's reason, and whether its rule and messageExpression compile (upstream words)."""
+    errors: list[FieldError] = []
+    reason = rule.get("reason")
+    if reason is not None and reason not in SUPPORTED_REASONS:
+        errors.append(fe.not_supported(f"{path}.reason", reason, SUPPORTED_REASONS))
+    try:
+        compile_rule({**rule, "messageExpression": None})
+    except RuleCompileError as exc:
+        errors.append(fe.invalid(f"{path}.rule", rule.get("rule"), str(exc)))
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str) and expression.strip():
+        problem = message_expression_compile_error(expression)
+        if problem is not None:
+            errors.append(fe.invalid(f"{path}.messageExpression", expression, problem))
     return errors
 
 
