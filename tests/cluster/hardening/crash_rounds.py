@@ -15,6 +15,7 @@ random moment. What the clients saw is kept in a :class:`Observed` and checked a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -30,7 +31,7 @@ from tests.cluster.serve_process import ServeProcess, connection_of
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 WRITERS = 8
-READERS = 2
+READERS = 4
 #: The server is killed this long (seconds, uniformly drawn) after the load starts.
 KILL_AFTER = (0.2, 1.2)
 WATCHES_CHECKED = 3
@@ -45,6 +46,9 @@ class Observed:
     served: set[int] = field(default_factory=set)  # every resourceVersion any answer carried
     last_list: int = 0
     rounds: int = 0
+    #: Set when a read returned a revision above every acknowledged write: the moment at which
+    #: a server that serves uncommitted writes is most likely to lose one in a crash.
+    ahead: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 @dataclass
@@ -114,7 +118,8 @@ async def _patch(conn: Connection, name: str, body: Any) -> tuple[int, Any]:
 async def _reader(conn: Connection, seen: Observed) -> None:
     previous = 0
     while True:
-        status, listed = await conn.call("GET", CONFIGMAPS)
+        # A one-item page carries the list's resourceVersion without listing everything.
+        status, listed = await conn.call("GET", f"{CONFIGMAPS}?limit=1")
         assert status == 200, listed
         revision = _rv(listed)
         assert revision >= previous, "list resourceVersions went backwards"
@@ -122,6 +127,8 @@ async def _reader(conn: Connection, seen: Observed) -> None:
         seen.served.add(revision)
         seen.served.update(_rv(item) for item in listed["items"])
         seen.last_list = max(seen.last_list, revision)
+        if revision > max(seen.acknowledged_revisions, default=0):
+            seen.ahead.set()
 
 
 async def check_after_restart(conn: Connection, seen: Observed) -> None:
@@ -181,7 +188,16 @@ async def crash_round(tmp_path: Path, data_dir: Path, seen: Observed) -> None:
                 asyncio.create_task(_writer(conn, seen, f"r{seen.rounds}w{i}"))
                 for i in range(WRITERS)
             ] + [asyncio.create_task(_reader(conn, seen)) for _ in range(READERS)]
-            await asyncio.sleep(random.uniform(*KILL_AFTER))
+            seen.ahead.clear()
+            await asyncio.sleep(KILL_AFTER[0])
+            seen.ahead.clear()
+            # Half the rounds kill at a random moment, half right after a read got ahead of
+            # every acknowledged write (or at the deadline if none does).
+            if seen.rounds % 2:
+                await asyncio.sleep(random.uniform(0, KILL_AFTER[1] - KILL_AFTER[0]))
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(seen.ahead.wait(), KILL_AFTER[1] - KILL_AFTER[0])
             os.kill(server.process.pid, signal.SIGKILL)
             server.process.wait()
             results = await asyncio.gather(*load, return_exceptions=True)
