@@ -40,7 +40,7 @@ clean:
 
 # Long robustness runs of the local cluster (issue 13): 20 kill -9 rounds, a longer fuzz.
 test-crash: venv
-	$(BIN)/pytest -m slow tests/cluster/hardening/test_crash_suite.py $(PYTEST_ARGS)
+	SETPOINT_LONG_RUNS=1 $(BIN)/pytest -m slow tests/cluster/hardening/test_crash_suite.py $(PYTEST_ARGS)
 
 test-fuzz: venv
-	FUZZ_EXAMPLES=2000 $(BIN)/pytest -m slow tests/cluster/hardening/test_fuzz.py $(PYTEST_ARGS)
+	SETPOINT_LONG_RUNS=1 FUZZ_EXAMPLES=3000 $(BIN)/pytest -m slow tests/cluster/hardening/test_fuzz.py $(PYTEST_ARGS)

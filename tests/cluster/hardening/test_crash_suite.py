@@ -1,10 +1,11 @@
 """kill -9 under concurrent reads and writes, repeated (issue 13, failure 1).
 
-CI runs a few rounds; ``make test-crash`` runs the slow-marked 20.
+CI runs a few rounds; ``make test-crash`` runs the slow-marked 20 (skipped otherwise).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,10 @@ from tests.cluster.hardening.crash_rounds import Observed, crash_round, final_ch
 
 CI_ROUNDS = 2
 LONG_ROUNDS = 20
+#: The long runs take minutes: only ``make test-crash`` / ``make test-fuzz`` set this.
+long_run = pytest.mark.skipif(
+    not os.environ.get("SETPOINT_LONG_RUNS"), reason="long run: make test-crash or make test-fuzz"
+)
 
 
 async def run_rounds(tmp_path: Path, rounds: int) -> Observed:
@@ -30,6 +35,7 @@ async def test_crashes_lose_no_acknowledged_write_and_reuse_no_revision(tmp_path
 
 
 @pytest.mark.slow
+@long_run
 @pytest.mark.timeout(900)
 async def test_twenty_crash_rounds(tmp_path: Path) -> None:
     seen = await run_rounds(tmp_path, LONG_ROUNDS)

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from setpoint.cluster.apiserver.http import fresh_revision
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage
+from tests.cluster.hardening.test_crash_suite import long_run
 
 CI_EXAMPLES = 150
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", CI_EXAMPLES))
@@ -261,6 +262,7 @@ async def test_fuzzed_requests_get_client_errors_and_leave_the_server_healthy(
 
 
 @pytest.mark.slow
+@long_run
 @pytest.mark.timeout(3600)
 async def test_long_fuzz(fuzz_server: tuple[APIServer, bytes]) -> None:
     await test_fuzzed_requests_get_client_errors_and_leave_the_server_healthy(fuzz_server)
