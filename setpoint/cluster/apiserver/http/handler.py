@@ -52,6 +52,7 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
 from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
+    list_read_prefix,
 )
 from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.registry.scale_subresource import scale_of, spec_replicas_path
@@ -310,7 +311,8 @@ class APIHandler:
                     )
                 _require_verb(resource, "list")
                 body = await ops.settled_read(
-                    lambda: ops.list_collection(resource, target.namespace, options)
+                    lambda: ops.list_collection(resource, target.namespace, options),
+                    list_read_prefix(resource, target.namespace, options),
                 )
                 return json_response(200, body)
             if method == "POST":
@@ -341,7 +343,8 @@ class APIHandler:
             async def read_one() -> bytes:
                 return ops.get(resource, target.namespace, name)
 
-            return json_response(200, await ops.settled_read(read_one))
+            key = resource.storage_key(target.namespace, name)
+            return json_response(200, await ops.settled_read(read_one, key))
         if method == "PUT":
             _require_verb(resource, "update")
             body = await request_body.read_body(request)
@@ -404,7 +407,8 @@ class APIHandler:
                 obj = ops.present_object(resource, decode(record.value))
                 return encode_json(scale_of(resource, obj))
 
-            return json_response(200, await ops.settled_read(read_scale))
+            key = resource.storage_key(namespace, name)
+            return json_response(200, await ops.settled_read(read_scale, key))
         record = ops.get_record(resource, namespace, name)
         obj = ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)

@@ -179,11 +179,15 @@ async def _replay(
 ) -> tuple[int, list[bytes], Watch]:
     """The current objects as ADDED lines and a watch from their revision, all durable."""
     storage = operations.storage
+    # From a given revision the replay reports at least it, so it waits for every write up
+    # to it; from "now" it only waits for writes under its own prefix.
+    read_prefix: str | None = prefix
     if rv not in ("", "0"):
         await wait_for_revision(storage, parse_resource_version(rv))
+        read_prefix = None
 
     async def read() -> tuple[int, list[bytes], Watch]:
-        start = storage.revision
+        start = storage.read_ticket(read_prefix).revision
         initial = [
             event_line("ADDED", operations.present(resource, r.value))
             for r in storage.list(prefix)
@@ -201,7 +205,7 @@ async def _replay(
         return result
 
     try:
-        return await operations.settled_read(read_once)
+        return await operations.settled_read(read_once, read_prefix)
     except BaseException:
         for stale in watches:
             stale.close()

@@ -232,16 +232,19 @@ class ObjectOperations:
 
     # -- reading ------------------------------------------------------------------------
 
-    async def settled_read(self, read: Callable[[], Awaitable[_T]]) -> _T:
+    async def settled_read(
+        self, read: Callable[[], Awaitable[_T]], prefix: str | None = None
+    ) -> _T:
         """``await read()``, answered only once every write it may have seen is durable.
 
-        A write it may have seen that then fails to commit makes the read start again.
+        ``prefix``: the read only looks at keys under it (it then waits only for writes
+        there). A write it may have seen that then fails to commit makes the read start again.
         """
         storage = self.storage
         for _ in range(SETTLED_READ_ATTEMPTS):
-            before = storage.read_ticket()
+            before = storage.read_ticket(prefix)
             result = await read()
-            seen = ReadTicket(storage.read_ticket().revision, before.failures)
+            seen = ReadTicket(storage.read_ticket(prefix).revision, before.failures)
             if await storage.settled(seen):
                 return result
         raise status_errors.internal_error("storage commits keep failing; try again later")
@@ -276,7 +279,7 @@ class ObjectOperations:
         """LIST: the ``<Kind>List`` body, with pagination and selectors."""
         check_field_selector(resource, options)
         prefix = resource.storage_prefix(namespace)
-        current = self.storage.revision
+        current = self.storage.read_ticket(list_read_prefix(resource, namespace, options)).revision
         list_revision = current
         start_after: str | None = None
         if options.continue_token is not None:
@@ -849,6 +852,19 @@ def _check_delete_options(options: DeleteOptions) -> None:
 
 def _timestamp_after(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))
+
+
+def list_read_prefix(
+    resource: ServedResource, namespace: str | None, options: ListOptions
+) -> str | None:
+    """The key prefix a most-recent list reads, for :meth:`ObjectOperations.settled_read`.
+
+    None for a list at a given resourceVersion or continuing a page: those report that
+    revision, so they wait for every write up to it.
+    """
+    if options.continue_token is None and options.resource_version in ("", "0"):
+        return resource.storage_prefix(namespace)
+    return None
 
 
 def converts(resource: ServedResource) -> bool:

@@ -189,8 +189,12 @@ class Storage(abc.ABC):
     async def wait_durable(self, revision: int) -> None:
         """Return once ``revision`` (and every earlier one) is durable and announced to watchers."""
 
-    def read_ticket(self) -> ReadTicket:
-        """Take before a read whose answer must only show durable writes (see :meth:`settled`)."""
+    def read_ticket(self, prefix: str | None = None) -> ReadTicket:
+        """Take before a read whose answer must only show durable writes (see :meth:`settled`).
+
+        With ``prefix``, for a read of only the keys under it: its revision may be lower
+        (the durable one when no write under ``prefix`` is pending), so it waits for less.
+        """
         return ReadTicket(self.revision, 0)
 
     async def settled(self, ticket: ReadTicket) -> bool:

@@ -96,6 +96,8 @@ class SqliteStorage(KeyspaceStorage):
         self._waiter_ids = itertools.count()
         self._failed: deque[tuple[int, int, BaseException]] = deque(maxlen=_FAILED_RANGES_KEPT)
         self._failures = 0
+        # Keys with a write queued or being committed (with how many), for read_ticket.
+        self._pending_keys: dict[str, int] = {}
         self._closed = False
 
     @property
@@ -110,10 +112,19 @@ class SqliteStorage(KeyspaceStorage):
             return self._keyspace.revision
         return self._durable_revision
 
-    def read_ticket(self) -> ReadTicket:
-        """Take before a read; await :meth:`settled` with it before answering."""
+    def read_ticket(self, prefix: str | None = None) -> ReadTicket:
+        """Take before a read; await :meth:`settled` with it before answering.
+
+        A read of keys under ``prefix`` none of which has a write pending sees only durable
+        values: its ticket is at the durable revision and needs no wait.
+        """
         self._check_open()
+        if prefix is not None and not self._pending_under(prefix):
+            return ReadTicket(self._durable_revision, self._failures)
         return ReadTicket(self.revision, self._failures)
+
+    def _pending_under(self, prefix: str) -> bool:
+        return any(key.startswith(prefix) for key in self._pending_keys)
 
     async def settled(self, ticket: ReadTicket) -> bool:
         """Wait for the writes a read at ``ticket`` may have seen; False if one failed."""
@@ -188,6 +199,8 @@ class SqliteStorage(KeyspaceStorage):
 
     def _enqueue(self, loop: asyncio.AbstractEventLoop, change: Change) -> Record:
         self._pending.append(change)
+        key = change.record.key
+        self._pending_keys[key] = self._pending_keys.get(key, 0) + 1
         if self._flusher is None:
             self._flusher = loop.create_task(self._flush(), name="setpoint-sqlite-flusher")
         return change.record
@@ -213,7 +226,18 @@ class SqliteStorage(KeyspaceStorage):
         finally:
             self._flusher = None
 
+    def _settle_keys(self, changes: ChangeBatch) -> None:
+        pending = self._pending_keys
+        for change in changes:
+            key = change.record.key
+            left = pending[key] - 1
+            if left:
+                pending[key] = left
+            else:
+                del pending[key]
+
     def _complete(self, batch: ChangeBatch, now: float) -> None:
+        self._settle_keys(batch)
         self._durable_revision = batch[-1].record.revision
         events = [change.event for change in batch]
         self._history.extend(events, at=now)
@@ -225,6 +249,7 @@ class SqliteStorage(KeyspaceStorage):
         # created): they fail too, and the view goes back to the last durable state.
         failed = batch + self._pending
         self._pending = []
+        self._settle_keys(failed)
         for change in reversed(failed):
             self._keyspace.undo(change)
         low, high = failed[0].record.revision, failed[-1].record.revision
