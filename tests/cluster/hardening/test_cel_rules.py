@@ -151,3 +151,32 @@ async def test_kubernetes_regex_functions_use_re2(api: RawAPI) -> None:
     bad = widget("re2", group)
     bad["spec"]["name"] = "abc7"
     assert (await api.request("POST", path, bad)).status == 422
+
+
+async def test_quantity_and_url_functions(api: RawAPI) -> None:
+    path = await install(
+        api,
+        crd_with_rules(
+            [
+                {
+                    "rule": "quantity(self.name).isLessThan(quantity('2Gi'))",
+                    "message": "at most 2Gi",
+                },
+                {"rule": "quantity('1Gi') == quantity('1024Mi')"},
+                {"rule": "!has(self.color) || url(self.color).getScheme() == 'https'"},
+            ]
+        ),
+    )
+    group = path.split("/")[2]
+    good = widget("q", group)
+    good["spec"].update(name="1536Mi", color="https://example.com/x")
+    assert (await api.request("POST", path, good)).status == 201
+    bad = widget("q2", group)
+    bad["spec"].update(name="3G", color="http://example.com")
+    reply = await api.request("POST", path, bad)
+    assert reply.status == 422
+    assert [m for _, m in causes(reply)] == [
+        'Invalid value: "object": at most 2Gi',
+        'Invalid value: "object": failed rule: !has(self.color) || '
+        "url(self.color).getScheme() == 'https'",
+    ]

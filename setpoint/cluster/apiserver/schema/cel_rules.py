@@ -11,9 +11,9 @@ cost-limit wording), so no rule holds the event loop for long.
 
 Library: the CEL standard library, the ``strings`` and ``optional`` extensions, ``cel.bind``,
 and Kubernetes' list functions (``isSorted``, ``sum``, ``min``, ``max``) and regex functions
-(``find``, ``findAll``, on RE2). Not yet: the list ``indexOf``/``lastIndexOf`` (the strings
-extension owns those names in this library), ``quantity``,
-``url``, ``format``, ``ip``/``cidr`` and the static cost estimate upstream applies at CRD
+(``find``, ``findAll``, on RE2), ``quantity`` and ``url`` (:mod:`.cel_quantity_url`). Not
+yet: the list ``indexOf``/``lastIndexOf`` (the strings extension owns those names in this
+library), ``format``, ``ip``/``cidr`` and the static cost estimate upstream applies at CRD
 creation. Rules are type-checked dynamically (``self`` is ``dyn``), so a misspelled field
 fails when evaluated, not when the CRD is created.
 """
@@ -36,6 +36,7 @@ from cel_expr_python.ext import (  # type: ignore[import-untyped]
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
+from setpoint.cluster.apiserver.schema.cel_quantity_url import quantity_and_url_functions
 
 #: Reasons a rule may name (``FieldValueErrorReason``).
 SUPPORTED_REASONS: Final = (
@@ -151,7 +152,7 @@ def _environment() -> Any:
             ext_optional.ExtOptional(),
             ext_bindings.ExtBindings(),
         ],
-        functions=_kubernetes_functions(),
+        functions=_kubernetes_functions() + quantity_and_url_functions(),
     )
 
 
