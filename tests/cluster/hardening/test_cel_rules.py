@@ -180,3 +180,28 @@ async def test_quantity_and_url_functions(api: RawAPI) -> None:
         'Invalid value: "object": failed rule: !has(self.color) || '
         "url(self.color).getScheme() == 'https'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("rule", "field", "fragment"),
+    [
+        ({"rule": "self.size > 0", "message": "   "}, "message", "message must be non-empty"),
+        ({"rule": "self.size > 0", "message": "a\nb"}, "message", "must not contain line breaks"),
+        ({"rule": "self.size >\n0"}, "message", "must be specified if rule contains line breaks"),
+        ({"rule": "self.size > 0", "reason": "Nope"}, "reason", 'Unsupported value: "Nope"'),
+        ({"rule": "self.size > 0", "optionalOldSelf": True}, "optionalOldSelf", "may not be set"),
+        (
+            {"rule": "self.size > 0", "messageExpression": "'a' +"},
+            "messageExpression",
+            "messageExpression compilation failed",
+        ),
+    ],
+)
+async def test_malformed_rule_entries_are_refused(
+    api: RawAPI, rule: dict[str, Any], field: str, fragment: str
+) -> None:
+    reply = await api.request("POST", CRDS, crd_with_rules([rule]))
+    assert reply.status == 422, reply.body
+    fields = [f for f, _ in causes(reply)]
+    assert any(f.endswith(f"x-kubernetes-validations[0].{field}") for f in fields), fields
+    assert fragment in reply.body["message"]

@@ -182,7 +182,7 @@ def compile_rule(rule: Mapping[str, Any]) -> CompiledRule:
         try:
             message_program = _compile(message_source)
         except RuleCompileError as exc:
-            raise RuleCompileError(f"message{exc}") from None
+            raise RuleCompileError(f"messageExpression {exc}") from None
     reason = rule.get("reason")
     return CompiledRule(
         rule=source,
@@ -201,7 +201,7 @@ def message_expression_compile_error(expression: str) -> str | None:
     try:
         _compile(expression)
     except RuleCompileError as exc:
-        return f"message{exc}"
+        return f"messageExpression {exc}"
     return None
 
 
