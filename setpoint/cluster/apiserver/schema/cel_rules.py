@@ -230,7 +230,7 @@ def evaluate(
     shown = path or "<nil>"
     try:
         result = compiled.program.eval(data=data)
-    except RuntimeError as exc:
+    except Exception as exc:  # any failure of a user's rule is the user's error
         if _BUDGET_EXCEEDED in str(exc):
             detail = (
                 "'operation cancelled: actual cost limit exceeded': no further validation "
@@ -238,11 +238,12 @@ def evaluate(
                 f"{compiled.error_string()}"
             )
             return RuleOutcome(fe.invalid(shown, type_name, detail), stop=True)
-        return RuleOutcome(
-            fe.invalid(shown, type_name, f"{exc} evaluating rule: {compiled.error_string()}")
-        )
+        detail = f"{_short(str(exc))} evaluating rule: {compiled.error_string()}"
+        return RuleOutcome(fe.invalid(shown, type_name, detail))
     if _is_error(result):
-        detail = f"{_runtime_error(result.value())} evaluating rule: {compiled.error_string()}"
+        detail = (
+            f"{_short(_runtime_error(result.value()))} evaluating rule: {compiled.error_string()}"
+        )
         return RuleOutcome(fe.invalid(shown, type_name, detail))
     if result.value() is True:
         return RuleOutcome(None)
@@ -251,6 +252,11 @@ def evaluate(
     if compiled.message_program is not None:
         message = _message(compiled, data) or message
     return RuleOutcome(_error_for_reason(compiled.reason, target or "<nil>", type_name, message))
+
+
+def _short(text: str) -> str:
+    """An evaluation error, cut short: cel-cpp quotes whole values (up to 1.5 MiB) in some."""
+    return text if len(text) <= MAX_MESSAGE_BYTES else text[:MAX_MESSAGE_BYTES] + "..."
 
 
 def _is_error(result: Any) -> bool:
@@ -279,7 +285,7 @@ def _message(compiled: CompiledRule, data: Mapping[str, Any]) -> str | None:
         return None
     try:
         result = program.eval(data=data)
-    except RuntimeError:
+    except Exception:  # the rule's default message is used instead
         return None
     if _is_error(result):
         return None

@@ -9,6 +9,7 @@ not use ``oldSelf`` (upstream ratchets those errors into warnings).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,13 @@ def build(schema: Any) -> CelNode | None:
 
 
 _NO_OLD = object()
+#: Wall-clock budget of all rules of one write. Upstream counts an abstract cost (10,000,000
+#: per request); the iteration cap bounds one rule, this bounds a rule run once per item of
+#: a long list. Past it: upstream's "running out of cost budget" error, no further rules.
+REQUEST_BUDGET_SECONDS = 0.5
+OUT_OF_BUDGET = (
+    "validation failed due to running out of cost budget, no further validation rules will be run"
+)
 
 
 class CelValidator:
@@ -67,10 +75,12 @@ class CelValidator:
 
     def __init__(self, root: CelNode) -> None:
         self.root = root
+        self._deadline = 0.0
 
     def validate(self, obj: Any, old: Any = None) -> list[FieldError]:
         """Every failed rule as a field error; ``old`` is None on create."""
         errors: list[FieldError] = []
+        self._deadline = time.monotonic() + REQUEST_BUDGET_SECONDS
         try:
             self._walk(self.root, obj, _NO_OLD if old is None else old, "", errors)
         except _Stop:
@@ -90,6 +100,9 @@ class CelValidator:
                 continue  # a transition rule: only with a value to compare to
             if unchanged and not compiled.uses_old_self:
                 continue
+            if time.monotonic() > self._deadline:
+                errors.append(fe.invalid(path or "<nil>", node.type_name, OUT_OF_BUDGET))
+                raise _Stop
             outcome = evaluate(
                 compiled, path, value, old if has_old else None, has_old, node.type_name
             )
