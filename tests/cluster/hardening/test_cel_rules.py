@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from setpoint.cluster.apiserver.schema import cel_validation
 from setpoint.cluster.apiserver.storage import MemoryStorage
 from tests.cluster.crd_manifests import widget, widget_crd
 from tests.cluster.hardening.conftest import served
@@ -205,3 +206,26 @@ async def test_malformed_rule_entries_are_refused(
     fields = [f for f, _ in causes(reply)]
     assert any(f.endswith(f"x-kubernetes-validations[0].{field}") for f in fields), fields
     assert fragment in reply.body["message"]
+
+
+def test_all_rules_of_a_write_share_a_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cel_validation, "REQUEST_BUDGET_SECONDS", 0.05)
+    item_rule = {"rule": "self.v.all(a, self.v.all(b, a + b >= 0))"}  # ~10,000 steps per item
+    schema = {
+        "type": "object",
+        "properties": {
+            "l": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "x-kubernetes-validations": [item_rule],
+                    "properties": {"v": {"type": "array", "items": {"type": "integer"}}},
+                },
+            }
+        },
+    }
+    root = cel_validation.build(schema)
+    assert root is not None
+    errors = cel_validation.CelValidator(root).validate({"l": [{"v": list(range(99))}] * 5000})
+    assert len(errors) == 1
+    assert "running out of cost budget, no further validation rules will be run" in str(errors[0])
