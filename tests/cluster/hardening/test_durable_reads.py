@@ -74,3 +74,40 @@ async def test_a_list_never_reports_a_revision_lost_in_a_failed_commit(tmp_path:
         assert written.revision > served_rv
     finally:
         await reopened.close()
+
+
+async def test_a_no_op_write_on_an_uncommitted_change_never_reports_it(tmp_path: Path) -> None:
+    faults = Faults()
+    storage = SqliteStorage(tmp_path / "data.db", connection_factory=faulty_connection(faults))
+    try:
+        async with served(storage) as (_, api):
+            assert (await api.request("POST", CONFIGMAPS, configmap("x"))).status == 201
+            change = {"data": {"k": "v"}}
+            patch_type = "application/merge-patch+json"
+            faults.holding_commits = 1
+            faults.failing_commits = 1
+            first = asyncio.create_task(
+                api.request("PATCH", f"{CONFIGMAPS}/x", change, content_type=patch_type)
+            )
+            assert await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
+            # The same change again: a no-op against the (uncommitted) state it sees.
+            second = asyncio.create_task(
+                api.request("PATCH", f"{CONFIGMAPS}/x", change, content_type=patch_type)
+            )
+            await asyncio.sleep(0.1)
+            faults.release.set()
+            assert (await first).status == 500
+            reply = await second
+            assert reply.status in (200, 409), reply.body
+            if reply.status == 200:  # made again after the failure: a real, durable write
+                assert reply.body["data"] == {"k": "v"}
+                stored = await api.request("GET", f"{CONFIGMAPS}/x")
+                assert (
+                    stored.body["metadata"]["resourceVersion"]
+                    == (reply.body["metadata"]["resourceVersion"])
+                )
+            else:
+                stored = await api.request("GET", f"{CONFIGMAPS}/x")
+                assert "data" not in stored.body
+    finally:
+        await storage.close()

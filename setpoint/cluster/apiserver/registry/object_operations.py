@@ -46,6 +46,7 @@ from setpoint.cluster.apiserver.registry.selection import (
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import (
+    CommitError,
     ExpiredError,
     KeyExistsError,
     KeyNotFoundError,
@@ -229,6 +230,18 @@ class ObjectOperations:
             await behaviour.after_write(resource, decode(value) if value else None, old)
 
         await asyncio.shield(settle())
+
+    async def _wait_durable_or_conflict(
+        self, resource: ServedResource, record: Record, metadata: dict[str, Any]
+    ) -> None:
+        """An answer built on ``record`` without writing waits until it is durable; 409 if
+        that write failed to commit (the client re-reads, as after any conflict)."""
+        try:
+            await self.storage.wait_durable(record.revision)
+        except CommitError:
+            raise status_errors.stale_resource_version(
+                resource.group, resource.plural, metadata.get("name", "")
+            ) from None
 
     # -- reading ------------------------------------------------------------------------
 
@@ -648,8 +661,10 @@ class ObjectOperations:
         warnings = self._validate(resource, new, old, options, behaviour, subresource)
         if new == old and json_equal(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
+            await self._wait_durable_or_conflict(resource, record, new_meta)
             return Result(200, self.present(resource, record.value), warnings)
         if options.dry_run:
+            await self._wait_durable_or_conflict(resource, record, new_meta)
             return Result(200, encode_json(new), warnings)
         stored = behaviour.to_storage(resource, new)
         try:
