@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv test lint format demo bench clean
+.PHONY: venv test lint format demo bench clean test-crash test-fuzz
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,3 +38,10 @@ bench: venv
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+
+# Long robustness runs of the local cluster (issue 13): 20 kill -9 rounds, a longer fuzz.
+test-crash: venv
+	SETPOINT_LONG_RUNS=1 $(BIN)/pytest -m slow tests/cluster/hardening/test_crash_suite.py $(PYTEST_ARGS)
+
+test-fuzz: venv
+	SETPOINT_LONG_RUNS=1 FUZZ_EXAMPLES=3000 $(BIN)/pytest -m slow tests/cluster/hardening/test_fuzz.py $(PYTEST_ARGS)

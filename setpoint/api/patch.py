@@ -158,22 +158,34 @@ def _test(document: Any, index: int, operation: Mapping[str, Any]) -> None:
         )
 
 
-def apply_json_patch(document: Any, operations: Sequence[Any]) -> Any:
+def apply_json_patch(
+    document: Any, operations: Sequence[Any], *, max_copy_bytes: int | None = None
+) -> Any:
     """Apply an RFC 6902 JSON patch and return the result (inputs are not modified).
 
     Operations apply in order and all-or-nothing. Raises :class:`PatchTestFailed` when a
     ``test`` fails and :class:`PatchError` for malformed operations or missing paths; the
-    message names the operation's index, op and path.
+    message names the operation's index, op and path. With ``max_copy_bytes``, the JSON size
+    of all values ``copy`` duplicates may not exceed it (as kube-apiserver's
+    ``AccumulatedCopySizeLimit``): a few doubling copies would otherwise build gigabytes.
     """
     if isinstance(operations, (str, bytes)) or not isinstance(operations, Sequence):
         raise PatchError("json patch must be a list of operations")
     # Copy both: jsonpatch inserts "value" objects as they are, which would alias the caller's.
     result = copy.deepcopy(document)
+    copied = 0
     for index, operation in enumerate(operations):
         _check_operation(index, operation)
         if operation["op"] == "test":
             _test(result, index, operation)
             continue
+        if operation["op"] == "copy" and max_copy_bytes is not None:
+            copied += _copy_size(result, index, operation)
+            if copied > max_copy_bytes:
+                raise PatchError(
+                    "Unable to complete the copy, the accumulated size increase of copy is "
+                    f"{copied}, exceeding the limit {max_copy_bytes}"
+                )
         try:
             result = jsonpatch.JsonPatch([copy.deepcopy(dict(operation))]).apply(
                 result, in_place=True
@@ -185,6 +197,15 @@ def apply_json_patch(document: Any, operations: Sequence[Any]) -> Any:
         except (TypeError, ValueError) as error:
             raise PatchError(f"{_describe(index, operation)}: cannot apply: {error}") from None
     return result
+
+
+def _copy_size(document: Any, index: int, operation: Mapping[str, Any]) -> int:
+    """The JSON size of the value a ``copy`` would duplicate (0 when ``from`` is missing)."""
+    try:
+        value = jsonpointer.JsonPointer(operation["from"]).resolve(document)
+    except jsonpointer.JsonPointerException:
+        return 0  # the copy itself reports the missing path
+    return len(_json(value))
 
 
 def _escape_pointer(token: str) -> str:

@@ -19,9 +19,13 @@ that is removed on exit.
 
 from __future__ import annotations
 
+import logging
+import os
 import shutil
 import socket
+import stat
 import tempfile
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -32,17 +36,43 @@ from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
 from setpoint.cluster.identity import ClusterIdentity, load_or_create_identity, remember_ports
 from setpoint.cluster.kubeconfig_file import write_kubeconfig
 
+log = logging.getLogger(__name__)
+
 #: The SQLite file inside ``--data-dir``.
 DATA_FILE_NAME: Final = "setpoint.db"
+#: The data directory holds every Secret: owner only, as etcd's (``PrivateDirMode``).
+DATA_DIR_MODE: Final = 0o700
+
+
+def private_data_dir(data_dir: str | Path) -> Path:
+    """``data_dir``, created owner-only (0700); an existing one open to others is warned about.
+
+    An existing directory is not changed: it may be one the user shares on purpose.
+    """
+    directory = Path(data_dir).expanduser()
+    directory.mkdir(mode=DATA_DIR_MODE, parents=True, exist_ok=True)
+    mode = stat.S_IMODE(os.stat(directory).st_mode)
+    if mode & 0o077:
+        log.warning(
+            "data directory %s has permissions %o; it holds every Secret: "
+            "'chmod 700 %s' to keep other users out",
+            directory,
+            mode,
+            directory,
+        )
+    return directory
 
 
 def open_storage(data_dir: str | Path | None) -> Storage:
-    """SQLite storage under ``data_dir``, or in-memory storage when it is None."""
+    """SQLite storage under ``data_dir``, or in-memory storage when it is None.
+
+    In memory, revisions start at the wall clock in microseconds: above every revision an
+    earlier in-memory server could have handed out (unless it averaged a million writes a
+    second), so a client resuming from one is told its revision is too old and relists.
+    """
     if data_dir is None:
-        return MemoryStorage()
-    directory = Path(data_dir).expanduser()
-    directory.mkdir(parents=True, exist_ok=True)
-    return SqliteStorage(directory / DATA_FILE_NAME)
+        return MemoryStorage(start_revision=time.time_ns() // 1000)
+    return SqliteStorage(private_data_dir(data_dir) / DATA_FILE_NAME)
 
 
 def _port_free(port: int) -> bool:

@@ -14,6 +14,7 @@ from typing import Final
 from aiohttp import web
 
 from setpoint.cluster.apiserver.http.handler import APIHandler
+from setpoint.cluster.apiserver.http.protocol_errors import StatusServer
 from setpoint.cluster.apiserver.http.serving_certificate import (
     ServingCertificate,
     generate_serving_certificate,
@@ -146,7 +147,7 @@ class APIServer:
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
         # access_log=None: the handler logs one debug line per request itself.
-        server = web.Server(handler, handler_cancellation=True, access_log=None)
+        server = StatusServer(handler, handler_cancellation=True, access_log=None)
         runner = web.ServerRunner(
             server, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS
         )

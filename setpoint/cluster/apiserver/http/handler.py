@@ -25,12 +25,14 @@ from setpoint.cluster.apiserver import crds, status_errors
 from setpoint.cluster.apiserver.auth import reviews
 from setpoint.cluster.apiserver.auth.identity import ADMIN
 from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http.body_limits import object_too_large
 from setpoint.cluster.apiserver.http.duplicate_fields import check_duplicate_fields
 from setpoint.cluster.apiserver.http.list_options import (
     parse_list_options,
     parse_resource_version,
     query_dict,
 )
+from setpoint.cluster.apiserver.http.log_redaction import LogRedactor
 from setpoint.cluster.apiserver.http.media_types import (
     JSON_MEDIA_TYPE,
     PRODUCIBLE_MEDIA_TYPES,
@@ -56,6 +58,7 @@ from setpoint.cluster.apiserver.patch.patch_request import patch_object
 from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
+    list_read_prefix,
 )
 from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.registry.scale_subresource import scale_of, spec_replicas_path
@@ -64,7 +67,7 @@ from setpoint.cluster.apiserver.registry.selection import (
 )
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
-from setpoint.cluster.apiserver.storage import Watch
+from setpoint.cluster.apiserver.storage import ValueTooLargeError, Watch
 from setpoint.cluster.apiserver.storage.codec import encode_json
 
 log = logging.getLogger("setpoint.cluster.apiserver.requests")
@@ -137,6 +140,7 @@ class APIHandler:
         self._registry = registry
         self._operations = operations
         self._expected_authorization = f"Bearer {token}"
+        self._redact = LogRedactor(token)
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self._media_types = MediaTypeCache()
@@ -157,14 +161,18 @@ class APIHandler:
             response = await self._dispatch(request)
         except APIError as error:
             response = status_response(error)
+        except ValueTooLargeError as exc:
+            response = status_response(object_too_large(exc))
         except Exception as exc:
-            log.exception("internal error serving %s %s", request.method, request.path_qs)
+            log.exception(
+                "internal error serving %s %s", request.method, self._redact.path(request.path_qs)
+            )
             response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s %d %.1fms",
                 request.method,
-                request.path_qs,
+                self._redact.path(request.path_qs),
                 response.status,
                 (time.perf_counter() - started) * 1000,
             )
@@ -313,9 +321,11 @@ class APIHandler:
                         request, ops, resource, target.namespace, options, self._watches
                     )
                 _require_verb(resource, "list")
-                return json_response(
-                    200, await ops.list_collection(resource, target.namespace, options)
+                body = await ops.settled_read(
+                    lambda: ops.list_collection(resource, target.namespace, options),
+                    list_read_prefix(resource, target.namespace, options),
                 )
+                return json_response(200, body)
             if method == "POST":
                 _require_verb(resource, "create")
                 body = await request_body.read_body(request)
@@ -344,7 +354,12 @@ class APIHandler:
             return await self._finalize(request, resource, name)
         if method == "GET":
             _require_verb(resource, "get")
-            return json_response(200, ops.get(resource, target.namespace, name))
+
+            async def read_one() -> bytes:
+                return ops.get(resource, target.namespace, name)
+
+            key = resource.storage_key(target.namespace, name)
+            return json_response(200, await ops.settled_read(read_one, key))
         if method == "PUT":
             _require_verb(resource, "update")
             body = await request_body.read_body(request)
@@ -392,11 +407,18 @@ class APIHandler:
     ) -> web.Response:
         method = request.method
         ops = self._operations
+        if method == "GET":
+
+            async def read_scale() -> bytes:
+                record = ops.get_record(resource, namespace, name)
+                obj = ops.present_object(resource, decode(record.value))
+                return encode_json(scale_of(resource, obj))
+
+            key = resource.storage_key(namespace, name)
+            return json_response(200, await ops.settled_read(read_scale, key))
         record = ops.get_record(resource, namespace, name)
         obj = ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)
-        if method == "GET":
-            return json_response(200, encode_json(scale))
         if method not in ("PUT", "PATCH"):
             raise _method_not_allowed()
         body = await request_body.read_body(request)

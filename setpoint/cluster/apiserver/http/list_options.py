@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.api.selectors import FieldSelector, LabelSelector, SelectorError
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.query_integers import INT64_MAX, parse_int64
 from setpoint.cluster.apiserver.status_errors import APIError
 
 MATCH_EXACT = "Exact"
@@ -80,6 +82,9 @@ class ListOptions:
     send_initial_events: bool | None = None
 
 
+_UNSIGNED = re.compile(r"[0-9]+")
+
+
 def _invalid_list_options(errors: list[FieldError]) -> APIError:
     return status_errors.invalid("meta.k8s.io", "ListOptions", "", errors)
 
@@ -88,12 +93,7 @@ def _int_param(query: Mapping[str, str], name: str) -> int | None:
     raw = query.get(name)
     if raw is None or raw == "":
         return None
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise status_errors.bad_request(
-            f'invalid value for {name}: strconv.ParseInt: parsing "{raw}": invalid syntax'
-        ) from exc
+    return parse_int64(raw, name)
 
 
 def parse_list_options(query: Mapping[str, str], *, watch: bool = False) -> ListOptions:
@@ -200,11 +200,8 @@ def parse_list_options(query: Mapping[str, str], *, watch: bool = False) -> List
 
 def parse_resource_version(value: str, *, what: str = "resourceVersion") -> int:
     """A resourceVersion as the integer revision; 400 when it is not one."""
-    try:
-        revision = int(value)
-    except ValueError:
-        revision = -1
-    if revision < 0:
+    revision = int(value) if _UNSIGNED.fullmatch(value) else -1
+    if not 0 <= revision <= INT64_MAX:
         raise status_errors.bad_request(f"invalid resource version: {value}") from None
     return revision
 

@@ -14,6 +14,7 @@ from setpoint.api import field_errors as fe
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.list_options import parse_bool
+from setpoint.cluster.apiserver.http.query_integers import int64_option
 from setpoint.cluster.apiserver.patch import patch_request
 from setpoint.cluster.apiserver.patch.merge_schema import builtin_root
 from setpoint.cluster.apiserver.registry.object_operations import DeleteOptions, WriteOptions
@@ -60,10 +61,7 @@ async def delete_options(request: web.BaseRequest) -> DeleteOptions:
     options = DeleteOptions()
     grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
     if grace is not None and grace != "":
-        try:
-            options.grace_period_seconds = int(grace)
-        except (TypeError, ValueError):
-            raise status_errors.bad_request(f"invalid gracePeriodSeconds: {grace!r}") from None
+        options.grace_period_seconds = int64_option(grace, "gracePeriodSeconds")
     policy = body.get("propagationPolicy", query.get("propagationPolicy"))
     if policy:
         options.propagation_policy = str(policy)

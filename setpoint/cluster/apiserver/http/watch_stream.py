@@ -20,6 +20,7 @@ import msgspec
 from aiohttp import web
 
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.fresh_revision import wait_for_revision
 from setpoint.cluster.apiserver.http.list_options import ListOptions, parse_resource_version
 from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
@@ -90,22 +91,16 @@ async def serve_watch(
     error: status_errors.APIError | None = None
     watch = None
     if replay:
-        start = storage.revision
-        if rv not in ("", "0"):
-            start = max(start, parse_resource_version(rv))
-        records = storage.list(prefix)
-        initial = [
-            event_line("ADDED", operations.present(resource, r.value))
-            for r in records
-            if matcher.matches(r.key, r.value)
-        ]
-        watch = storage.watch(prefix, storage.revision, buffer=WATCHER_BUFFER)
+        start, initial, watch = await _replay(operations, resource, prefix, matcher, rv)
     else:
         start = parse_resource_version(rv)
         try:
+            await wait_for_revision(storage, start)
             watch = storage.watch(prefix, start, buffer=WATCHER_BUFFER)
         except ExpiredError as exc:
             error = status_errors.too_old_resource_version(start, exc.oldest)
+        except status_errors.APIError as exc:
+            error = exc  # too large: a reflector relists on it
     response = web.StreamResponse(status=200)
     response.content_type = "application/json"
     response.enable_chunked_encoding()
@@ -173,6 +168,48 @@ async def serve_watch(
     with contextlib.suppress(ConnectionResetError):
         await response.write_eof()
     return response
+
+
+async def _replay(
+    operations: ObjectOperations,
+    resource: ServedResource,
+    prefix: str,
+    matcher: Matcher,
+    rv: str,
+) -> tuple[int, list[bytes], Watch]:
+    """The current objects as ADDED lines and a watch from their revision, all durable."""
+    storage = operations.storage
+    # From a given revision the replay reports at least it, so it waits for every write up
+    # to it; from "now" it only waits for writes under its own prefix.
+    read_prefix: str | None = prefix
+    if rv not in ("", "0"):
+        await wait_for_revision(storage, parse_resource_version(rv))
+        read_prefix = None
+
+    async def read() -> tuple[int, list[bytes], Watch]:
+        start = storage.read_ticket(read_prefix).revision
+        initial = [
+            event_line("ADDED", operations.present(resource, r.value))
+            for r in storage.list(prefix)
+            if matcher.matches(r.key, r.value)
+        ]
+        return start, initial, storage.watch(prefix, start, buffer=WATCHER_BUFFER)
+
+    watches: list[Watch] = []
+
+    async def read_once() -> tuple[int, list[bytes], Watch]:
+        for stale in watches:
+            stale.close()  # a read made again: the earlier watch is not used
+        result = await read()
+        watches.append(result[2])
+        return result
+
+    try:
+        return await operations.settled_read(read_once, read_prefix)
+    except BaseException:
+        for stale in watches:
+            stale.close()
+        raise
 
 
 def _filtered_event(

@@ -18,7 +18,7 @@ from setpoint.api import field_errors as fe
 from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http import body_limits, request_body
 from setpoint.cluster.apiserver.patch.merge_patch import merge_patch_in_place
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 from setpoint.cluster.apiserver.patch.noop_applies import noop_applies
@@ -119,22 +119,28 @@ def apply_patch_body(
     """``current`` (owned by the caller: a merge patch changes it) with a JSON, merge or strategic
     merge patch applied."""
     if kind == request_body.MERGE_PATCH:
-        return merge_patch_in_place(current, request_body.decode_json(body))
+        patched = merge_patch_in_place(current, request_body.decode_json(body))
+        return body_limits.checked_patch_result(patched)
     if kind == request_body.JSON_PATCH:
         operations = request_body.decode_json(body)
         if not isinstance(operations, list):
             raise status_errors.bad_request(
                 "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
             )
+        body_limits.check_patch_operations(len(operations))
         try:
-            return apply_json_patch(current, operations)
+            patched = apply_json_patch(
+                current, operations, max_copy_bytes=body_limits.MAX_PATCH_COPY_BYTES
+            )
         except (PatchTestFailed, PatchError) as exc:
             raise _patch_rejected(str(exc)) from exc
+        return body_limits.checked_patch_result(patched)
     if kind == request_body.STRATEGIC_MERGE_PATCH and schema is not None:
         try:
-            return strategic_merge_patch(current, request_body.decode_json(body), schema)
+            patched = strategic_merge_patch(current, request_body.decode_json(body), schema)
         except StrategicPatchError as exc:
             raise status_errors.bad_request(str(exc)) from exc
+        return body_limits.checked_patch_result(patched)
     raise status_errors.unsupported_media_type(kind, (request_body.MERGE_PATCH,))
 
 

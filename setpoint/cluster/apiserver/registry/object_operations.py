@@ -18,17 +18,17 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.api.patch import json_equal
-from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.fresh_revision import wait_for_revision
 from setpoint.cluster.apiserver.http.list_options import (
     MATCH_EXACT,
     ListOptions,
@@ -51,9 +51,11 @@ from setpoint.cluster.apiserver.registry.selection import (
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import (
+    CommitError,
     ExpiredError,
     KeyExistsError,
     KeyNotFoundError,
+    ReadTicket,
     Record,
     RevisionConflictError,
     Storage,
@@ -63,6 +65,8 @@ from setpoint.cluster.apiserver.storage.codec import encode_json
 from setpoint.cluster.apiserver.validation.object_meta import validate_object_meta
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 #: Upstream retries a generated name this many times before giving up (``store.go``).
 GENERATE_NAME_ATTEMPTS: Final = 8
@@ -77,6 +81,8 @@ RANDOM_BLOCK_BYTES: Final = 16 * 128
 HISTORY_DRAIN_SECONDS: Final = 0.05
 #: Records fetched per storage read while filtering a selected, paginated list.
 LIST_SCAN_BATCH: Final = 1000
+#: Reads made again when a write they saw failed to commit (each failure needs a failed disk).
+SETTLED_READ_ATTEMPTS: Final = 3
 
 FINALIZER_ORPHAN: Final = "orphan"
 FINALIZER_FOREGROUND: Final = "foregroundDeletion"
@@ -284,7 +290,36 @@ class ObjectOperations:
 
         await asyncio.shield(settle())
 
+    async def _wait_durable_or_conflict(
+        self, resource: ServedResource, record: Record, metadata: dict[str, Any]
+    ) -> None:
+        """An answer built on ``record`` without writing waits until it is durable; 409 if
+        that write failed to commit (the client re-reads, as after any conflict)."""
+        try:
+            await self.storage.wait_durable(record.revision)
+        except CommitError:
+            raise status_errors.stale_resource_version(
+                resource.group, resource.plural, metadata.get("name", "")
+            ) from None
+
     # -- reading ------------------------------------------------------------------------
+
+    async def settled_read(
+        self, read: Callable[[], Awaitable[_T]], prefix: str | None = None
+    ) -> _T:
+        """``await read()``, answered only once every write it may have seen is durable.
+
+        ``prefix``: the read only looks at keys under it (it then waits only for writes
+        there). A write it may have seen that then fails to commit makes the read start again.
+        """
+        storage = self.storage
+        for _ in range(SETTLED_READ_ATTEMPTS):
+            before = storage.read_ticket(prefix)
+            result = await read()
+            seen = ReadTicket(storage.read_ticket(prefix).revision, before.failures)
+            if await storage.settled(seen):
+                return result
+        raise status_errors.internal_error("storage commits keep failing; try again later")
 
     def present(self, resource: ServedResource, value: bytes) -> bytes:
         """Stored JSON as served through ``resource`` (converted only when needed)."""
@@ -316,7 +351,7 @@ class ObjectOperations:
         """LIST: the ``<Kind>List`` body, with pagination and selectors."""
         check_field_selector(resource, options)
         prefix = resource.storage_prefix(namespace)
-        current = self.storage.revision
+        current = self.storage.read_ticket(list_read_prefix(resource, namespace, options)).revision
         list_revision = current
         start_after: str | None = None
         if options.continue_token is not None:
@@ -328,20 +363,8 @@ class ObjectOperations:
         elif options.resource_version not in ("", "0"):
             requested = parse_resource_version(options.resource_version)
             if requested > current:
-                raise APIError(
-                    504,
-                    StatusReason.TIMEOUT,
-                    f"Timeout: Too large resource version: {requested}, current: {current}",
-                    details={
-                        "causes": [
-                            {
-                                "reason": "ResourceVersionTooLarge",
-                                "message": "Too large resource version",
-                            }
-                        ],
-                        "retryAfterSeconds": 1,
-                    },
-                )
+                await wait_for_revision(self.storage, requested)
+                current = list_revision = self.storage.revision
             if options.resource_version_match == MATCH_EXACT and requested != current:
                 return await self._list_exact(resource, namespace, options, requested)
         matcher = Matcher(resource, options)
@@ -700,8 +723,10 @@ class ObjectOperations:
         self._managed_fields(resource, old, new, options, subresource, requested_managed)
         if new == old and json_equal(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
+            await self._wait_durable_or_conflict(resource, record, new_meta)
             return Result(200, self.present(resource, record.value), warnings)
         if options.dry_run:
+            await self._wait_durable_or_conflict(resource, record, new_meta)
             return Result(200, encode_json(new), warnings)
         stored = behaviour.to_storage(resource, new)
         try:
@@ -904,6 +929,19 @@ def _check_delete_options(options: DeleteOptions) -> None:
 
 def _timestamp_after(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))
+
+
+def list_read_prefix(
+    resource: ServedResource, namespace: str | None, options: ListOptions
+) -> str | None:
+    """The key prefix a most-recent list reads, for :meth:`ObjectOperations.settled_read`.
+
+    None for a list at a given resourceVersion or continuing a page: those report that
+    revision, so they wait for every write up to it.
+    """
+    if options.continue_token is None and options.resource_version in ("", "0"):
+        return resource.storage_prefix(namespace)
+    return None
 
 
 def converts(resource: ServedResource) -> bool:

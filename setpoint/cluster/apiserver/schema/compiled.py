@@ -1,42 +1,26 @@
 """A CRD's OpenAPI v3 schema, parsed once into a tree of :class:`SchemaNode`.
 
 The API server validates, prunes and defaults every write, so each keyword is read from the
-JSON schema exactly once here: patterns are compiled, formats resolved to their checkers,
+JSON schema exactly once here: patterns are compiled (RE2), formats resolved to their checkers,
 ``x-kubernetes-int-or-string`` turned into the types ``integer,string`` (as apiextensions does
 before handing the schema to kube-openapi), unsupported formats dropped.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from setpoint.cluster.apiserver.schema.formats import FormatChecker, format_checker
+from setpoint.cluster.apiserver.schema.re2_pattern import CompiledPattern, compile_pattern
 
 # Marks "no default" (a default may legitimately be null).
 NO_DEFAULT: Final = object()
 
-# Python's re has no \z; RE2 (Go) does. Everything else CRD authors use is shared syntax.
-_RE2_END_OF_TEXT: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\z")
-
 
 class SchemaError(ValueError):
     """The schema itself is malformed (a keyword has the wrong JSON type)."""
-
-
-def translate_pattern(pattern: str) -> str:
-    """Turn an RE2 (Go) pattern into Python ``re`` syntax where they differ."""
-    return _RE2_END_OF_TEXT.sub(r"\1\\Z", pattern)
-
-
-def compile_pattern(pattern: str) -> re.Pattern[str] | None:
-    """The compiled pattern, or None if Python cannot compile it (it is then not enforced)."""
-    try:
-        return re.compile(translate_pattern(pattern))
-    except re.error:
-        return None
 
 
 @dataclass(slots=True, eq=False)
@@ -58,7 +42,7 @@ class SchemaNode:
     min_length: int | None = None
     max_length: int | None = None
     pattern: str = ""
-    pattern_re: re.Pattern[str] | None = None
+    pattern_re: CompiledPattern | None = None
     min_items: int | None = None
     max_items: int | None = None
     unique_items: bool = False

@@ -16,14 +16,21 @@ Paths look like ``spec.versions[0].schema.openAPIV3Schema.properties[spec].type`
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError, GoValue
-from setpoint.cluster.apiserver.schema.compiled import SchemaError, compile_node, translate_pattern
+from setpoint.api.go_format import go_quote
+from setpoint.cluster.apiserver.schema.cel_rules import (
+    SUPPORTED_REASONS,
+    RuleCompileError,
+    compile_rule,
+    message_expression_compile_error,
+)
+from setpoint.cluster.apiserver.schema.compiled import SchemaError, compile_node
 from setpoint.cluster.apiserver.schema.pruning import prune
+from setpoint.cluster.apiserver.schema.re2_pattern import pattern_error
 from setpoint.cluster.apiserver.schema.value_validation import ValueValidator, strict_equal
 
 OPENAPI_V3_TYPES: Final = ("array", "boolean", "integer", "number", "object", "string")
@@ -406,7 +413,87 @@ def _extension_errors(schema: Mapping[str, Any], path: str) -> list[FieldError]:
         text = rule.get("rule", "") if isinstance(rule, Mapping) else ""
         if not isinstance(text, str) or not text.strip():
             errors.append(fe.required(f"{rule_path}.rule", "rule is not specified"))
+        elif isinstance(rule, Mapping):
+            entry_errors = rule_entry_errors(rule, rule_path)
+            errors.extend(entry_errors)
+            if not entry_errors:  # upstream compiles only rules whose entry is well-formed
+                errors.extend(cel_rule_errors(rule, rule_path))
     return errors
+
+
+def rule_entry_errors(rule: Mapping[str, Any], path: str) -> list[FieldError]:
+    """The shape checks of one ``x-kubernetes-validations`` entry, as upstream words them."""
+    errors: list[FieldError] = []
+    text = str(rule.get("rule") or "").strip()
+    message = str(rule.get("message") or "")
+    trimmed = message.strip()
+    if message and not trimmed:
+        errors.append(
+            fe.invalid(f"{path}.message", message, "message must be non-empty if specified")
+        )
+    elif "\n" in trimmed or "\r" in trimmed:
+        errors.append(
+            fe.invalid(f"{path}.message", message, "message must not contain line breaks")
+        )
+    elif ("\n" in text or "\r" in text) and not trimmed:
+        detail = "message must be specified if rule contains line breaks"
+        errors.append(fe.required(f"{path}.message", detail))
+    expression = str(rule.get("messageExpression") or "")
+    if expression and not expression.strip():
+        detail = "messageExpression must be non-empty if specified"
+        errors.append(fe.required(f"{path}.messageExpression", detail))
+    reason = rule.get("reason")
+    if reason is not None and reason not in SUPPORTED_REASONS:
+        errors.append(fe.not_supported(f"{path}.reason", reason, SUPPORTED_REASONS))
+    field_path = str(rule.get("fieldPath") or "")
+    if field_path and not field_path.strip():
+        detail = "fieldPath must be non-empty if specified"
+        errors.append(fe.invalid(f"{path}.fieldPath", field_path, detail))
+    if "\n" in field_path or "\r" in field_path:
+        detail = "fieldPath must not contain line breaks"
+        errors.append(fe.invalid(f"{path}.fieldPath", field_path, detail))
+    return errors
+
+
+def cel_rule_errors(rule: Mapping[str, Any], path: str) -> list[FieldError]:
+    """Whether a rule and its messageExpression compile, in upstream's words."""
+    errors: list[FieldError] = []
+    try:
+        compiled = compile_rule({**rule, "messageExpression": None})
+    except RuleCompileError as exc:
+        errors.append(fe.invalid(f"{path}.rule", _go_validation_rule(rule), str(exc)))
+        return errors
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str) and expression.strip():
+        problem = message_expression_compile_error(expression)
+        if problem is not None:
+            errors.append(
+                fe.invalid(f"{path}.messageExpression", _go_validation_rule(rule), problem)
+            )
+    if not compiled.uses_old_self and rule.get("optionalOldSelf") is not None:
+        detail = "may not be set if oldSelf is not used in rule"
+        errors.append(fe.invalid(f"{path}.optionalOldSelf", rule["optionalOldSelf"], detail))
+    return errors
+
+
+def _go_validation_rule(rule: Mapping[str, Any]) -> GoValue:
+    """The rule as Go's ``%#v`` prints apiextensions.ValidationRule (pointers as set/nil)."""
+
+    def text(key: str) -> str:
+        return go_quote(str(rule.get(key) or ""))
+
+    def pointer(key: str, go_type: str) -> str:
+        # Go prints the address of a set pointer; a fixed placeholder keeps messages stable.
+        return f"(*{go_type})(nil)" if rule.get(key) is None else f"(*{go_type})(0xc000000000)"
+
+    return GoValue(
+        "apiextensions.ValidationRule{"
+        f"Rule:{text('rule')}, Message:{text('message')}, "
+        f"MessageExpression:{text('messageExpression')}, "
+        f"Reason:{pointer('reason', 'apiextensions.FieldValueErrorReason')}, "
+        f"FieldPath:{text('fieldPath')}, OptionalOldSelf:{pointer('optionalOldSelf', 'bool')}"
+        "}"
+    )
 
 
 def _list_map_errors(schema: Mapping[str, Any], path: str, map_keys: list[Any]) -> list[FieldError]:
@@ -627,9 +714,8 @@ def _value_validation_errors(
         errors.extend(_nested_errors(schema["not"], f"{path}.not", level))
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and pattern:
-        try:
-            re.compile(translate_pattern(pattern))
-        except re.error as error:
+        error = pattern_error(pattern)
+        if error is not None:
             detail = f"must be a valid regular expression, but isn't: {error}"
             errors.append(fe.invalid(f"{path}.pattern", pattern, detail))
     return errors

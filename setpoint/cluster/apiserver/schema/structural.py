@@ -17,6 +17,7 @@ from typing import Any, Final
 import msgspec
 
 from setpoint.api.field_errors import FieldError
+from setpoint.cluster.apiserver.schema import cel_validation
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode, compile_node
 from setpoint.cluster.apiserver.schema.defaulting import apply_defaults, has_defaults
 from setpoint.cluster.apiserver.schema.embedded import validate_embedded_resources
@@ -51,6 +52,7 @@ class CompiledSchema:
     """
 
     __slots__ = (
+        "_cel",
         "_has_defaults",
         "_has_embedded",
         "_has_list_types",
@@ -62,6 +64,8 @@ class CompiledSchema:
     def __init__(self, schema: Mapping[str, Any] | None) -> None:
         self.source = schema
         self._set_root(compile_node(schema) if schema is not None else None)
+        cel_root = cel_validation.build(schema)
+        self._cel = cel_validation.CelValidator(cel_root) if cel_root is not None else None
 
     def _set_root(self, root: SchemaNode | None) -> None:
         self.root = root
@@ -75,6 +79,7 @@ class CompiledSchema:
         """Wrap an already compiled node (e.g. the ``status`` property of a schema)."""
         compiled = cls.__new__(cls)
         compiled.source = None
+        compiled._cel = None
         compiled._set_root(node)
         return compiled
 
@@ -93,6 +98,9 @@ class CompiledSchema:
         checker.validate(self.root, obj, "", MISSING if old is None else old)
         errors = checker.errors
         errors.extend(self._whole_object_errors(self.root, obj))
+        if self._cel is not None and not errors:
+            # Upstream runs CEL rules only on values that passed the schema (typed inputs).
+            errors.extend(self._cel.validate(obj, old))
         return errors
 
     def validate_value(
@@ -126,6 +134,8 @@ class CompiledSchema:
             checker.validate(status_node, obj["status"], "", previous)
             errors = checker.errors
         errors.extend(self._whole_object_errors(self.root, obj))
+        if self._cel is not None and not errors:
+            errors.extend(self._cel.validate(obj, old))
         return errors
 
     def _whole_object_errors(self, root: SchemaNode, obj: Any) -> list[FieldError]:

@@ -45,6 +45,18 @@ class CommitError(StorageError):
     """A write could not be made durable; it was rolled back and never became visible to watches."""
 
 
+class ValueTooLargeError(StorageError):
+    """A value above the size limit (etcd refuses requests above 1.5 MiB the same way)."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"etcdserver: request is too large ({key} would be {size} bytes, the limit is {limit})"
+        )
+        self.key = key
+        self.size = size
+        self.limit = limit
+
+
 class KeyExistsError(StorageError):
     """A create found the key already present."""
 
@@ -91,6 +103,18 @@ class Record:
     key: str
     revision: int
     value: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTicket:
+    """Taken just before a read: the revision it reads at and the commit failures seen so far.
+
+    Pass it to :meth:`Storage.settled` before answering, so that no answer shows a write that
+    is not durable (etcd never serves an uncommitted revision).
+    """
+
+    revision: int
+    failures: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +188,23 @@ class Storage(abc.ABC):
     @abc.abstractmethod
     async def wait_durable(self, revision: int) -> None:
         """Return once ``revision`` (and every earlier one) is durable and announced to watchers."""
+
+    def read_ticket(self, prefix: str | None = None) -> ReadTicket:
+        """Take before a read whose answer must only show durable writes (see :meth:`settled`).
+
+        With ``prefix``, for a read of only the keys under it: its revision may be lower
+        (the durable one when no write under ``prefix`` is pending), so it waits for less.
+        """
+        return ReadTicket(self.revision, 0)
+
+    async def settled(self, ticket: ReadTicket) -> bool:
+        """Wait until every write a read taken at ``ticket`` may have seen is durable.
+
+        False when one of them failed to commit instead (it was undone): the read may have
+        shown it, so it must be made again. A backend whose writes are durable when they
+        return answers True at once.
+        """
+        return True
 
     @abc.abstractmethod
     def watch(self, prefix: str, from_revision: int, *, buffer: int = 1000) -> Watch:

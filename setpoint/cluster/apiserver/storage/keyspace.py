@@ -20,11 +20,14 @@ from setpoint.cluster.apiserver.storage.base import (
     KeyNotFoundError,
     Record,
     RevisionConflictError,
+    ValueTooLargeError,
     WatchEvent,
 )
 from setpoint.cluster.apiserver.storage.codec import encode_object, restamp
 
 _MAX_CHAR = chr(0x10FFFF)
+#: The largest stored value: etcd's default ``--max-request-bytes`` (1.5 MiB).
+MAX_VALUE_BYTES = 1536 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,12 @@ def prefix_upper_bound(prefix: str) -> str | None:
     if not stem:
         return None
     return stem[:-1] + chr(ord(stem[-1]) + 1)
+
+
+def _checked_size(key: str, value: bytes) -> bytes:
+    if len(value) > MAX_VALUE_BYTES:
+        raise ValueTooLargeError(key, len(value), MAX_VALUE_BYTES)
+    return value
 
 
 class Keyspace:
@@ -116,7 +125,7 @@ class Keyspace:
         if key in self._records:
             raise KeyExistsError(key)
         revision = self._revision + 1
-        value = encode_object(key, obj, revision)
+        value = _checked_size(key, encode_object(key, obj, revision))
         record = Record(key, revision, value)
         self._records[key] = record
         self._revision = revision
@@ -127,7 +136,7 @@ class Keyspace:
         check_key(key)
         previous = self._current(key, expected_revision)
         revision = self._revision + 1
-        value = encode_object(key, obj, revision)
+        value = _checked_size(key, encode_object(key, obj, revision))
         record = Record(key, revision, value)
         self._records[key] = record
         self._revision = revision

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from setpoint.cluster.apiserver.storage.base import (
+    InvalidValueError,
     Record,
     StorageClosedError,
 )
@@ -33,10 +34,18 @@ class MemoryStorage(KeyspaceStorage):
         history_max_events: int = HISTORY_MAX_EVENTS,
         history_max_age: float = HISTORY_MAX_AGE_SECONDS,
         clock: Clock = time.time,
+        start_revision: int = 0,
     ) -> None:
-        self._keyspace = Keyspace()
+        if start_revision < 0:
+            raise InvalidValueError(f"start_revision: must not be negative, got {start_revision}")
+        self._keyspace = Keyspace(revision=start_revision)
+        # Nothing before the start can be watched from: a revision of an earlier incarnation
+        # gets 410 Expired, and its holder relists.
         self._history = EventHistory(
-            max_events=history_max_events, max_age=history_max_age, clock=clock
+            compacted_revision=start_revision,
+            max_events=history_max_events,
+            max_age=history_max_age,
+            clock=clock,
         )
         self._hub = WatchHub()
         self._closed = False

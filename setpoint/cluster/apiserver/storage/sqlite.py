@@ -9,8 +9,13 @@ While one batch commits the next one fills up, so concurrent writers share each 
 If a commit fails, that batch and everything queued after it (which may build on it) are
 undone in the in-memory view, newest first, and their ``wait_durable`` callers get
 :class:`CommitError`. Their revisions are not handed out again by this process (after a
-restart they may be, as they were never acknowledged nor announced). Reads made while such a
-write was pending did see it: the price of answering reads from memory without waiting.
+restart they may be, as they were never acknowledged, announced nor served).
+
+Reads come from the in-memory view, which may hold writes still being committed. So that no
+answer shows one (etcd never serves an uncommitted revision), the server takes a
+:meth:`read_ticket` before a read and awaits :meth:`settled` before answering: at most the
+commit in flight plus the one queued behind it. :attr:`revision` is the durable revision
+whenever nothing is pending, so a revision served is never one a crash can take back.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 
 from setpoint.cluster.apiserver.storage.base import (
     CommitError,
+    ReadTicket,
     Record,
     StorageClosedError,
     StorageError,
@@ -89,7 +95,45 @@ class SqliteStorage(KeyspaceStorage):
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._waiter_ids = itertools.count()
         self._failed: deque[tuple[int, int, BaseException]] = deque(maxlen=_FAILED_RANGES_KEPT)
+        self._failures = 0
+        # Keys with a write queued or being committed (with how many), for read_ticket.
+        self._pending_keys: dict[str, int] = {}
         self._closed = False
+
+    @property
+    def revision(self) -> int:
+        """The newest revision a read may report: the durable one unless writes are pending.
+
+        With writes pending it is the newest handed out, and a read at it must await
+        :meth:`settled`. After a failed commit it is the durable one again (the failed
+        revisions are skipped, never served).
+        """
+        if self._pending or self._flusher is not None:
+            return self._keyspace.revision
+        return self._durable_revision
+
+    def read_ticket(self, prefix: str | None = None) -> ReadTicket:
+        """Take before a read; await :meth:`settled` with it before answering.
+
+        A read of keys under ``prefix`` none of which has a write pending sees only durable
+        values: its ticket is at the durable revision and needs no wait.
+        """
+        self._check_open()
+        if prefix is not None and not self._pending_under(prefix):
+            return ReadTicket(self._durable_revision, self._failures)
+        return ReadTicket(self.revision, self._failures)
+
+    def _pending_under(self, prefix: str) -> bool:
+        return any(key.startswith(prefix) for key in self._pending_keys)
+
+    async def settled(self, ticket: ReadTicket) -> bool:
+        """Wait for the writes a read at ``ticket`` may have seen; False if one failed."""
+        if ticket.revision > self._durable_revision:
+            try:
+                await self.wait_durable(ticket.revision)
+            except CommitError:
+                return False
+        return self._failures == ticket.failures
 
     @property
     def path(self) -> Path:
@@ -155,6 +199,8 @@ class SqliteStorage(KeyspaceStorage):
 
     def _enqueue(self, loop: asyncio.AbstractEventLoop, change: Change) -> Record:
         self._pending.append(change)
+        key = change.record.key
+        self._pending_keys[key] = self._pending_keys.get(key, 0) + 1
         if self._flusher is None:
             self._flusher = loop.create_task(self._flush(), name="setpoint-sqlite-flusher")
         return change.record
@@ -180,7 +226,18 @@ class SqliteStorage(KeyspaceStorage):
         finally:
             self._flusher = None
 
+    def _settle_keys(self, changes: ChangeBatch) -> None:
+        pending = self._pending_keys
+        for change in changes:
+            key = change.record.key
+            left = pending[key] - 1
+            if left:
+                pending[key] = left
+            else:
+                del pending[key]
+
     def _complete(self, batch: ChangeBatch, now: float) -> None:
+        self._settle_keys(batch)
         self._durable_revision = batch[-1].record.revision
         events = [change.event for change in batch]
         self._history.extend(events, at=now)
@@ -192,10 +249,12 @@ class SqliteStorage(KeyspaceStorage):
         # created): they fail too, and the view goes back to the last durable state.
         failed = batch + self._pending
         self._pending = []
+        self._settle_keys(failed)
         for change in reversed(failed):
             self._keyspace.undo(change)
         low, high = failed[0].record.revision, failed[-1].record.revision
         self._failed.append((low, high, error))
+        self._failures += 1
         self._wake_waiters_up_to(high, error)
 
     def _wake_waiters_up_to(self, revision: int, error: BaseException | None) -> None:

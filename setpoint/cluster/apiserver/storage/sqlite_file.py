@@ -7,6 +7,7 @@ second server on the same file would hand out the same revisions, so it is refus
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,6 +25,8 @@ from setpoint.cluster.apiserver.storage.keyspace import Change
 # Written into the file header ("SPT1"), so that a SQLite file of another program is refused
 # instead of being silently extended with our tables.
 APPLICATION_ID = 0x53505431
+# Owner read/write only: the file holds every Secret.
+FILE_MODE = 0o600
 # Bump when the tables change; a file of another version is refused with a clear error.
 SCHEMA_VERSION = 1
 # WAL pages between checkpoints (SQLite's default is 1000). Each checkpoint copies pages into
@@ -90,6 +93,7 @@ class SqliteFile:
     ) -> None:
         self.path = Path(path)
         try:
+            _make_private(self.path)
             self._conn = sqlite3.connect(
                 self.path,
                 isolation_level=None,  # transactions are explicit: BEGIN ... COMMIT per batch
@@ -97,7 +101,7 @@ class SqliteFile:
                 check_same_thread=False,  # opened here, then used by the writer thread only
                 factory=factory,
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StorageOpenError(f"{self.path}: cannot open the storage file: {exc}") from exc
         try:
             self._configure()
@@ -199,6 +203,22 @@ class SqliteFile:
         if "readonly" in text or "read-only" in text:
             return f"{self.path}: the storage file cannot be written ({text})"
         return f"{self.path}: the storage file is corrupt or unreadable ({text})"
+
+
+def _make_private(path: Path) -> None:
+    """Create the file owner-only (0600) or make it so: it holds every Secret.
+
+    SQLite gives the WAL and shared-memory files the mode of the database file.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+    finally:
+        os.close(fd)
+    for suffix in ("-wal", "-shm"):
+        companion = path.with_name(path.name + suffix)
+        if companion.exists():
+            os.chmod(companion, FILE_MODE)
 
 
 def _event_type(kind: str) -> EventType:
