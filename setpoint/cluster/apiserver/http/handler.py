@@ -40,6 +40,7 @@ from setpoint.cluster.apiserver.http.request_options import (
     delete_options,
     write_options,
 )
+from setpoint.cluster.apiserver.http.table_responses import table_writer
 from setpoint.cluster.apiserver.http.version_info import version_document
 from setpoint.cluster.apiserver.http.watch_stream import serve_watch
 from setpoint.cluster.apiserver.kinds.namespaces import (
@@ -296,15 +297,21 @@ class APIHandler:
             if method == "GET":
                 query = query_dict(request.query)
                 options = parse_list_options(query, watch=target.watch_path)
+                tables = table_writer(request, resource)
                 if options.watch:
                     _require_verb(resource, "watch")
                     return await serve_watch(
-                        request, ops, resource, target.namespace, options, self._watches
+                        request,
+                        ops,
+                        resource,
+                        target.namespace,
+                        options,
+                        self._watches,
+                        tables.event_transform() if tables else None,
                     )
                 _require_verb(resource, "list")
-                return json_response(
-                    200, await ops.list_collection(resource, target.namespace, options)
-                )
+                listed = await ops.list_collection(resource, target.namespace, options)
+                return json_response(200, tables.list_body(listed) if tables else listed)
             if method == "POST":
                 _require_verb(resource, "create")
                 body = await request_body.read_body(request)
@@ -329,7 +336,9 @@ class APIHandler:
             return await self._finalize(request, resource, name)
         if method == "GET":
             _require_verb(resource, "get")
-            return json_response(200, ops.get(resource, target.namespace, name))
+            found = ops.get(resource, target.namespace, name)
+            tables = table_writer(request, resource)
+            return json_response(200, tables.object_body(found) if tables else found)
         if method == "PUT":
             _require_verb(resource, "update")
             body = await request_body.read_body(request)

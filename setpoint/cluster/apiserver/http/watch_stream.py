@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -74,12 +75,20 @@ async def serve_watch(
     namespace: str | None,
     options: ListOptions,
     active: dict[Watch, str],
+    transform: Callable[[bytes], bytes] | None = None,
 ) -> web.StreamResponse:
     """Answer a ``?watch=true`` request with a stream of events until the deadline.
 
     The storage watch is kept in ``active`` (with its resource's storage root) while it runs,
-    so a stopping server, or the deletion of a CRD, can end it.
+    so a stopping server, or the deletion of a CRD, can end it. ``transform`` turns each
+    event's served object into what is sent (a Table row for ``kubectl get -w``).
     """
+    line_for = event_line
+    if transform is not None:
+
+        def line_for(event_type: str, value: bytes) -> bytes:
+            return event_line(event_type, transform(value))
+
     check_field_selector(resource, options)
     storage = operations.storage
     prefix = resource.storage_prefix(namespace)
@@ -95,7 +104,7 @@ async def serve_watch(
             start = max(start, parse_resource_version(rv))
         records = storage.list(prefix)
         initial = [
-            event_line("ADDED", operations.present(resource, r.value))
+            line_for("ADDED", operations.present(resource, r.value))
             for r in records
             if matcher.matches(r.key, r.value)
         ]
@@ -143,18 +152,18 @@ async def serve_watch(
             await response.write(b"".join(initial))
         if replay and options.send_initial_events:
             await response.write(_bookmark_line(resource, start, initial_end=True))
-        converted = converts(resource)
+        converted = converts(resource) or transform is not None
         selects_all = matcher.selects_all
         write = response.write
         async for event in watch:
             if selects_all:
                 if converted:
-                    await write(event_line(event.type, operations.present(resource, event.value)))
+                    await write(line_for(event.type, operations.present(resource, event.value)))
                 else:
                     await write(event_line(event.type, event.value))
                 last_sent = event.revision
                 continue
-            line = _filtered_event(operations, resource, matcher, event)
+            line = _filtered_event(operations, resource, matcher, event, line_for)
             last_sent = event.revision
             if line is not None:
                 await write(line)
@@ -176,7 +185,11 @@ async def serve_watch(
 
 
 def _filtered_event(
-    operations: ObjectOperations, resource: ServedResource, matcher: Matcher, event: Any
+    operations: ObjectOperations,
+    resource: ServedResource,
+    matcher: Matcher,
+    event: Any,
+    event_line: Callable[[str, bytes], bytes] = event_line,
 ) -> bytes | None:
     """The line for ``event`` under a selector, turning transitions into ADDED/DELETED."""
     now = matcher.matches(event.key, event.value, decode(event.value))

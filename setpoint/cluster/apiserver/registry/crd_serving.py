@@ -165,6 +165,7 @@ def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> li
                 deprecated_warning=warning,
                 crd_name=name,
                 terminating=terminating,
+                printer_columns=tuple(crds.printer_columns(crd, info.version)),
             )
         )
     return found

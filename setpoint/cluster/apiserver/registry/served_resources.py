@@ -93,6 +93,8 @@ class ServedResource:
     crd_name: str = ""
     #: The CRD is being deleted: discovery shows fewer verbs and creates are refused.
     terminating: bool = False
+    #: A custom resource's table columns (``additionalPrinterColumns``, or the default Age).
+    printer_columns: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def api_version(self) -> str:
