@@ -15,9 +15,10 @@ KUBECTL_TIMEOUT_SECONDS = 60
 class Kubectl:
     """``kubectl --kubeconfig K --cache-dir C ...`` with a private discovery cache."""
 
-    def __init__(self, kubeconfig: Path, cache_dir: Path) -> None:
+    def __init__(self, kubeconfig: Path, cache_dir: Path, binary: str = "kubectl") -> None:
         self._kubeconfig = kubeconfig
         self._cache_dir = cache_dir
+        self._binary = binary
 
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True
@@ -51,7 +52,7 @@ class Kubectl:
 
     def _command(self, *args: str) -> list[str]:
         return [
-            "kubectl",
+            self._binary,
             "--kubeconfig",
             str(self._kubeconfig),
             "--cache-dir",
