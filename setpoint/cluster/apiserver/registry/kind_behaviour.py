@@ -14,6 +14,7 @@ from typing import Any
 from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.registry.builtin_defaults import label_job
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.validation.builtin_rules import builtin_kind_errors
 
 #: Validates a built-in object of a given kind against its upstream schema: returns field
 #: errors and the paths of fields the schema does not know.
@@ -66,6 +67,10 @@ class KindBehaviour:
         else:
             errors, unknown = self._validator(resource, obj)
         extra = self.kind_errors(resource, obj, old, subresource)
+        if not resource.is_custom:
+            extra = extra + builtin_kind_errors(
+                resource.group, resource.kind, obj, old, subresource
+            )
         return (add_new_errors(errors, extra) if extra else errors), unknown
 
     def kind_errors(

@@ -20,21 +20,23 @@ _CONTAINER_LISTS = ("containers", "initContainers")
 _IMAGE_WHITESPACE = "must not have leading or trailing whitespace"
 
 
-def _containers(spec: dict[str, Any], key: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _containers(
+    spec: dict[str, Any], key: str, prefix: str = "spec"
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(path, container)`` of each entry of ``spec[key]``."""
     value = spec.get(key)
     if not isinstance(value, list):
         return
     for index, container in enumerate(value):
         # Entries of the wrong type are the schema check's to report.
-        yield f"spec.{key}[{index}]", container if isinstance(container, dict) else {}
+        yield f"{prefix}.{key}[{index}]", container if isinstance(container, dict) else {}
 
 
-def _validate_names(spec: dict[str, Any]) -> list[FieldError]:
+def _validate_names(spec: dict[str, Any], prefix: str = "spec") -> list[FieldError]:
     errors: list[FieldError] = []
     seen: set[str] = set()
     for key in _CONTAINER_LISTS:
-        for path, container in _containers(spec, key):
+        for path, container in _containers(spec, key, prefix):
             name = container.get("name")
             if not isinstance(name, str) or not name:
                 errors.append(fe.required(f"{path}.name"))
@@ -44,7 +46,7 @@ def _validate_names(spec: dict[str, Any]) -> list[FieldError]:
                 errors.append(fe.duplicate(f"{path}.name", name))
             seen.add(name)
         if key == "containers" and not spec.get(key):
-            errors.append(fe.required("spec.containers"))
+            errors.append(fe.required(f"{prefix}.containers"))
     return errors
 
 
@@ -72,3 +74,13 @@ def validate_pod_spec(pod: dict[str, Any]) -> list[FieldError]:
     elif not isinstance(spec, dict):
         return []  # the schema check reports the wrong type
     return _validate_names(spec) + _validate_images(spec)
+
+
+def validate_template_pod_spec(spec: object, prefix: str) -> list[FieldError]:
+    """The container problems of a pod template's ``spec`` at ``prefix``
+    (``spec.template.spec``): names as for a pod; images may be left out."""
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, dict):
+        return []
+    return _validate_names(spec, prefix)

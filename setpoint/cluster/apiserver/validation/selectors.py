@@ -1,0 +1,109 @@
+"""Label selectors and labels of workload specs (apimachinery ``ValidateLabelSelector``,
+``ValidateLabels``; ``LabelSelectorAsSelector`` semantics for matching)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
+from setpoint.api.names import validate_label_value, validate_qualified_name
+from setpoint.api.selector_error import SelectorError
+from setpoint.api.selectors import LabelSelector
+
+NON_NEGATIVE: Final = "must be greater than or equal to 0"
+IMMUTABLE: Final = "field is immutable"
+_OPERATORS_WITH_VALUES: Final = ("In", "NotIn")
+_OPERATORS_WITHOUT_VALUES: Final = ("Exists", "DoesNotExist")
+
+
+def validate_labels(labels: object, path: str) -> list[FieldError]:
+    """``ValidateLabels``: keys are qualified names, values label values (sorted by key)."""
+    errors: list[FieldError] = []
+    if not isinstance(labels, Mapping):
+        return errors
+    for key in sorted(labels):
+        errors.extend(fe.invalid(path, key, problem) for problem in validate_qualified_name(key))
+        value = labels[key]
+        if isinstance(value, str):
+            errors.extend(fe.invalid(path, value, p) for p in validate_label_value(value))
+    return errors
+
+
+def validate_label_selector(selector: object, path: str) -> list[FieldError]:
+    """``ValidateLabelSelector`` (label values in selectors must be valid)."""
+    if not isinstance(selector, Mapping):
+        return []
+    errors = validate_labels(selector.get("matchLabels"), f"{path}.matchLabels")
+    expressions = selector.get("matchExpressions")
+    for index, expression in enumerate(expressions if isinstance(expressions, list) else []):
+        if not isinstance(expression, Mapping):
+            continue
+        item = f"{path}.matchExpressions[{index}]"
+        operator = expression.get("operator")
+        values = expression.get("values") or []
+        if operator in _OPERATORS_WITH_VALUES:
+            if not values:
+                errors.append(
+                    fe.required(
+                        f"{item}.values", "must be specified when `operator` is 'In' or 'NotIn'"
+                    )
+                )
+        elif operator in _OPERATORS_WITHOUT_VALUES:
+            if values:
+                errors.append(
+                    fe.forbidden(
+                        f"{item}.values",
+                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    )
+                )
+        else:
+            errors.append(fe.invalid(f"{item}.operator", operator, "not a valid selector operator"))
+        key = expression.get("key")
+        key_text = key if isinstance(key, str) else ""
+        errors.extend(
+            fe.invalid(f"{item}.key", key_text, p) for p in validate_qualified_name(key_text)
+        )
+        for value_index, value in enumerate(values if isinstance(values, list) else []):
+            if isinstance(value, str):
+                errors.extend(
+                    fe.invalid(f"{item}.values[{value_index}]", value, p)
+                    for p in validate_label_value(value)
+                )
+    return errors
+
+
+def as_selector(selector: object) -> LabelSelector | None:
+    """``LabelSelectorAsSelector``: None when it fails (nil selects nothing)."""
+    try:
+        return LabelSelector.from_dict(selector if isinstance(selector, Mapping) else None)
+    except (SelectorError, ValueError, TypeError):
+        return None
+
+
+def is_empty_selector(selector: Mapping[str, Any]) -> bool:
+    """No matchLabels and no matchExpressions."""
+    return not selector.get("matchLabels") and not selector.get("matchExpressions")
+
+
+def same_selector(new: object, old: object) -> bool:
+    """Semantic equality of two selectors (nil and empty maps/lists are equal)."""
+
+    def normal(selector: object) -> object:
+        if not isinstance(selector, Mapping):
+            return None
+        expressions = selector.get("matchExpressions") or []
+        return (
+            dict(selector.get("matchLabels") or {}),
+            [dict(e) if isinstance(e, Mapping) else e for e in expressions],
+        )
+
+    return normal(new) == normal(old)
+
+
+def non_negative(value: object, path: str) -> list[FieldError]:
+    """``ValidateNonnegativeField``."""
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return [fe.invalid(path, value, NON_NEGATIVE)]
+    return []
