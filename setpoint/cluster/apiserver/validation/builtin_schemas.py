@@ -86,6 +86,14 @@ class BuiltinCheck:
         return not self.errors
 
 
+_BYTE_CHECK: Final = format_checker("byte")
+
+
+def _go_bytes(text: str) -> bool:
+    """Whether Go decodes ``text`` into a ``[]byte`` field: padded base64, or "" (no bytes)."""
+    return text == "" or bool(_BYTE_CHECK is not None and _BYTE_CHECK(text))
+
+
 def _must_be_present(child: SchemaNode | None) -> bool:
     """Whether a field the schema lists as required is one kube-apiserver really requires.
 
@@ -189,7 +197,10 @@ class BuiltinSchemas:
         if isinstance(enum, list):
             node.enum = list(enum)
         format_name = schema.get("format")
-        if isinstance(format_name, str) and format_name in ("byte", "date-time"):
+        if format_name == "byte":
+            node.format_check = _go_bytes
+            node.format = format_name
+        elif format_name == "date-time":
             node.format_check = format_checker(format_name)
             node.format = format_name
         elif format_name == "int32":
