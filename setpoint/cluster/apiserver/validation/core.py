@@ -21,6 +21,7 @@ from setpoint.api.names import (
     validate_qualified_name,
 )
 from setpoint.cluster.apiserver.validation import go_values
+from setpoint.cluster.apiserver.validation.object_meta import ValidMemo
 from setpoint.cluster.apiserver.validation.selectors import IMMUTABLE, validate_labels
 
 #: ``core.MaxSecretSize``: the summed size of a ConfigMap's or Secret's values.
@@ -44,8 +45,7 @@ _IMMUTABLE_SET: Final = "field is immutable when `immutable` is set"
 _SERVICE_ACCOUNT_NAME: Final = "kubernetes.io/service-account.name"
 
 
-def config_key_problems(key: str) -> list[str]:
-    """``IsConfigMapKey``: the problems with a ConfigMap/Secret key."""
+def _config_key_problems(key: str) -> list[str]:
     problems = []
     if len(key) > 253:
         problems.append(max_length_message(253))
@@ -58,6 +58,10 @@ def config_key_problems(key: str) -> list[str]:
     elif key.startswith(".."):
         problems.append("must not start with '..'")
     return problems
+
+
+#: ``IsConfigMapKey``: the problems with a ConfigMap/Secret key (valid keys remembered).
+config_key_problems: Final = ValidMemo(_config_key_problems)
 
 
 def _port_problems(port: object) -> list[str]:
@@ -221,10 +225,13 @@ def validate_config_map(obj: dict[str, Any], old: dict[str, Any] | None) -> list
     binary = binary if isinstance(binary, dict) else {}
     total = 0
     for key, value in data.items():
-        errors.extend(fe.invalid(f"data[{key}]", key, p) for p in config_key_problems(key))
-        if key in binary:
+        problems = config_key_problems(key)
+        if problems:
+            errors.extend(fe.invalid(f"data[{key}]", key, p) for p in problems)
+        if binary and key in binary:
             errors.append(fe.invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
-        total += len(value.encode()) if isinstance(value, str) else 0
+        if value.__class__ is str:
+            total += len(value) if value.isascii() else len(value.encode())
     for key, value in binary.items():
         errors.extend(fe.invalid(f"binaryData[{key}]", key, p) for p in config_key_problems(key))
         total += _decoded_size(value)

@@ -14,7 +14,7 @@ from typing import Any
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
-from setpoint.api.names import validate_dns1123_label
+from setpoint.cluster.apiserver.validation.object_meta import dns1123_label_problems
 
 _CONTAINER_LISTS = ("containers", "initContainers")
 _IMAGE_WHITESPACE = "must not have leading or trailing whitespace"
@@ -41,7 +41,7 @@ def _validate_names(spec: dict[str, Any], prefix: str = "spec") -> list[FieldErr
             if not isinstance(name, str) or not name:
                 errors.append(fe.required(f"{path}.name"))
                 continue
-            errors.extend(fe.invalid(f"{path}.name", name, p) for p in validate_dns1123_label(name))
+            errors.extend(fe.invalid(f"{path}.name", name, p) for p in dns1123_label_problems(name))
             if name in seen:
                 errors.append(fe.duplicate(f"{path}.name", name))
             seen.add(name)

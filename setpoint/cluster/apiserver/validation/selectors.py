@@ -6,12 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import msgspec
+
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
-from setpoint.api.names import validate_label_value, validate_qualified_name
 from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
+from setpoint.cluster.apiserver.validation.object_meta import (
+    label_value_problems,
+    qualified_name_problems,
+)
 
+_ENCODER: Final = msgspec.json.Encoder(order="sorted")
 NON_NEGATIVE: Final = "must be greater than or equal to 0"
 IMMUTABLE: Final = "field is immutable"
 _OPERATORS_WITH_VALUES: Final = ("In", "NotIn")
@@ -24,10 +30,10 @@ def validate_labels(labels: object, path: str) -> list[FieldError]:
     if not isinstance(labels, Mapping):
         return errors
     for key in sorted(labels):
-        errors.extend(fe.invalid(path, key, problem) for problem in validate_qualified_name(key))
+        errors.extend(fe.invalid(path, key, problem) for problem in qualified_name_problems(key))
         value = labels[key]
         if isinstance(value, str):
-            errors.extend(fe.invalid(path, value, p) for p in validate_label_value(value))
+            errors.extend(fe.invalid(path, value, p) for p in label_value_problems(value))
     return errors
 
 
@@ -63,23 +69,41 @@ def validate_label_selector(selector: object, path: str) -> list[FieldError]:
         key = expression.get("key")
         key_text = key if isinstance(key, str) else ""
         errors.extend(
-            fe.invalid(f"{item}.key", key_text, p) for p in validate_qualified_name(key_text)
+            fe.invalid(f"{item}.key", key_text, p) for p in qualified_name_problems(key_text)
         )
         for value_index, value in enumerate(values if isinstance(values, list) else []):
             if isinstance(value, str):
                 errors.extend(
                     fe.invalid(f"{item}.values[{value_index}]", value, p)
-                    for p in validate_label_value(value)
+                    for p in label_value_problems(value)
                 )
     return errors
 
 
+#: Parsed selectors by their JSON form: workloads repeat theirs on every write.
+_PARSED: dict[str, LabelSelector | None] = {}
+_PARSED_LIMIT: Final = 4096
+
+
 def as_selector(selector: object) -> LabelSelector | None:
     """``LabelSelectorAsSelector``: None when it fails (nil selects nothing)."""
+    if not isinstance(selector, Mapping):
+        return LabelSelector.nothing()
     try:
-        return LabelSelector.from_dict(selector if isinstance(selector, Mapping) else None)
+        key = _ENCODER.encode(selector).decode()
+    except (TypeError, msgspec.EncodeError):
+        key = ""
+    if key and key in _PARSED:
+        return _PARSED[key]
+    try:
+        parsed: LabelSelector | None = LabelSelector.from_dict(selector)
     except (SelectorError, ValueError, TypeError):
-        return None
+        parsed = None
+    if key:
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+        _PARSED[key] = parsed
+    return parsed
 
 
 def is_empty_selector(selector: Mapping[str, Any]) -> bool:
