@@ -142,3 +142,27 @@ async def test_custom_resources_without_columns_show_age(api: RawAPI, namespace:
     await api.request(
         "DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}"
     )
+
+
+async def test_the_scale_subresource_has_its_own_columns(api: RawAPI, namespace: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    body = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    assert (await api.request("POST", path, body)).status == 201
+    table = (await api.request("GET", f"{path}/web/scale", headers=TABLE)).body
+    assert [(c["name"], c["type"]) for c in table["columnDefinitions"]] == [
+        ("Name", "string"),
+        ("Desired", "integer"),
+        ("Available", "integer"),
+        ("Age", "string"),
+    ]
+    assert table["rows"][0]["cells"][:3] == ["web", 3, 0]

@@ -398,7 +398,9 @@ class APIHandler:
         obj = ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)
         if method == "GET":
-            return json_response(200, encode_json(scale))
+            tables = table_writer(request, resource, "scale")
+            body = encode_json(scale)
+            return json_response(200, tables.object_body(body) if tables else body)
         if method not in ("PUT", "PATCH"):
             raise _method_not_allowed()
         body = await request_body.read_body(request)

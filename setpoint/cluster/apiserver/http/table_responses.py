@@ -42,10 +42,12 @@ class TableBodies:
         return transform
 
 
-def table_writer(request: web.BaseRequest, resource: ServedResource) -> TableBodies | None:
+def table_writer(
+    request: web.BaseRequest, resource: ServedResource, subresource: str = ""
+) -> TableBodies | None:
     """The Table bodies of ``request`` if it asks for a Table, else None."""
     version = table_version(request.headers.get("Accept"))
     if version is None:
         return None
     include = request.query.get("includeObject", "")
-    return TableBodies(TableWriter(resource, version, include))
+    return TableBodies(TableWriter(resource, version, include, subresource=subresource))

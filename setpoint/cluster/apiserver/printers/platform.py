@@ -194,6 +194,28 @@ WEBHOOK_CONFIGURATIONS: Final = Printer(
     _webhook_cells,
 )
 
+
+def _scale_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
+    name, age = name_and_age(obj, now)
+    return [
+        name,
+        integer(field(obj, "spec", "replicas")),
+        integer(field(obj, "status", "replicas")),
+        age,
+    ]
+
+
+#: The ``scale`` subresource of any scalable kind (``autoscaling/v1`` Scale).
+SCALE: Final = Printer(
+    (
+        Column("Name", description=NAME_COLUMN.description),
+        Column("Desired", type="integer"),
+        Column("Available", type="integer"),
+        AGE_COLUMN,
+    ),
+    _scale_cells,
+)
+
 #: Printers of these groups, by (group, resource).
 PLATFORM_PRINTERS: Final = {
     ("coordination.k8s.io", "leases"): LEASES,

@@ -31,7 +31,7 @@ from setpoint.cluster.apiserver.printers.columns import (
 )
 from setpoint.cluster.apiserver.printers.core import CORE_PRINTERS
 from setpoint.cluster.apiserver.printers.custom import custom_printer
-from setpoint.cluster.apiserver.printers.platform import PLATFORM_PRINTERS
+from setpoint.cluster.apiserver.printers.platform import PLATFORM_PRINTERS, SCALE
 from setpoint.cluster.apiserver.printers.rbac import RBAC_PRINTERS
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
@@ -119,13 +119,15 @@ class TableWriter:
         version: str,
         include_object: str = "",
         clock: Clock = SYSTEM_CLOCK,
+        subresource: str = "",
     ) -> None:
         self.resource = resource
         self.version = version
         self.include_object = check_include_object(include_object)
-        self.printer = printer_for(resource)
+        self.printer = SCALE if subresource == "scale" else printer_for(resource)
+        self._subresource = subresource
         self._clock = clock
-        self._events_api = resource.group == "events.k8s.io"
+        self._events_api = resource.group == "events.k8s.io" and not subresource
         #: Watch streams send the column definitions only once.
         self.headers_sent = False
 
@@ -137,8 +139,9 @@ class TableWriter:
             row["conditions"] = conditions
         if self.include_object == "Object":
             full = dict(obj)
-            full.setdefault("apiVersion", self.resource.api_version)
-            full.setdefault("kind", self.resource.kind)
+            if not self._subresource:
+                full.setdefault("apiVersion", self.resource.api_version)
+                full.setdefault("kind", self.resource.kind)
             row["object"] = full
         elif self.include_object != "None":
             row["object"] = {
