@@ -515,3 +515,21 @@ def test_the_official_client_sees_the_422(api_client: client.ApiClient, namespac
     }
     created = apps.create_namespaced_deployment(namespace, deployment())
     assert created.spec.replicas == 1
+
+
+async def test_secret_string_data_is_merged_into_data(api: RawAPI, namespace: str) -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "creds"},
+        "data": {"user": "YWRtaW4=", "token": "b2xk"},
+        "stringData": {"token": "new", "note": "héllo"},
+    }
+    path = await _created(api, namespace, secret)
+    stored = (await api.request("GET", path)).body
+    assert "stringData" not in stored
+    assert stored["data"] == {"user": "YWRtaW4=", "token": "bmV3", "note": "aMOpbGxv"}
+    bad = {**secret, "metadata": {"name": "bad"}, "stringData": {"a b": "x"}}
+    reply = await api.request("POST", PATHS["Secret"].format(ns=namespace), bad)
+    assert reply.status == 422
+    assert reply.body["details"]["causes"][0]["field"] == "data[a b]"

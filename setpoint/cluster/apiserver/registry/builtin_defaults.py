@@ -8,6 +8,7 @@ DaemonSets, Jobs, CronJobs, Services, Secrets and RBAC bindings. Only absent fie
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -197,6 +198,16 @@ def _default_service(obj: dict[str, Any]) -> None:
 
 def _default_secret(obj: dict[str, Any]) -> None:
     obj.setdefault("type", "Opaque")
+    # Decoding merges stringData into data (later keys win) and drops it: it is write-only.
+    string_data = obj.get("stringData")
+    if isinstance(string_data, dict) and all(isinstance(v, str) for v in string_data.values()):
+        del obj["stringData"]
+        if string_data:
+            data = obj.get("data")
+            if not isinstance(data, dict):
+                data = obj["data"] = {}
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(value.encode()).decode()
 
 
 def _default_role_binding(obj: dict[str, Any]) -> None:
