@@ -188,6 +188,35 @@ CREATE_CASES: list[tuple[str, dict[str, Any], str]] = [
         "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
     ),
+    (
+        "template container ports",
+        deployment(
+            template=pod_template(
+                containers=[
+                    {
+                        "name": "app",
+                        "image": "x",
+                        "ports": [
+                            {"name": "http", "containerPort": 70000},
+                            {"name": "http", "containerPort": 81, "hostPort": -1},
+                            {"name": "Bad--", "containerPort": 82, "protocol": "ICMP"},
+                        ],
+                    }
+                ]
+            )
+        ),
+        "[spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be "
+        "between 1 and 65535, inclusive, spec.template.spec.containers[0].ports[1].name: "
+        'Duplicate value: "http", spec.template.spec.containers[0].ports[1].hostPort: Invalid '
+        "value: -1: must be between 1 and 65535, inclusive, "
+        'spec.template.spec.containers[0].ports[2].name: Invalid value: "Bad--": must contain '
+        "only alpha-numeric characters (a-z, 0-9), and hyphens (-), "
+        'spec.template.spec.containers[0].ports[2].name: Invalid value: "Bad--": must not '
+        "contain consecutive hyphens, spec.template.spec.containers[0].ports[2].name: Invalid "
+        'value: "Bad--": must not begin or end with a hyphen, '
+        'spec.template.spec.containers[0].ports[2].protocol: Unsupported value: "ICMP": '
+        'supported values: "SCTP", "TCP", "UDP"]',
+    ),
     ("replica set replicas", workload("ReplicaSet", replicas=-1), f"spec.replicas: {NON_NEGATIVE}"),
     (
         "replica set selector",

@@ -22,6 +22,11 @@ from setpoint.api.names import (
 )
 from setpoint.cluster.apiserver.validation import go_values
 from setpoint.cluster.apiserver.validation.object_meta import ValidMemo
+from setpoint.cluster.apiserver.validation.ports import (
+    PROTOCOLS,
+    port_name_problems,
+    port_number_problems,
+)
 from setpoint.cluster.apiserver.validation.selectors import IMMUTABLE, validate_labels
 
 #: ``core.MaxSecretSize``: the summed size of a ConfigMap's or Secret's values.
@@ -34,12 +39,8 @@ _CONFIG_KEY_MESSAGE: Final = regex_message(
     "KEY_NAME",
     "key-name",
 )
-_PORT_RANGE: Final = "must be between 1 and 65535, inclusive"
-_PROTOCOLS: Final = ("SCTP", "TCP", "UDP")
 _SERVICE_TYPES: Final = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 _SESSION_AFFINITIES: Final = ("ClientIP", "None")
-_PORT_NAME_CHARS: Final = re.compile(r"^[-a-z0-9]+$")
-_PORT_NAME_LETTER: Final = re.compile(r"[a-z]")
 _IMMUTABLE_SET: Final = "field is immutable when `immutable` is set"
 #: Keys each Secret type requires (``core.SecretType*``).
 _SERVICE_ACCOUNT_NAME: Final = "kubernetes.io/service-account.name"
@@ -64,27 +65,6 @@ def _config_key_problems(key: str) -> list[str]:
 config_key_problems: Final = ValidMemo(_config_key_problems)
 
 
-def _port_problems(port: object) -> list[str]:
-    if isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535:
-        return []
-    return [_PORT_RANGE]
-
-
-def _port_name_problems(name: str) -> list[str]:
-    problems = []
-    if len(name) > 15:
-        problems.append(max_length_message(15))
-    if not _PORT_NAME_CHARS.match(name):
-        problems.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not _PORT_NAME_LETTER.search(name):
-        problems.append("must contain at least one letter (a-z)")
-    if "--" in name:
-        problems.append("must not contain consecutive hyphens")
-    if name and (name[0] == "-" or name[-1] == "-"):
-        problems.append("must not begin or end with a hyphen")
-    return problems
-
-
 def _service_port(
     port: Mapping[str, Any], path: str, require_name: bool, names: set[str]
 ) -> list[FieldError]:
@@ -98,19 +78,21 @@ def _service_port(
             errors.append(fe.duplicate(f"{path}.name", name))
         names.add(name)
     number = port.get("port")
-    errors.extend(fe.invalid(f"{path}.port", number, p) for p in _port_problems(number))
+    errors.extend(fe.invalid(f"{path}.port", number, p) for p in port_number_problems(number))
     protocol = port.get("protocol")
     if not protocol:
         errors.append(fe.required(f"{path}.protocol", ""))
-    elif protocol not in _PROTOCOLS:
-        errors.append(fe.not_supported(f"{path}.protocol", protocol, _PROTOCOLS))
+    elif protocol not in PROTOCOLS:
+        errors.append(fe.not_supported(f"{path}.protocol", protocol, PROTOCOLS))
     target = port.get("targetPort")
     if isinstance(target, str):
         errors.extend(
-            fe.invalid(f"{path}.targetPort", target, p) for p in _port_name_problems(target)
+            fe.invalid(f"{path}.targetPort", target, p) for p in port_name_problems(target)
         )
     elif target is not None:
-        errors.extend(fe.invalid(f"{path}.targetPort", target, p) for p in _port_problems(target))
+        errors.extend(
+            fe.invalid(f"{path}.targetPort", target, p) for p in port_number_problems(target)
+        )
     app_protocol = port.get("appProtocol")
     if isinstance(app_protocol, str):
         errors.extend(

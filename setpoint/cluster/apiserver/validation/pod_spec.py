@@ -3,7 +3,8 @@
 The OpenAPI schema leaves ``spec`` optional and ``image`` optional everywhere, yet a pod must
 have containers, and each of its containers an image (only workload templates may leave the
 image out, for config management to fill in). Container names are DNS-1123 labels, unique
-across regular and init containers. Messages and order follow upstream: regular containers,
+across regular and init containers; container ports are in range, named and unique per
+container. Messages and order follow upstream: regular containers,
 then init containers, then the pod-only image checks.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.validation.object_meta import dns1123_label_problems
+from setpoint.cluster.apiserver.validation.ports import container_port_errors
 
 _CONTAINER_LISTS = ("containers", "initContainers")
 _IMAGE_WHITESPACE = "must not have leading or trailing whitespace"
@@ -40,8 +42,10 @@ def _validate_names(spec: dict[str, Any], prefix: str = "spec") -> list[FieldErr
             name = container.get("name")
             if not isinstance(name, str) or not name:
                 errors.append(fe.required(f"{path}.name"))
+                errors.extend(container_port_errors(container.get("ports"), f"{path}.ports"))
                 continue
             errors.extend(fe.invalid(f"{path}.name", name, p) for p in dns1123_label_problems(name))
+            errors.extend(container_port_errors(container.get("ports"), f"{path}.ports"))
             if name in seen:
                 errors.append(fe.duplicate(f"{path}.name", name))
             seen.add(name)
