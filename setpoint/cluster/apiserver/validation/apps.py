@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 from setpoint.api import field_errors as fe
@@ -69,10 +70,13 @@ def _selector_errors(spec: Mapping[str, Any], noun: str, invalid_detail: str) ->
     return errors
 
 
+@lru_cache(maxsize=256)
+def _parse_percent(text: str) -> int | None:
+    return int(text[:-1]) if _PERCENT.match(text) else None
+
+
 def _percent(value: object) -> int | None:
-    if isinstance(value, str) and _PERCENT.match(value):
-        return int(value[:-1])
-    return None
+    return _parse_percent(value) if isinstance(value, str) else None
 
 
 def _int_or_percent(value: object, path: str) -> list[FieldError]:
@@ -129,10 +133,11 @@ def _deployment_strategy(spec: Mapping[str, Any]) -> list[FieldError]:
 
 def _replica_set_like(spec: Mapping[str, Any], kind: str) -> list[FieldError]:
     """``ValidatePodTemplateSpecForReplicaSet`` after the selector parsed."""
-    if as_selector(spec.get("selector")) is None:
+    parsed = as_selector(spec.get("selector"))
+    if parsed is None:
         return []
     template = template_of(spec)
-    errors = selector_mismatch(spec.get("selector"), template, "spec.template")
+    errors = selector_mismatch(spec.get("selector"), template, "spec.template", parsed)
     errors.extend(validate_pod_template(template, "spec.template"))
     return errors + restart_always(template, "spec.template", kind)
 

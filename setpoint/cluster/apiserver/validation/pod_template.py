@@ -9,6 +9,7 @@ from typing import Any
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
+from setpoint.api.selectors import LabelSelector
 from setpoint.cluster.apiserver.validation import go_values
 from setpoint.cluster.apiserver.validation.pod_spec import validate_template_pod_spec
 from setpoint.cluster.apiserver.validation.selectors import as_selector, validate_labels
@@ -33,9 +34,13 @@ def validate_pod_template(template: Mapping[str, Any], path: str) -> list[FieldE
     return errors
 
 
-def selector_mismatch(selector: object, template: Mapping[str, Any], path: str) -> list[FieldError]:
-    """ "`selector` does not match template `labels`" when a non-empty selector misses them."""
-    parsed = as_selector(selector)
+def selector_mismatch(
+    selector: object, template: Mapping[str, Any], path: str, parsed: LabelSelector | None = None
+) -> list[FieldError]:
+    """The "`selector` does not match template `labels`" error when a non-empty selector misses
+    them (``parsed``: the selector already parsed, if the caller has it)."""
+    if parsed is None:
+        parsed = as_selector(selector)
     labels = template_labels(template)
     if parsed is None or parsed.empty:  # a nil selector selects nothing: a mismatch
         return []

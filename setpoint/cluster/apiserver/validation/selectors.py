@@ -81,18 +81,19 @@ def validate_label_selector(selector: object, path: str) -> list[FieldError]:
 
 
 #: Parsed selectors by their JSON form: workloads repeat theirs on every write.
-_PARSED: dict[str, LabelSelector | None] = {}
+_PARSED: dict[bytes, LabelSelector | None] = {}
+_NOTHING: Final = LabelSelector.nothing()
 _PARSED_LIMIT: Final = 4096
 
 
 def as_selector(selector: object) -> LabelSelector | None:
     """``LabelSelectorAsSelector``: None when it fails (nil selects nothing)."""
     if not isinstance(selector, Mapping):
-        return LabelSelector.nothing()
+        return _NOTHING
     try:
-        key = _ENCODER.encode(selector).decode()
+        key = _ENCODER.encode(selector)
     except (TypeError, msgspec.EncodeError):
-        key = ""
+        key = b""
     if key and key in _PARSED:
         return _PARSED[key]
     try:
