@@ -1,4 +1,5 @@
-"""``kubectl get`` / ``describe`` against the local cluster with kubectl 1.32, 1.27 and 1.33.
+"""``kubectl get`` / ``describe`` (and an invalid create) against the local cluster with kubectl
+1.32, 1.27 and 1.33.
 
 The columns and cells are upstream's printers' (``pkg/printers/internalversion/printers.go``);
 kubectl only lays them out, so rows are compared as whitespace-separated words.
@@ -278,3 +279,18 @@ def test_describe_deployment_and_pod(kubectl: Kubectl, namespace: str) -> None:
     assert re.search(r"^Status:\s+Pending$", pod, re.M)
     assert re.search(r"^\s+Image:\s+busybox$", pod, re.M)
     assert re.search(r"^Labels:\s+app=p$", pod, re.M)
+
+
+def test_kubectl_reports_invalid_objects_as_kube_apiserver_does(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    bad = deployment(namespace, "bad")
+    bad["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
+    created = kubectl.run(
+        "create", "--validate=false", "-f", "-", stdin=json.dumps(bad), check=False
+    )
+    assert created.returncode == 1
+    assert created.stderr.strip() == (
+        'The Deployment "bad" is invalid: spec.template.metadata.labels: Invalid value: '
+        'map[string]string{"app":"other"}: `selector` does not match template `labels`'
+    )

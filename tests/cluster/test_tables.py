@@ -166,3 +166,37 @@ async def test_the_scale_subresource_has_its_own_columns(api: RawAPI, namespace:
         ("Age", "string"),
     ]
     assert table["rows"][0]["cells"][:3] == ["web", 3, 0]
+
+
+async def test_events_of_both_apis_print_as_events(api: RawAPI, namespace: str) -> None:
+    event = {
+        "metadata": {"name": "p.1"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "regarding": {"kind": "Pod", "name": "p", "namespace": namespace},
+        "reason": "Pulled",
+        "note": "Image pulled ",
+        "type": "Normal",
+        "action": "Pull",
+        "reportingController": "kubelet",
+        "reportingInstance": "node-1",
+    }
+    path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+    created = await api.request("POST", path, event)
+    assert created.status == 201, created.body
+    for listed in (path, f"/api/v1/namespaces/{namespace}/events"):
+        table = (await api.request("GET", listed, headers=TABLE)).body
+        assert [c["name"] for c in table["columnDefinitions"]] == [
+            "Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message",
+            "First Seen", "Count", "Name",
+        ]  # fmt: skip
+        cells = table["rows"][0]["cells"]
+        assert cells[1:8] == [
+            "Normal",
+            "Pulled",
+            "pod/p",
+            "",
+            "kubelet, node-1",
+            "Image pulled",
+            cells[0],
+        ]
+        assert cells[8:] == [1, "p.1"]
