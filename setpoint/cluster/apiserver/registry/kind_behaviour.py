@@ -3,7 +3,9 @@
 The generic operations call a :class:`KindBehaviour` at fixed points: before a create or an
 update is stored, to validate, to decide whether the spec changed, to convert between the
 served and the stored shape, and after a write is durable. The default behaviour suits plain
-built-ins; kinds with extra rules (namespaces, pods, events, CRDs, custom resources) subclass it.
+built-ins (validated against their schema, then by their kind's rules from
+``validation.builtin_rules``); kinds with extra rules (namespaces, pods, events, CRDs, custom
+resources) subclass it.
 """
 
 from __future__ import annotations
