@@ -562,3 +562,36 @@ async def test_secret_string_data_is_merged_into_data(api: RawAPI, namespace: st
     reply = await api.request("POST", PATHS["Secret"].format(ns=namespace), bad)
     assert reply.status == 422
     assert reply.body["details"]["causes"][0]["field"] == "data[a b]"
+
+
+async def test_workload_status_writes_are_checked(api: RawAPI, namespace: str) -> None:
+    path = await _created(api, namespace, deployment(replicas=3))
+    good = {
+        "status": {"replicas": 3, "readyReplicas": 2, "availableReplicas": 2, "collisionCount": 2}
+    }
+    reply = await api.request("PATCH", f"{path}/status", good, content_type=MERGE)
+    assert reply.status == 200, reply.body
+    bad = {
+        "status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 3, "collisionCount": 1}
+    }
+    reply = await api.request("PATCH", f"{path}/status", bad, content_type=MERGE)
+    assert reply.status == 422
+    assert reply.body["message"] == (
+        'Deployment.apps "web" is invalid: [status.readyReplicas: Invalid value: 2: cannot be '
+        "greater than status.replicas, status.availableReplicas: Invalid value: 3: cannot be "
+        "greater than status.replicas, status.availableReplicas: Invalid value: 3: cannot be "
+        "greater than readyReplicas, status.collisionCount: Invalid value: 1: cannot be "
+        "decremented]"
+    )
+    stateful = await _created(api, namespace, workload("StatefulSet"))
+    reply = await api.request(
+        "PATCH", f"{stateful}/status", {"status": {"replicas": -1}}, content_type=MERGE
+    )
+    assert reply.status == 422
+    # 0 > -1: upstream reports every other count as over status.replicas too.
+    over = "Invalid value: 0: cannot be greater than status.replicas"
+    assert reply.body["message"] == (
+        f'StatefulSet.apps "web" is invalid: [status.replicas: {NON_NEGATIVE}, '
+        f"status.readyReplicas: {over}, status.currentReplicas: {over}, "
+        f"status.updatedReplicas: {over}, status.availableReplicas: {over}]"
+    )

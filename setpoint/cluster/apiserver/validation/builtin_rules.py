@@ -3,8 +3,8 @@
 Each rule is upstream's ``Validate<Kind>`` (on create) / ``Validate<Kind>Update`` (``old`` set),
 minus the ``ObjectMeta`` part the server checks for every object: the spec rules a schema
 cannot express (selectors matching template labels, non-negative counts, strategies, port
-ranges, key names, sizes) and the fields that cannot change once set. Writes through the
-``/status`` subresource are not checked here (their spec is the stored one).
+ranges, key names, sizes) and the fields that cannot change once set. Writes through
+``/status`` get the kind's status rules (workloads' replica counts) instead.
 """
 
 from __future__ import annotations
@@ -18,6 +18,12 @@ from setpoint.cluster.apiserver.validation.apps import (
     validate_deployment,
     validate_replica_set,
     validate_stateful_set,
+)
+from setpoint.cluster.apiserver.validation.apps_status import (
+    validate_daemon_set_status,
+    validate_deployment_status,
+    validate_replica_set_status,
+    validate_stateful_set_status,
 )
 from setpoint.cluster.apiserver.validation.batch import validate_cron_job, validate_job
 from setpoint.cluster.apiserver.validation.coordination import validate_lease
@@ -54,11 +60,23 @@ KIND_RULES: Final[dict[tuple[str, str], KindRule]] = {
 }
 
 
+#: Rules of ``/status`` writes.
+STATUS_RULES: Final[dict[tuple[str, str], KindRule]] = {
+    ("apps", "Deployment"): validate_deployment_status,
+    ("apps", "ReplicaSet"): validate_replica_set_status,
+    ("apps", "StatefulSet"): validate_stateful_set_status,
+    ("apps", "DaemonSet"): validate_daemon_set_status,
+}
+
+
 def builtin_kind_errors(
     group: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None, subresource: str
 ) -> list[FieldError]:
-    """The kind's own problems with ``obj`` (none for kinds without rules, or ``/status``)."""
-    if subresource:
+    """The kind's own problems with ``obj`` (none for kinds without rules)."""
+    if subresource == "status":
+        rule = STATUS_RULES.get((group, kind))
+    elif subresource:
         return []
-    rule = KIND_RULES.get((group, kind))
+    else:
+        rule = KIND_RULES.get((group, kind))
     return rule(obj, old) if rule is not None else []
