@@ -411,3 +411,21 @@ def test_role_binding_cells() -> None:
     assert RBAC_PRINTERS["rolebindings"].cells(binding, NOW) == [
         "readers", "ClusterRole/view", "5s", "alice, bob", "devs", "ops/bot",
     ]  # fmt: skip
+
+
+def test_every_built_in_column_has_upstream_documentation() -> None:
+    from setpoint.cluster.apiserver.printers.table import _PRINTERS, DEFAULT_PRINTER
+
+    printers = [*_PRINTERS.values(), DEFAULT_PRINTER]
+    undocumented = [
+        column.name
+        for printer in printers
+        for column in printer.columns
+        if column.doc and not column.definition()["description"]
+    ]
+    assert undocumented == []
+    ip = next(c for c in PODS.columns if c.name == "IP").definition()
+    assert ip["description"] == (
+        "podIP address allocated to the pod. Routable at least within the cluster. Empty if not "
+        "yet allocated."
+    )

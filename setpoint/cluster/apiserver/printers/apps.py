@@ -28,7 +28,7 @@ from setpoint.cluster.apiserver.printers.columns import (
 
 _CONTAINERS: Final = Column("Containers", priority=1, description=CONTAINERS_DESCRIPTION)
 _IMAGES: Final = Column("Images", priority=1, description=IMAGES_DESCRIPTION)
-_SELECTOR: Final = Column("Selector", priority=1)
+_SELECTOR: Final = Column("Selector", priority=1, doc="apps.v1.ReplicaSetSpec/selector")
 
 
 def _replicas(obj: dict[str, Any]) -> int:
@@ -58,12 +58,12 @@ DEPLOYMENTS: Final = Printer(
     (
         NAME_COLUMN,
         Column("Ready", description="Number of the pod with ready state"),
-        Column("Up-to-date"),
-        Column("Available"),
+        Column("Up-to-date", doc="apps.v1.DeploymentStatus/updatedReplicas"),
+        Column("Available", doc="apps.v1.DeploymentStatus/availableReplicas"),
         AGE_COLUMN,
         _CONTAINERS,
         _IMAGES,
-        _SELECTOR,
+        Column("Selector", priority=1, doc="apps.v1.DeploymentSpec/selector"),
     ),
     _deployment_cells,
 )
@@ -88,9 +88,9 @@ def _replica_set_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
 REPLICA_SETS: Final = Printer(
     (
         NAME_COLUMN,
-        Column("Desired", type="integer"),
-        Column("Current", type="integer"),
-        Column("Ready", type="integer"),
+        Column("Desired", type="integer", doc="apps.v1.ReplicaSetSpec/replicas"),
+        Column("Current", type="integer", doc="apps.v1.ReplicaSetStatus/replicas"),
+        Column("Ready", type="integer", doc="apps.v1.ReplicaSetStatus/readyReplicas"),
         AGE_COLUMN,
         _CONTAINERS,
         _IMAGES,
@@ -141,16 +141,16 @@ def _daemon_set_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
 DAEMON_SETS: Final = Printer(
     (
         NAME_COLUMN,
-        Column("Desired", type="integer"),
-        Column("Current", type="integer"),
-        Column("Ready", type="integer"),
-        Column("Up-to-date", type="integer"),
-        Column("Available", type="integer"),
-        Column("Node Selector"),
+        Column("Desired", type="integer", doc="apps.v1.DaemonSetStatus/desiredNumberScheduled"),
+        Column("Current", type="integer", doc="apps.v1.DaemonSetStatus/currentNumberScheduled"),
+        Column("Ready", type="integer", doc="apps.v1.DaemonSetStatus/numberReady"),
+        Column("Up-to-date", type="integer", doc="apps.v1.DaemonSetStatus/updatedNumberScheduled"),
+        Column("Available", type="integer", doc="apps.v1.DaemonSetStatus/numberAvailable"),
+        Column("Node Selector", doc="core.v1.PodSpec/nodeSelector"),
         AGE_COLUMN,
         _CONTAINERS,
         _IMAGES,
-        _SELECTOR,
+        Column("Selector", priority=1, doc="apps.v1.DaemonSetSpec/selector"),
     ),
     _daemon_set_cells,
 )
@@ -173,7 +173,7 @@ CONTROLLER_REVISIONS: Final = Printer(
     (
         NAME_COLUMN,
         Column("Controller", description="Controller of the object"),
-        Column("Revision"),
+        Column("Revision", doc="apps.v1.ControllerRevision/revision"),
         AGE_COLUMN,
     ),
     _controller_revision_cells,

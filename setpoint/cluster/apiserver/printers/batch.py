@@ -29,7 +29,7 @@ from setpoint.cluster.apiserver.printers.columns import (
 
 _CONTAINERS: Final = Column("Containers", priority=1, description=CONTAINERS_DESCRIPTION)
 _IMAGES: Final = Column("Images", priority=1, description=IMAGES_DESCRIPTION)
-_SELECTOR: Final = Column("Selector", priority=1)
+_SELECTOR: Final = Column("Selector", priority=1, doc="batch.v1.JobSpec/selector")
 
 
 def _has_condition(job: dict[str, Any], kind: str) -> bool:
@@ -91,7 +91,7 @@ JOBS: Final = Printer(
     (
         NAME_COLUMN,
         Column("Status", description="Status of the job."),
-        Column("Completions"),
+        Column("Completions", doc="batch.v1.JobStatus/succeeded"),
         Column("Duration", description="Time required to complete the job."),
         AGE_COLUMN,
         _CONTAINERS,
@@ -125,11 +125,11 @@ def _cron_job_cells(cron_job: dict[str, Any], now: datetime) -> list[Any]:
 CRON_JOBS: Final = Printer(
     (
         NAME_COLUMN,
-        Column("Schedule"),
-        Column("Timezone"),
-        Column("Suspend", type="boolean"),
-        Column("Active", type="integer"),
-        Column("Last Schedule"),
+        Column("Schedule", doc="batch.v1.CronJobSpec/schedule"),
+        Column("Timezone", doc="batch.v1.CronJobSpec/timeZone"),
+        Column("Suspend", type="boolean", doc="batch.v1.CronJobSpec/suspend"),
+        Column("Active", type="integer", doc="batch.v1.CronJobStatus/active"),
+        Column("Last Schedule", doc="batch.v1.CronJobStatus/lastScheduleTime"),
         AGE_COLUMN,
         _CONTAINERS,
         _IMAGES,

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Final
 
 from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
 from setpoint.api.times import parse_time
+from setpoint.cluster.apiserver.validation.builtin_schemas import builtin_schemas
 
 NONE: Final = "<none>"
 UNKNOWN: Final = "<unknown>"
@@ -41,15 +43,26 @@ CONTAINERS_DESCRIPTION: Final = "Names of each container in the template."
 IMAGES_DESCRIPTION: Final = "Images referenced by each container in the template."
 
 
+@lru_cache(maxsize=512)
+def api_doc(reference: str) -> str:
+    """The API documentation of ``group.version.Type/field`` (``core.v1.PodStatus/podIP``,
+    ``meta.v1.ObjectMeta/name``): upstream's ``SwaggerDoc()`` text, from the 1.32 schemas."""
+    definition, _, name = reference.partition("/")
+    prefix = "io.k8s.apimachinery.pkg.apis." if definition.startswith("meta.") else "io.k8s.api."
+    return builtin_schemas().field_description(prefix + definition, name)
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One ``TableColumnDefinition``."""
+    """One ``TableColumnDefinition``; ``doc`` names the API field whose documentation is the
+    description (``core.v1.PodStatus/podIP``), as upstream takes it from ``SwaggerDoc()``."""
 
     name: str
     type: str = "string"
     format: str = ""
     description: str = ""
     priority: int = 0
+    doc: str = ""
 
     def definition(self) -> dict[str, Any]:
         """The column as sent on the wire (every field present, as upstream encodes it)."""
@@ -57,7 +70,7 @@ class Column:
             "name": self.name,
             "type": self.type,
             "format": self.format,
-            "description": self.description,
+            "description": self.description or (api_doc(self.doc) if self.doc else ""),
             "priority": self.priority,
         }
 

@@ -206,10 +206,10 @@ PODS: Final = Printer(
             "and when the last container in this pod has restarted.",
         ),
         AGE_COLUMN,
-        Column("IP", priority=1),
-        Column("Node", priority=1),
-        Column("Nominated Node", priority=1),
-        Column("Readiness Gates", priority=1),
+        Column("IP", priority=1, doc="core.v1.PodStatus/podIP"),
+        Column("Node", priority=1, doc="core.v1.PodSpec/nodeName"),
+        Column("Nominated Node", priority=1, doc="core.v1.PodStatus/nominatedNodeName"),
+        Column("Readiness Gates", priority=1, doc="core.v1.PodSpec/readinessGates"),
     ),
     _pod_cells,
     _pod_conditions,
@@ -275,12 +275,12 @@ def _service_cells(service: dict[str, Any], now: datetime) -> list[Any]:
 SERVICES: Final = Printer(
     (
         NAME_COLUMN,
-        Column("Type"),
-        Column("Cluster-IP"),
-        Column("External-IP"),
-        Column("Port(s)"),
+        Column("Type", doc="core.v1.ServiceSpec/type"),
+        Column("Cluster-IP", doc="core.v1.ServiceSpec/clusterIP"),
+        Column("External-IP", doc="core.v1.ServiceSpec/externalIPs"),
+        Column("Port(s)", doc="core.v1.ServiceSpec/ports"),
         AGE_COLUMN,
-        Column("Selector", priority=1),
+        Column("Selector", priority=1, doc="core.v1.ServiceSpec/selector"),
     ),
     _service_cells,
 )
@@ -319,7 +319,7 @@ def _endpoints(obj: dict[str, Any]) -> str:
 
 
 ENDPOINTS: Final = Printer(
-    (NAME_COLUMN, Column("Endpoints"), AGE_COLUMN),
+    (NAME_COLUMN, Column("Endpoints", doc="core.v1.Endpoints/subsets"), AGE_COLUMN),
     lambda obj, now: [name_and_age(obj, now)[0], _endpoints(obj), name_and_age(obj, now)[1]],
 )
 
@@ -333,7 +333,8 @@ def _count_cells(*keys: str) -> Any:
 
 
 CONFIG_MAPS: Final = Printer(
-    (NAME_COLUMN, Column("Data"), AGE_COLUMN), _count_cells("data", "binaryData")
+    (NAME_COLUMN, Column("Data", doc="core.v1.ConfigMap/data"), AGE_COLUMN),
+    _count_cells("data", "binaryData"),
 )
 
 
@@ -342,7 +343,15 @@ def _secret_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
     return [name, text(obj.get("type")), len(mapping(obj, "data")), age]
 
 
-SECRETS: Final = Printer((NAME_COLUMN, Column("Type"), Column("Data"), AGE_COLUMN), _secret_cells)
+SECRETS: Final = Printer(
+    (
+        NAME_COLUMN,
+        Column("Type", doc="core.v1.Secret/type"),
+        Column("Data", doc="core.v1.Secret/data"),
+        AGE_COLUMN,
+    ),
+    _secret_cells,
+)
 
 
 def _namespace_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
@@ -362,7 +371,8 @@ def _service_account_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
 
 
 SERVICE_ACCOUNTS: Final = Printer(
-    (NAME_COLUMN, Column("Secrets"), AGE_COLUMN), _service_account_cells
+    (NAME_COLUMN, Column("Secrets", doc="core.v1.ServiceAccount/secrets"), AGE_COLUMN),
+    _service_account_cells,
 )
 
 
@@ -410,12 +420,14 @@ NODES: Final = Printer(
         Column("Status", description="The status of the node"),
         Column("Roles", description="The roles of the node"),
         AGE_COLUMN,
-        Column("Version"),
-        Column("Internal-IP", priority=1),
-        Column("External-IP", priority=1),
-        Column("OS-Image", priority=1),
-        Column("Kernel-Version", priority=1),
-        Column("Container-Runtime", priority=1),
+        Column("Version", doc="core.v1.NodeSystemInfo/kubeletVersion"),
+        Column("Internal-IP", priority=1, doc="core.v1.NodeStatus/addresses"),
+        Column("External-IP", priority=1, doc="core.v1.NodeStatus/addresses"),
+        Column("OS-Image", priority=1, doc="core.v1.NodeSystemInfo/osImage"),
+        Column("Kernel-Version", priority=1, doc="core.v1.NodeSystemInfo/kernelVersion"),
+        Column(
+            "Container-Runtime", priority=1, doc="core.v1.NodeSystemInfo/containerRuntimeVersion"
+        ),
     ),
     _node_cells,
 )
@@ -455,15 +467,15 @@ def _event_cells(event: dict[str, Any], now: datetime) -> list[Any]:
 
 EVENTS: Final = Printer(
     (
-        Column("Last Seen"),
-        Column("Type"),
-        Column("Reason"),
-        Column("Object"),
-        Column("Subobject", priority=1),
-        Column("Source", priority=1),
-        Column("Message"),
-        Column("First Seen", priority=1),
-        Column("Count", priority=1),
+        Column("Last Seen", doc="core.v1.Event/lastTimestamp"),
+        Column("Type", doc="core.v1.Event/type"),
+        Column("Reason", doc="core.v1.Event/reason"),
+        Column("Object", doc="core.v1.Event/involvedObject"),
+        Column("Subobject", priority=1, doc="core.v1.ObjectReference/fieldPath"),
+        Column("Source", priority=1, doc="core.v1.Event/source"),
+        Column("Message", doc="core.v1.Event/message"),
+        Column("First Seen", priority=1, doc="core.v1.Event/firstTimestamp"),
+        Column("Count", priority=1, doc="core.v1.Event/count"),
         Column("Name", priority=1, format="name", description=NAME_COLUMN.description),
     ),
     _event_cells,

@@ -29,7 +29,10 @@ def _lease_cells(lease: dict[str, Any], now: datetime) -> list[Any]:
     return [name, text(field(lease, "spec", "holderIdentity")), age]
 
 
-LEASES: Final = Printer((NAME_COLUMN, Column("Holder"), AGE_COLUMN), _lease_cells)
+LEASES: Final = Printer(
+    (NAME_COLUMN, Column("Holder", doc="coordination.v1.LeaseSpec/holderIdentity"), AGE_COLUMN),
+    _lease_cells,
+)
 
 
 def _priority_class_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
@@ -46,10 +49,10 @@ def _priority_class_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
 PRIORITY_CLASSES: Final = Printer(
     (
         NAME_COLUMN,
-        Column("Value", type="integer"),
-        Column("Global-Default", type="boolean"),
+        Column("Value", type="integer", doc="scheduling.v1.PriorityClass/value"),
+        Column("Global-Default", type="boolean", doc="scheduling.v1.PriorityClass/globalDefault"),
         AGE_COLUMN,
-        Column("PreemptionPolicy"),
+        Column("PreemptionPolicy", doc="scheduling.v1.PriorityClass/preemptionPolicy"),
     ),
     _priority_class_cells,
 )
@@ -135,7 +138,12 @@ def _network_policy_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
 
 
 NETWORK_POLICIES: Final = Printer(
-    (NAME_COLUMN, Column("Pod-Selector"), AGE_COLUMN), _network_policy_cells
+    (
+        NAME_COLUMN,
+        Column("Pod-Selector", doc="networking.v1.NetworkPolicySpec/podSelector"),
+        AGE_COLUMN,
+    ),
+    _network_policy_cells,
 )
 
 
@@ -209,8 +217,8 @@ def _scale_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
 SCALE: Final = Printer(
     (
         Column("Name", description=NAME_COLUMN.description),
-        Column("Desired", type="integer"),
-        Column("Available", type="integer"),
+        Column("Desired", type="integer", doc="autoscaling.v1.ScaleSpec/replicas"),
+        Column("Available", type="integer", doc="autoscaling.v1.ScaleStatus/replicas"),
         AGE_COLUMN,
     ),
     _scale_cells,

@@ -44,11 +44,11 @@ def _binding_cells(binding: dict[str, Any], now: datetime) -> list[Any]:
     ]
 
 
-def _binding_printer(noun: str) -> Printer:
+def _binding_printer(noun: str, kind: str) -> Printer:
     return Printer(
         (
             NAME_COLUMN,
-            Column("Role"),
+            Column("Role", doc=f"rbac.v1.{kind}/roleRef"),
             AGE_COLUMN,
             Column("Users", priority=1, description=f"Users in the {noun}"),
             Column("Groups", priority=1, description=f"Groups in the {noun}"),
@@ -59,6 +59,6 @@ def _binding_printer(noun: str) -> Printer:
 
 
 RBAC_PRINTERS: Final = {
-    "rolebindings": _binding_printer("roleBinding"),
-    "clusterrolebindings": _binding_printer("clusterRoleBinding"),
+    "rolebindings": _binding_printer("roleBinding", "RoleBinding"),
+    "clusterrolebindings": _binding_printer("clusterRoleBinding", "ClusterRoleBinding"),
 }

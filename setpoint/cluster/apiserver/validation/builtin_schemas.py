@@ -145,6 +145,15 @@ class BuiltinSchemas:
             self._definitions = definitions
         return self._definitions
 
+    def field_description(self, definition: str, field: str) -> str:
+        """The documentation of ``field`` of a definition (``io.k8s.api.core.v1.PodStatus``):
+        what upstream's ``SwaggerDoc()`` returns for it; "" when unknown."""
+        schema = self._load().get(definition)
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        entry = properties.get(field) if isinstance(properties, Mapping) else None
+        text = entry.get("description") if isinstance(entry, Mapping) else None
+        return text if isinstance(text, str) else ""
+
     def definition_name(self, api_version: str, kind: str) -> str | None:
         """The OpenAPI definition name of a kind (``io.k8s.api.core.v1.Pod``), if known."""
         self._load()
