@@ -73,7 +73,12 @@ async def test_json_stays_the_default(api: RawAPI, namespace: str, accept: str) 
 
 @pytest.mark.parametrize(
     "accept",
-    ["text/html", "application/vnd.kubernetes.protobuf", f"{JSON};as=Table;v=v1;g=meta.k8s.io"],
+    [
+        "text/html",
+        "application/vnd.kubernetes.protobuf",
+        f"{JSON};as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+        f"{JSON};as=Table;v=v2;g=meta.k8s.io",
+    ],
 )
 async def test_unproducible_accept_is_not_acceptable(api: RawAPI, accept: str) -> None:
     reply = await api.request("GET", "/api/v1/namespaces", headers={"Accept": accept})

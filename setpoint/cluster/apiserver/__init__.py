@@ -19,6 +19,8 @@ A request travels through the packages in this order:
 - ``validation/`` checks built-in objects as ``pkg/apis/*/validation`` does; ``schema/``
   validates, prunes and defaults against OpenAPI schemas; ``crds/`` holds the rules of
   CustomResourceDefinitions themselves.
+- ``printers/`` turns objects into the ``meta.k8s.io`` Tables ``kubectl get`` prints (the
+  columns of upstream's printers, and CRDs' printer columns).
 - ``storage/`` keeps the objects (in memory or SQLite) with revisions and watch history.
 
 ``server.py`` assembles them into one unit that starts and stops; ``status_errors.py`` is the

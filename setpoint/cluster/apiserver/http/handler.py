@@ -45,6 +45,7 @@ from setpoint.cluster.apiserver.http.request_options import (
     delete_options,
     write_options,
 )
+from setpoint.cluster.apiserver.http.table_responses import table_writer
 from setpoint.cluster.apiserver.http.version_info import version_document
 from setpoint.cluster.apiserver.http.watch_stream import serve_watch
 from setpoint.cluster.apiserver.kinds.namespaces import (
@@ -315,17 +316,24 @@ class APIHandler:
             if method == "GET":
                 query = query_dict(request.query)
                 options = parse_list_options(query, watch=target.watch_path)
+                tables = table_writer(request, resource)
                 if options.watch:
                     _require_verb(resource, "watch")
                     return await serve_watch(
-                        request, ops, resource, target.namespace, options, self._watches
+                        request,
+                        ops,
+                        resource,
+                        target.namespace,
+                        options,
+                        self._watches,
+                        tables.event_transform() if tables else None,
                     )
                 _require_verb(resource, "list")
-                body = await ops.settled_read(
+                listed = await ops.settled_read(
                     lambda: ops.list_collection(resource, target.namespace, options),
                     list_read_prefix(resource, target.namespace, options),
                 )
-                return json_response(200, body)
+                return json_response(200, tables.list_body(listed) if tables else listed)
             if method == "POST":
                 _require_verb(resource, "create")
                 body = await request_body.read_body(request)
@@ -359,7 +367,9 @@ class APIHandler:
                 return ops.get(resource, target.namespace, name)
 
             key = resource.storage_key(target.namespace, name)
-            return json_response(200, await ops.settled_read(read_one, key))
+            found = await ops.settled_read(read_one, key)
+            tables = table_writer(request, resource)
+            return json_response(200, tables.object_body(found) if tables else found)
         if method == "PUT":
             _require_verb(resource, "update")
             body = await request_body.read_body(request)
@@ -415,7 +425,9 @@ class APIHandler:
                 return encode_json(scale_of(resource, obj))
 
             key = resource.storage_key(namespace, name)
-            return json_response(200, await ops.settled_read(read_scale, key))
+            scale_body = await ops.settled_read(read_scale, key)
+            tables = table_writer(request, resource, "scale")
+            return json_response(200, tables.object_body(scale_body) if tables else scale_body)
         record = ops.get_record(resource, namespace, name)
         obj = ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)

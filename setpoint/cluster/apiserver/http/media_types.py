@@ -2,7 +2,8 @@
 
 kube-apiserver answers in the first media type of the client's ``Accept`` (by ``q``, then order)
 that it can produce. This server produces ``application/json`` and, for everything but watch
-streams, ``application/yaml``; Table, PartialObjectMetadata (``;as=...``) and protobuf are not
+streams, ``application/yaml``; ``meta.k8s.io`` Tables (``;as=Table``) are JSON made by the
+``printers`` package; PartialObjectMetadata (``;as=PartialObjectMetadata``) and protobuf are not
 produced yet, so a client that accepts only those gets 406 NotAcceptable. Clients that prefer
 protobuf but also accept JSON (client-go's protobuf config) get JSON.
 """
@@ -39,6 +40,16 @@ def _quality(params: list[str]) -> float:
     return 1.0
 
 
+def _is_table(media: str, params: list[str]) -> bool:
+    """Whether an ``Accept`` entry asks for a ``meta.k8s.io`` Table this server can make."""
+    return (
+        media.lower() == JSON_MEDIA_TYPE
+        and "as=Table" in params
+        and "g=meta.k8s.io" in params
+        and ("v=v1" in params or "v=v1beta1" in params)
+    )
+
+
 def negotiate_media_type(accept: str | None) -> str | None:
     """The media type to answer a request with ``Accept: accept``; None if none can be made."""
     if not accept:
@@ -46,8 +57,11 @@ def negotiate_media_type(accept: str | None) -> str | None:
     candidates: list[tuple[float, str]] = []
     for item in accept.split(","):
         media, *params = (part.strip() for part in item.split(";"))
-        if any(p.replace(" ", "").startswith("as=") for p in params):
-            continue  # Table / PartialObjectMetadata: not produced yet
+        compact = [p.replace(" ", "") for p in params]
+        if any(p.startswith("as=") for p in compact):
+            if not _is_table(media, compact):
+                continue  # PartialObjectMetadata: not produced yet
+            media = JSON_MEDIA_TYPE  # a Table, in JSON (see the printers package)
         quality = _quality(params)
         if quality > 0:
             candidates.append((quality, media.lower()))

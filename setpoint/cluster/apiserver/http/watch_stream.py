@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -75,12 +76,20 @@ async def serve_watch(
     namespace: str | None,
     options: ListOptions,
     active: dict[Watch, str],
+    transform: Callable[[bytes], bytes] | None = None,
 ) -> web.StreamResponse:
     """Answer a ``?watch=true`` request with a stream of events until the deadline.
 
     The storage watch is kept in ``active`` (with its resource's storage root) while it runs,
-    so a stopping server, or the deletion of a CRD, can end it.
+    so a stopping server, or the deletion of a CRD, can end it. ``transform`` turns each
+    event's served object into what is sent (a Table row for ``kubectl get -w``).
     """
+    line_for = event_line
+    if transform is not None:
+
+        def line_for(event_type: str, value: bytes) -> bytes:
+            return event_line(event_type, transform(value))
+
     check_field_selector(resource, options)
     storage = operations.storage
     prefix = resource.storage_prefix(namespace)
@@ -91,7 +100,7 @@ async def serve_watch(
     error: status_errors.APIError | None = None
     watch = None
     if replay:
-        start, initial, watch = await _replay(operations, resource, prefix, matcher, rv)
+        start, initial, watch = await _replay(operations, resource, prefix, matcher, rv, line_for)
     else:
         start = parse_resource_version(rv)
         try:
@@ -138,18 +147,18 @@ async def serve_watch(
             await response.write(b"".join(initial))
         if replay and options.send_initial_events:
             await response.write(_bookmark_line(resource, start, initial_end=True))
-        converted = converts(resource)
+        converted = converts(resource) or transform is not None
         selects_all = matcher.selects_all
         write = response.write
         async for event in watch:
             if selects_all:
                 if converted:
-                    await write(event_line(event.type, operations.present(resource, event.value)))
+                    await write(line_for(event.type, operations.present(resource, event.value)))
                 else:
                     await write(event_line(event.type, event.value))
                 last_sent = event.revision
                 continue
-            line = _filtered_event(operations, resource, matcher, event)
+            line = _filtered_event(operations, resource, matcher, event, line_for)
             last_sent = event.revision
             if line is not None:
                 await write(line)
@@ -176,6 +185,7 @@ async def _replay(
     prefix: str,
     matcher: Matcher,
     rv: str,
+    line_for: Callable[[str, bytes], bytes] = event_line,
 ) -> tuple[int, list[bytes], Watch]:
     """The current objects as ADDED lines and a watch from their revision, all durable."""
     storage = operations.storage
@@ -189,7 +199,7 @@ async def _replay(
     async def read() -> tuple[int, list[bytes], Watch]:
         start = storage.read_ticket(read_prefix).revision
         initial = [
-            event_line("ADDED", operations.present(resource, r.value))
+            line_for("ADDED", operations.present(resource, r.value))
             for r in storage.list(prefix)
             if matcher.matches(r.key, r.value)
         ]
@@ -213,7 +223,11 @@ async def _replay(
 
 
 def _filtered_event(
-    operations: ObjectOperations, resource: ServedResource, matcher: Matcher, event: Any
+    operations: ObjectOperations,
+    resource: ServedResource,
+    matcher: Matcher,
+    event: Any,
+    event_line: Callable[[str, bytes], bytes] = event_line,
 ) -> bytes | None:
     """The line for ``event`` under a selector, turning transitions into ADDED/DELETED."""
     now = matcher.matches(event.key, event.value, decode(event.value))

@@ -3,11 +3,12 @@
 Applied to every create and update body before validation, as upstream's decoding does, so
 that ``kubectl get -o yaml`` and the controllers see the same fields as on a real cluster:
 pod specs (also inside workload templates), Deployments, ReplicaSets, StatefulSets,
-DaemonSets, Jobs, CronJobs, Services and Secrets. Only absent fields are filled.
+DaemonSets, Jobs, CronJobs, Services, Secrets and RBAC bindings. Only absent fields are filled.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -28,6 +29,7 @@ JOB_CONTROLLER_UID_LABEL: Final = "batch.kubernetes.io/controller-uid"
 JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
 LEGACY_JOB_CONTROLLER_UID_LABEL: Final = "controller-uid"
 LEGACY_JOB_NAME_LABEL: Final = "job-name"
+RBAC_GROUP: Final = "rbac.authorization.k8s.io"
 
 
 def _child(obj: dict[str, Any], key: str) -> dict[str, Any] | None:
@@ -196,9 +198,35 @@ def _default_service(obj: dict[str, Any]) -> None:
 
 def _default_secret(obj: dict[str, Any]) -> None:
     obj.setdefault("type", "Opaque")
+    # Decoding merges stringData into data (later keys win) and drops it: it is write-only.
+    string_data = obj.get("stringData")
+    if isinstance(string_data, dict) and all(isinstance(v, str) for v in string_data.values()):
+        del obj["stringData"]
+        if string_data:
+            data = obj.get("data")
+            if not isinstance(data, dict):
+                data = obj["data"] = {}
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(value.encode()).decode()
+
+
+def _default_role_binding(obj: dict[str, Any]) -> None:
+    """``SetDefaults_RoleBinding`` / ``SetDefaults_Subject``: the RBAC group where left out."""
+    ref = obj.get("roleRef")
+    if isinstance(ref, dict) and not ref.get("apiGroup"):
+        ref["apiGroup"] = RBAC_GROUP
+    for subject in obj.get("subjects") or []:
+        if (
+            isinstance(subject, dict)
+            and not subject.get("apiGroup")
+            and subject.get("kind") in ("User", "Group")
+        ):
+            subject["apiGroup"] = RBAC_GROUP
 
 
 _DEFAULTERS: Final[dict[tuple[str, str], Callable[[dict[str, Any]], None]]] = {
+    (f"{RBAC_GROUP}/v1", "RoleBinding"): _default_role_binding,
+    (f"{RBAC_GROUP}/v1", "ClusterRoleBinding"): _default_role_binding,
     ("v1", "Pod"): _default_pod,
     ("v1", "Service"): _default_service,
     ("v1", "Secret"): _default_secret,

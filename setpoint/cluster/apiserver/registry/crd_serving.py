@@ -166,6 +166,7 @@ def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> li
                 crd_name=name,
                 terminating=terminating,
                 openapi_schema=crds.version_schema(crd, info.version),
+                printer_columns=tuple(crds.printer_columns(crd, info.version)),
             )
         )
     return found

@@ -3,7 +3,9 @@
 The generic operations call a :class:`KindBehaviour` at fixed points: before a create or an
 update is stored, to validate, to decide whether the spec changed, to convert between the
 served and the stored shape, and after a write is durable. The default behaviour suits plain
-built-ins; kinds with extra rules (namespaces, pods, events, CRDs, custom resources) subclass it.
+built-ins (validated against their schema, then by their kind's rules from
+``validation.builtin_rules``); kinds with extra rules (namespaces, pods, events, CRDs, custom
+resources) subclass it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.registry.builtin_defaults import label_job
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.validation.builtin_rules import builtin_kind_errors
 
 #: Validates a built-in object of a given kind against its upstream schema: returns field
 #: errors and the paths of fields the schema does not know.
@@ -66,6 +69,10 @@ class KindBehaviour:
         else:
             errors, unknown = self._validator(resource, obj)
         extra = self.kind_errors(resource, obj, old, subresource)
+        if not resource.is_custom:
+            extra = extra + builtin_kind_errors(
+                resource.group, resource.kind, obj, old, subresource
+            )
         return (add_new_errors(errors, extra) if extra else errors), unknown
 
     def kind_errors(

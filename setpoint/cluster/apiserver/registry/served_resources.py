@@ -95,6 +95,8 @@ class ServedResource:
     terminating: bool = False
     #: A custom resource version's ``openAPIV3Schema`` (what ``/openapi`` publishes for it).
     openapi_schema: Mapping[str, Any] | None = None
+    #: A custom resource's table columns (``additionalPrinterColumns``, or the default Age).
+    printer_columns: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def api_version(self) -> str:

@@ -86,6 +86,14 @@ class BuiltinCheck:
         return not self.errors
 
 
+_BYTE_CHECK: Final = format_checker("byte")
+
+
+def _go_bytes(text: str) -> bool:
+    """Whether Go decodes ``text`` into a ``[]byte`` field: padded base64, or "" (no bytes)."""
+    return text == "" or bool(_BYTE_CHECK is not None and _BYTE_CHECK(text))
+
+
 def _must_be_present(child: SchemaNode | None) -> bool:
     """Whether a field the schema lists as required is one kube-apiserver really requires.
 
@@ -136,6 +144,15 @@ class BuiltinSchemas:
                         self._by_gvk[key] = name
             self._definitions = definitions
         return self._definitions
+
+    def field_description(self, definition: str, field: str) -> str:
+        """The documentation of ``field`` of a definition (``io.k8s.api.core.v1.PodStatus``):
+        what upstream's ``SwaggerDoc()`` returns for it; "" when unknown."""
+        schema = self._load().get(definition)
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        entry = properties.get(field) if isinstance(properties, Mapping) else None
+        text = entry.get("description") if isinstance(entry, Mapping) else None
+        return text if isinstance(text, str) else ""
 
     def definition_name(self, api_version: str, kind: str) -> str | None:
         """The OpenAPI definition name of a kind (``io.k8s.api.core.v1.Pod``), if known."""
@@ -189,7 +206,10 @@ class BuiltinSchemas:
         if isinstance(enum, list):
             node.enum = list(enum)
         format_name = schema.get("format")
-        if isinstance(format_name, str) and format_name in ("byte", "date-time"):
+        if format_name == "byte":
+            node.format_check = _go_bytes
+            node.format = format_name
+        elif format_name == "date-time":
             node.format_check = format_checker(format_name)
             node.format = format_name
         elif format_name == "int32":

@@ -27,7 +27,7 @@ TOTAL_ANNOTATION_SIZE_LIMIT: Final = 256 * 1024
 VALID_MEMO_SIZE: Final = 4096
 
 
-class _ValidMemo:
+class ValidMemo:
     """A string check that remembers which strings passed (the checks are pure)."""
 
     def __init__(self, check: Callable[[str], list[str]]) -> None:
@@ -45,9 +45,13 @@ class _ValidMemo:
         return problems
 
 
-_qualified_name_problems: Final = _ValidMemo(validate_qualified_name)
-_label_value_problems: Final = _ValidMemo(validate_label_value)
-_namespace_problems: Final = _ValidMemo(validate_dns1123_label)
+_qualified_name_problems: Final = ValidMemo(validate_qualified_name)
+_label_value_problems: Final = ValidMemo(validate_label_value)
+_namespace_problems: Final = ValidMemo(validate_dns1123_label)
+#: The memoized checks, shared with the per-kind rules (label keys and values repeat).
+qualified_name_problems: Final = _qualified_name_problems
+label_value_problems: Final = _label_value_problems
+dns1123_label_problems: Final = _namespace_problems
 
 
 def validate_path_segment_name(name: str) -> list[str]:
