@@ -410,7 +410,7 @@ def _empty_map_at(obj: dict[str, Any], path: tuple[str, ...]) -> bool:
         if not element.startswith("f:") or not isinstance(value, dict):
             return False
         value = value.get(element[2:])
-    return value == {} or value == []
+    return bool(value == {} or value == [])
 
 
 def _tracked_live(live: dict[str, Any] | None) -> bool:
