@@ -13,7 +13,7 @@ import copy
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from setpoint.api.patch import apply_merge_patch
@@ -127,6 +127,14 @@ def test_map_patches_without_lists_are_merge_patches(
     )
 
 
+@example(  # found by hypothesis: an applier drops its only map, then applies again
+    steps=[
+        ("alice", {"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "c", "labels": {"a": "1"}}}),
+        ("alice", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+        ("alice", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+    ]
+)  # fmt: skip
 @settings(max_examples=50, deadline=None)
 @given(steps=st.lists(st.tuples(managers, configs), min_size=1, max_size=5))
 def test_managed_fields_cover_exactly_the_set_fields(

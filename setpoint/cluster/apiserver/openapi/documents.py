@@ -156,8 +156,25 @@ def build_v2(resources: list[ServedResource]) -> dict[str, Any]:
         "swagger": "2.0",
         "info": dict(_INFO),
         "paths": paths,
-        "definitions": {name: definitions[name] for name in included},
+        "definitions": {name: _v2_refs(definitions[name]) for name in included},
     }
+
+
+def _v2_refs(node: Any) -> Any:
+    """Swagger 2.0 form of a schema: ``allOf: [{$ref}]`` (OpenAPI v3's way to describe a
+    reference) becomes ``$ref`` with its siblings, as kube-apiserver publishes v2. kubectl 1.27
+    and 1.28 read v2 with kube-openapi's parser, which does not follow ``allOf``: a field
+    behind it has no schema and client-side apply dereferences nil (a panic)."""
+    if isinstance(node, list):
+        return [_v2_refs(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: _v2_refs(value) for key, value in node.items()}
+    all_of = converted.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and set(all_of[0]) == {"$ref"}:
+        del converted["allOf"]
+        converted = {"$ref": all_of[0]["$ref"], **converted}
+    return converted
 
 
 class OpenAPIDocuments:

@@ -396,10 +396,21 @@ def _live_entries(
         return entries
     # Made before tracking (or after a reset): its fields belong to someone unknown.
     owned = tracked(compare(root, {}, live, value_structs=builtin).added, "", has_status)
+    # An empty map or list left behind by a removal holds nothing to own (and no manager owned it).
+    owned = {path for path in owned if not _empty_map_at(live, path)}
     if not owned:
         return []
     api_version = str(live.get("apiVersion") or "")
     return [ManagerEntry(BEFORE_FIRST_APPLY, UPDATE, api_version, "", owned)]
+
+
+def _empty_map_at(obj: dict[str, Any], path: tuple[str, ...]) -> bool:
+    value: Any = obj
+    for element in path:
+        if not element.startswith("f:") or not isinstance(value, dict):
+            return False
+        value = value.get(element[2:])
+    return bool(value == {} or value == [])
 
 
 def _tracked_live(live: dict[str, Any] | None) -> bool:
