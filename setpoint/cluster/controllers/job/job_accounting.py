@@ -1,0 +1,265 @@
+"""One step of a Job, planned from the Job and its pods (``job_controller.go`` ``syncJob``).
+
+Pure: :func:`plan_job` returns the new status and what to create, delete and unblock; the
+controller performs it. Finished pods are counted in two writes, as upstream: first their
+uids join ``status.uncountedTerminatedPods`` (and their tracking finalizer is removed), then,
+once the finalizer is gone, they move to ``status.succeeded``/``status.failed``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from setpoint.api.times import format_time, parse_time
+from setpoint.cluster.controllers.workload_pods.deletion_ranking import pods_to_delete
+from setpoint.cluster.controllers.workload_pods.pod_state import is_pod_ready, pod_phase
+
+__all__ = [
+    "DEFAULT_POD_FAILURE_BACKOFF",
+    "JOB_TRACKING_FINALIZER",
+    "MAX_POD_FAILURE_BACKOFF",
+    "JobPlan",
+    "finished_condition",
+    "plan_job",
+]
+
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+DEFAULT_POD_FAILURE_BACKOFF = 10.0
+MAX_POD_FAILURE_BACKOFF = 600.0
+
+_BACKOFF_MESSAGE = "Job has reached the specified backoff limit"
+_DEADLINE_MESSAGE = "Job was active longer than specified deadline"
+_COMPLETIONS_MESSAGE = "Reached expected number of succeeded pods"
+
+
+@dataclass
+class JobPlan:
+    """What one sync of a Job should do."""
+
+    status: dict[str, Any]
+    create: int = 0
+    delete: list[Mapping[str, Any]] = field(default_factory=list)
+    remove_finalizer: list[Mapping[str, Any]] = field(default_factory=list)
+    events: list[tuple[str, str, str]] = field(default_factory=list)
+    requeue_after: float | None = None
+
+
+def finished_condition(job: Mapping[str, Any]) -> str | None:
+    """``Complete`` or ``Failed`` when the Job has finished (that condition is True)."""
+    for condition in (job.get("status") or {}).get("conditions") or ():
+        if condition.get("type") in ("Complete", "Failed") and condition.get("status") == "True":
+            return str(condition["type"])
+    return None
+
+
+def _has_finalizer(pod: Mapping[str, Any]) -> bool:
+    return JOB_TRACKING_FINALIZER in ((pod.get("metadata") or {}).get("finalizers") or ())
+
+
+def _deleting(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _only_replace_failed(job: Mapping[str, Any]) -> bool:
+    spec = job.get("spec") or {}
+    return spec.get("podReplacementPolicy") == "Failed" or bool(spec.get("podFailurePolicy"))
+
+
+def _is_failed(pod: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
+    """``isPodFailed``: Failed, or deleted before succeeding (unless only Failed is replaced)."""
+    if pod_phase(pod) == "Failed":
+        return True
+    if _only_replace_failed(job):
+        return False
+    return _deleting(pod) and pod_phase(pod) != "Succeeded"
+
+
+def _finish_time(pod: Mapping[str, Any]) -> datetime | None:
+    latest: datetime | None = None
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        text = ((status.get("state") or {}).get("terminated") or {}).get("finishedAt")
+        if isinstance(text, str) and text:
+            try:
+                moment = parse_time(text)
+            except ValueError:
+                continue
+            latest = moment if latest is None or moment > latest else latest
+    if latest is None:
+        text = (pod.get("metadata") or {}).get("deletionTimestamp") or (
+            pod.get("metadata") or {}
+        ).get("creationTimestamp")
+        try:
+            latest = parse_time(text) if isinstance(text, str) and text else None
+        except ValueError:
+            latest = None
+    return latest
+
+
+def _condition(type: str, reason: str, message: str, now: datetime) -> dict[str, Any]:
+    stamp = format_time(now)
+    return {
+        "type": type,
+        "status": "True",
+        "lastProbeTime": stamp,
+        "lastTransitionTime": stamp,
+        "reason": reason,
+        "message": message,
+    }
+
+
+def _find(status: Mapping[str, Any], type: str) -> dict[str, Any] | None:
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == type and condition.get("status") == "True":
+            return condition  # type: ignore[no-any-return]
+    return None
+
+
+def _add(status: dict[str, Any], condition: dict[str, Any]) -> None:
+    if _find(status, condition["type"]) is None:
+        status["conditions"] = [
+            *(c for c in status.get("conditions") or () if c.get("type") != condition["type"]),
+            condition,
+        ]
+
+
+def _backoff_remaining(
+    failed_pods: Sequence[Mapping[str, Any]],
+    succeeded_pods: Sequence[Mapping[str, Any]],
+    now: datetime,
+) -> float:
+    last_success = max(
+        (t for t in (_finish_time(p) for p in succeeded_pods) if t is not None), default=None
+    )
+    failures = [
+        t
+        for t in (_finish_time(p) for p in failed_pods)
+        if t is not None and (last_success is None or t > last_success)
+    ]
+    if not failures:
+        return 0.0
+    delay = DEFAULT_POD_FAILURE_BACKOFF
+    for _ in range(1, len(failures)):
+        delay = min(delay * 2, MAX_POD_FAILURE_BACKOFF)
+    elapsed = (now - max(failures)).total_seconds()
+    return 0.0 if delay < elapsed else delay - elapsed
+
+
+def _set_count(status: dict[str, Any], name: str, value: int) -> None:
+    if value:
+        status[name] = value
+    else:
+        status.pop(name, None)
+
+
+def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: datetime) -> JobPlan:
+    """Plan one sync of ``job`` given the pods it controls."""
+    status = copy.deepcopy(dict(job.get("status") or {}))
+    plan = JobPlan(status=status)
+    if finished_condition(job) is not None:
+        plan.remove_finalizer = [p for p in pods if _has_finalizer(p)]
+        return plan
+    spec = job.get("spec") or {}
+
+    # Count finished pods once: uid → uncounted (finalizer removed) → counters.
+    uncounted = status.get("uncountedTerminatedPods") or {}
+    pending_succeeded = list(uncounted.get("succeeded") or ())
+    pending_failed = list(uncounted.get("failed") or ())
+    by_uid = {str((p.get("metadata") or {}).get("uid")): p for p in pods}
+    for uids, counter in ((pending_succeeded, "succeeded"), (pending_failed, "failed")):
+        for uid in list(uids):
+            pod = by_uid.get(uid)
+            if pod is None or not _has_finalizer(pod):
+                uids.remove(uid)
+                status[counter] = int(status.get(counter) or 0) + 1
+    succeeded_pods = [p for p in pods if pod_phase(p) == "Succeeded"]
+    failed_pods = [p for p in pods if _is_failed(p, job)]
+    for pod in pods:
+        if not _has_finalizer(pod):
+            continue
+        uid = str((pod.get("metadata") or {}).get("uid"))
+        if uid in pending_succeeded or uid in pending_failed:
+            plan.remove_finalizer.append(pod)
+        elif pod_phase(pod) == "Succeeded":
+            pending_succeeded.append(uid)
+            plan.remove_finalizer.append(pod)
+        elif _is_failed(pod, job):
+            pending_failed.append(uid)
+            plan.remove_finalizer.append(pod)
+    status["uncountedTerminatedPods"] = {
+        key: value
+        for key, value in (("succeeded", pending_succeeded), ("failed", pending_failed))
+        if value
+    }
+    succeeded = int(status.get("succeeded") or 0) + len(pending_succeeded)
+    failed = int(status.get("failed") or 0) + len(pending_failed)
+
+    active = [p for p in pods if pod_phase(p) not in ("Succeeded", "Failed") and not _deleting(p)]
+    terminating = [p for p in pods if _deleting(p) and pod_phase(p) not in ("Succeeded", "Failed")]
+    suspended = bool(spec.get("suspend"))
+    if not status.get("startTime") and not suspended:
+        status["startTime"] = format_time(now)
+
+    failure = _find(status, "FailureTarget")
+    if failure is None:
+        deadline = spec.get("activeDeadlineSeconds")
+        started = status.get("startTime")
+        if failed > int(spec.get("backoffLimit", 6)):
+            failure = _condition("FailureTarget", "BackoffLimitExceeded", _BACKOFF_MESSAGE, now)
+        elif deadline is not None and started:
+            expires = parse_time(started) + timedelta(seconds=int(deadline))
+            if now >= expires:
+                failure = _condition("FailureTarget", "DeadlineExceeded", _DEADLINE_MESSAGE, now)
+            elif not suspended:
+                plan.requeue_after = (expires - now).total_seconds()
+    completions = spec.get("completions")
+    parallelism = int(spec.get("parallelism", 1))
+    success = _find(status, "SuccessCriteriaMet")
+    if failure is None and success is None:
+        reached = (
+            succeeded >= int(completions)
+            if completions is not None
+            else succeeded > 0 and not active
+        )
+        if reached:
+            success = _condition(
+                "SuccessCriteriaMet", "CompletionsReached", _COMPLETIONS_MESSAGE, now
+            )
+
+    settled = not terminating and not pending_succeeded and not pending_failed
+    if failure is not None:
+        _add(status, failure)
+        plan.delete = list(active)
+        if not active and settled:
+            _add(status, _condition("Failed", failure["reason"], failure["message"], now))
+            plan.events.append(("Warning", failure["reason"], failure["message"]))
+    elif success is not None:
+        _add(status, success)
+        plan.delete = list(active)
+        if not active and settled:
+            _add(status, _condition("Complete", success["reason"], success["message"], now))
+            status["completionTime"] = format_time(now)
+            plan.events.append(("Normal", "Completed", "Job completed"))
+    elif not suspended:
+        if completions is None:
+            want = len(active) if succeeded > 0 else parallelism
+        else:
+            want = max(0, min(parallelism, int(completions) - succeeded))
+        if len(active) > want:
+            plan.delete = pods_to_delete(active, len(active) - want, now)
+        elif len(active) < want:
+            remaining = _backoff_remaining(failed_pods, succeeded_pods, now)
+            if remaining > 0:
+                plan.requeue_after = min(plan.requeue_after or remaining, remaining)
+            else:
+                plan.create = want - len(active)
+    else:
+        plan.delete = list(active)
+
+    _set_count(status, "active", len(active) - len(plan.delete) + plan.create)
+    status["ready"] = sum(1 for p in active if is_pod_ready(p) and p not in plan.delete)
+    status["terminating"] = len(terminating)
+    return plan

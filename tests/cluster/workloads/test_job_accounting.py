@@ -1,0 +1,122 @@
+"""Job planning: pods to create, finished pods counted once, success and failure conditions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from setpoint.api.times import format_time
+from setpoint.cluster.controllers.job.job_accounting import JOB_TRACKING_FINALIZER, plan_job
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def _job(**spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "pi"}, "spec": {"parallelism": 1, "backoffLimit": 6, **spec}}
+
+
+def _pod(uid: str, phase: str = "Running", finished_ago: float = 0, tracked: bool = True) -> dict:  # type: ignore[type-arg]
+    status: dict[str, Any] = {"phase": phase}
+    if phase in ("Succeeded", "Failed"):
+        status["containerStatuses"] = [
+            {
+                "name": "c",
+                "state": {
+                    "terminated": {"finishedAt": format_time(NOW - timedelta(seconds=finished_ago))}
+                },
+            }
+        ]
+    metadata: dict[str, Any] = {
+        "name": f"pi-{uid}",
+        "uid": uid,
+        "creationTimestamp": format_time(NOW),
+    }
+    if tracked:
+        metadata["finalizers"] = [JOB_TRACKING_FINALIZER]
+    return {"metadata": metadata, "status": status}
+
+
+def test_a_new_job_starts_its_pods() -> None:
+    plan = plan_job(_job(completions=5, parallelism=2), [], NOW)
+    assert plan.create == 2
+    assert plan.status["startTime"] == format_time(NOW)
+    assert plan.status["active"] == 2
+    assert plan.status["ready"] == 0
+    assert plan.status["terminating"] == 0
+
+
+def test_a_finished_pod_is_counted_once_through_uncounted_then_the_counter() -> None:
+    job = _job(completions=2)
+    job["status"] = {"startTime": format_time(NOW)}
+    done = _pod("a", "Succeeded")
+    plan = plan_job(job, [done], NOW)
+    assert plan.status["uncountedTerminatedPods"] == {"succeeded": ["a"]}
+    assert plan.remove_finalizer == [done]
+    assert "succeeded" not in plan.status
+    assert plan.create == 1
+    job["status"] = plan.status
+    released = _pod("a", "Succeeded", tracked=False)
+    plan = plan_job(job, [released, _pod("b")], NOW)
+    assert plan.status["uncountedTerminatedPods"] == {}
+    assert plan.status["succeeded"] == 1
+    assert plan.create == 0
+
+
+def test_completion_adds_success_criteria_then_complete() -> None:
+    job = _job(completions=1)
+    job["status"] = {"startTime": format_time(NOW), "succeeded": 1, "uncountedTerminatedPods": {}}
+    plan = plan_job(job, [_pod("a", "Succeeded", tracked=False)], NOW)
+    types = [(c["type"], c["reason"], c["message"]) for c in plan.status["conditions"]]
+    assert types == [
+        ("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods"),
+        ("Complete", "CompletionsReached", "Reached expected number of succeeded pods"),
+    ]
+    assert plan.status["completionTime"] == format_time(NOW)
+    assert plan.events == [("Normal", "Completed", "Job completed")]
+
+
+def test_backoff_limit_exceeded_fails_the_job() -> None:
+    job = _job(backoffLimit=0)
+    job["status"] = {"startTime": format_time(NOW)}
+    failed = _pod("a", "Failed")
+    plan = plan_job(job, [failed], NOW)
+    assert [c["type"] for c in plan.status["conditions"]] == ["FailureTarget"]
+    assert plan.status["conditions"][0]["reason"] == "BackoffLimitExceeded"
+    assert plan.create == 0
+    job["status"] = plan.status
+    plan = plan_job(job, [_pod("a", "Failed", tracked=False)], NOW)
+    failed_condition = plan.status["conditions"][-1]
+    assert (failed_condition["type"], failed_condition["reason"], failed_condition["message"]) == (
+        "Failed",
+        "BackoffLimitExceeded",
+        "Job has reached the specified backoff limit",
+    )
+    assert plan.status["failed"] == 1
+    assert "completionTime" not in plan.status
+    assert plan.events == [
+        ("Warning", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    ]
+
+
+def test_a_failed_pod_is_replaced_after_the_backoff() -> None:
+    job = _job(backoffLimit=3)
+    job["status"] = {"startTime": format_time(NOW), "failed": 1, "uncountedTerminatedPods": {}}
+    plan = plan_job(job, [_pod("a", "Failed", finished_ago=4, tracked=False)], NOW)
+    assert plan.create == 0
+    assert plan.requeue_after == 6
+    plan = plan_job(job, [_pod("a", "Failed", finished_ago=11, tracked=False)], NOW)
+    assert plan.create == 1
+
+
+def test_active_deadline_fails_the_job_and_deletes_active_pods() -> None:
+    job = _job(activeDeadlineSeconds=30)
+    job["status"] = {"startTime": format_time(NOW - timedelta(seconds=10))}
+    running = _pod("a")
+    plan = plan_job(job, [running], NOW)
+    assert plan.requeue_after == 20
+    plan = plan_job(job, [running], NOW + timedelta(seconds=20))
+    assert plan.status["conditions"][0]["reason"] == "DeadlineExceeded"
+    assert (
+        plan.status["conditions"][0]["message"] == "Job was active longer than specified deadline"
+    )
+    assert plan.delete == [running]
