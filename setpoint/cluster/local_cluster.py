@@ -12,6 +12,9 @@ kubectl sends bearer tokens only over TLS. Both need the token.
 With ``data_dir`` the objects live in SQLite there and survive restarts; otherwise they are
 kept in memory. Without ``kubeconfig_path`` a kubeconfig is written to a temporary directory
 that is removed on exit.
+
+The built-in controllers, scheduler and (simulated) kubelet run with the server unless
+``controllers=False``; ``nodes``, ``run_pods`` and ``clock`` configure them.
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
+from setpoint.cluster.controllers.framework.manager import ControllerManager
+from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.kubeconfig_file import write_kubeconfig
 
 #: The SQLite file inside ``--data-dir``.
@@ -52,6 +58,10 @@ class LocalCluster:
         https_port: int | None = 0,
         kubeconfig_path: str | Path | None = None,
         token: str | None = None,
+        controllers: bool = True,
+        nodes: int = 1,
+        run_pods: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
@@ -63,7 +73,12 @@ class LocalCluster:
         self._token = token
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
+        self._controller_options = (
+            ControllerOptions(clock=clock, nodes=nodes, run_pods=run_pods) if controllers else None
+        )
         self.server: APIServer | None = None
+        #: The running controllers (None when started with ``controllers=False``).
+        self.controllers: ControllerManager | None = None
         self.storage: Storage | None = None
         self.kubeconfig_path: Path = Path()
 
@@ -101,6 +116,9 @@ class LocalCluster:
         )
         try:
             await self.server.start()
+            if self._controller_options is not None:
+                self.controllers = ControllerManager(self.server, self._controller_options)
+                await self.controllers.start()
             if self._requested_kubeconfig is None:
                 self._temporary_dir = tempfile.mkdtemp(prefix="setpoint-cluster-")
                 path: str | Path = Path(self._temporary_dir) / "kubeconfig"
@@ -118,7 +136,10 @@ class LocalCluster:
             raise
 
     async def stop(self) -> None:
-        """Stop the server, close the storage, remove temporary files."""
+        """Stop the controllers and the server, close the storage, remove temporary files."""
+        if self.controllers is not None:
+            await self.controllers.stop()
+            self.controllers = None
         if self.server is not None:
             await self.server.stop()
         if self.storage is not None:
