@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from setpoint.api.clock import FakeClock
@@ -11,6 +10,7 @@ from setpoint.cluster.controllers.framework.informers import ObjectKey
 from setpoint.cluster.controllers.framework.manager import ControllerManager
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.local_cluster import LocalCluster
+from tests.cluster.controllers.waiting import eventually
 from tests.cluster.raw_api import raw_api
 
 
@@ -36,16 +36,6 @@ class Stamper(Controller):
         return 30.0  # asks to be called again on the (fake) clock
 
 
-async def wait_for(check: Any, timeout: float = 5.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value:
-            return value
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached"
-        await asyncio.sleep(0.01)
-
-
 async def test_controller_writes_through_the_api_and_records_aggregated_events() -> None:
     clock = FakeClock()
     async with LocalCluster(controllers=False) as cluster:
@@ -63,7 +53,7 @@ async def test_controller_writes_through_the_api_and_records_aggregated_events()
                     body = (await api.request("GET", f"{base}/c")).body
                     return (body["metadata"].get("annotations") or {}).get("stamp") == "one"
 
-                await wait_for(stamped)
+                await eventually(stamped)
                 await api.request(
                     "PATCH",
                     f"{base}/c",
@@ -75,7 +65,7 @@ async def test_controller_writes_through_the_api_and_records_aggregated_events()
                     body = (await api.request("GET", f"{base}/c")).body
                     return (body["metadata"].get("annotations") or {}).get("stamp") == "two"
 
-                await wait_for(stamped_two)
+                await eventually(stamped_two)
                 await manager.recorder.flush()
                 events = (await api.request("GET", "/api/v1/namespaces/default/events")).body[
                     "items"
