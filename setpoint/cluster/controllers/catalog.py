@@ -15,4 +15,7 @@ def controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     classes: list[type[Controller]] = []
     # -- core controllers (namespace, GC, nodes, scheduler, kubelet, SA, endpoints) --------
     # -- workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, CronJob) --
+    from setpoint.cluster.controllers.workload_controllers import workload_controller_classes
+
+    classes.extend(workload_controller_classes())
     return classes

@@ -1,0 +1,216 @@
+"""The workload controllers inside a local cluster, driven through the HTTP API.
+
+Only the workload controllers run here (no scheduler or kubelet): the tests play the kubelet
+by patching pod status, so each step of a rollout is under their control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from setpoint.api.clock import FakeClock
+from setpoint.api.times import format_time
+from setpoint.cluster.controllers.framework.manager import ControllerManager
+from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.controllers.workload_controllers import workload_controller_classes
+from setpoint.cluster.local_cluster import LocalCluster
+from tests.cluster.controllers.waiting import eventually
+from tests.cluster.raw_api import RawAPI, raw_api
+
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+REPLICASETS = "/apis/apps/v1/namespaces/default/replicasets"
+PODS = "/api/v1/namespaces/default/pods"
+JOBS = "/apis/batch/v1/namespaces/default/jobs"
+CRONJOBS = "/apis/batch/v1/namespaces/default/cronjobs"
+EVENTS = "/api/v1/namespaces/default/events"
+
+
+class Harness:
+    def __init__(self, api: RawAPI, clock: FakeClock, manager: ControllerManager) -> None:
+        self.api = api
+        self.clock = clock
+        self.manager = manager
+
+    async def get(self, path: str) -> Any:
+        reply = await self.api.request("GET", path)
+        assert reply.status == 200, reply.body
+        return reply.body
+
+    async def pods(self, active_only: bool = True) -> list[dict[str, Any]]:
+        items = (await self.get(PODS))["items"]
+        if active_only:
+            items = [
+                p
+                for p in items
+                if not p["metadata"].get("deletionTimestamp")
+                and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            ]
+        return list(items)
+
+    async def set_pod(self, name: str, phase: str, ready: bool, exit_code: int = 0) -> None:
+        stamp = format_time(self.clock.now())
+        status: dict[str, Any] = {
+            "phase": phase,
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True" if ready else "False",
+                    "lastTransitionTime": stamp,
+                }
+            ],
+        }
+        if phase in ("Succeeded", "Failed"):
+            status["containerStatuses"] = [
+                {
+                    "name": "c",
+                    "image": "busybox",
+                    "imageID": "",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {"terminated": {"exitCode": exit_code, "finishedAt": stamp}},
+                }
+            ]
+        reply = await self.api.request(
+            "PATCH",
+            f"{PODS}/{name}/status",
+            {"status": status},
+            content_type="application/merge-patch+json",
+        )
+        assert reply.status == 200, reply.body
+
+    async def finish_deleting(self) -> None:
+        """The kubelet's last step: remove pods being deleted."""
+        for pod in await self.pods(active_only=False):
+            if pod["metadata"].get("deletionTimestamp") and not pod["metadata"].get("finalizers"):
+                await self.api.request(
+                    "DELETE", f"{PODS}/{pod['metadata']['name']}", {"gracePeriodSeconds": 0}
+                )
+
+    async def events(self, reason: str) -> list[str]:
+        await self.manager.recorder.flush()
+        items = (await self.get(EVENTS))["items"]
+        return [e["message"] for e in items if e["reason"] == reason]
+
+
+@pytest.fixture
+async def h() -> AsyncIterator[Harness]:
+    clock = FakeClock()
+    async with LocalCluster(controllers=False) as cluster:
+        assert cluster.server is not None
+        manager = ControllerManager(
+            cluster.server, ControllerOptions(clock=clock), workload_controller_classes()
+        )
+        await manager.start()
+        try:
+            async with raw_api(cluster.url, cluster.token) as api:
+                yield Harness(api, clock, manager)
+        finally:
+            await manager.stop()
+
+
+def _deployment(replicas: int = 3, image: str = "nginx:1.27") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": image}]},
+            },
+        },
+    }
+
+
+async def _ready_all(h: Harness, expected: int) -> None:
+    async def all_there() -> list[dict[str, Any]] | None:
+        pods = await h.pods()
+        return pods if len(pods) == expected else None
+
+    for pod in await eventually(all_there, f"{expected} pods"):
+        if (pod.get("status") or {}).get("phase") != "Running":
+            await h.set_pod(pod["metadata"]["name"], "Running", True)
+
+
+async def test_deployment_creates_replica_set_pods_and_becomes_available(h: Harness) -> None:
+    reply = await h.api.request("POST", DEPLOYMENTS, _deployment())
+    assert reply.status == 201, reply.body
+    await _ready_all(h, 3)
+
+    async def available() -> Any:
+        status = (await h.get(f"{DEPLOYMENTS}/web")).get("status") or {}
+        return status if status.get("availableReplicas") == 3 else None
+
+    status = await eventually(available, "3 available replicas")
+    conditions = {c["type"]: c for c in status["conditions"]}
+    assert conditions["Available"]["reason"] == "MinimumReplicasAvailable"
+    assert conditions["Progressing"]["reason"] == "NewReplicaSetAvailable"
+    (rs,) = (await h.get(REPLICASETS))["items"]
+    pod_hash = rs["metadata"]["labels"]["pod-template-hash"]
+    assert rs["metadata"]["name"] == f"web-{pod_hash}"
+    assert rs["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
+    assert rs["status"]["readyReplicas"] == 3
+    pods = await h.pods()
+    assert all(p["metadata"]["name"].startswith(f"web-{pod_hash}-") for p in pods)
+    assert all(len(p["metadata"]["name"]) == len(f"web-{pod_hash}-") + 5 for p in pods)
+    owner = pods[0]["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["controller"], owner["blockOwnerDeletion"]) == (
+        "ReplicaSet",
+        True,
+        True,
+    )
+    assert await h.events("ScalingReplicaSet") == [
+        f"Scaled up replica set web-{pod_hash} from 0 to 3"
+    ]
+    assert len(await h.events("SuccessfulCreate")) == 3
+
+
+async def test_rolling_update_from_three_replicas_step_by_step(h: Harness) -> None:
+    await h.api.request("POST", DEPLOYMENTS, _deployment())
+    await _ready_all(h, 3)
+    deployment = await h.get(f"{DEPLOYMENTS}/web")
+    deployment["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+    reply = await h.api.request("PUT", f"{DEPLOYMENTS}/web", deployment)
+    assert reply.status == 200, reply.body
+    seen_totals = []
+    for _ in range(20):
+        # Wait for the controllers to settle, then let one pending pod become ready.
+        async def settled() -> list[dict[str, Any]] | None:
+            d = await h.get(f"{DEPLOYMENTS}/web")
+            if d["status"].get("observedGeneration") != d["metadata"]["generation"]:
+                return None
+            pods = await h.pods()
+            new = [p for p in pods if p["spec"]["containers"][0]["image"] == "nginx:1.28"]
+            return pods if new else None
+
+        pods = await eventually(settled, "a new pod")
+        await h.finish_deleting()
+        seen_totals.append(len(pods))
+        # maxSurge 25% of 3 → 1; maxUnavailable 25% of 3 → 0.
+        assert len(pods) <= 4
+        ready = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        assert len(ready) >= 3
+        pending = [p for p in pods if (p.get("status") or {}).get("phase") != "Running"]
+        if not pending:
+            status = (await h.get(f"{DEPLOYMENTS}/web"))["status"]
+            if status.get("updatedReplicas") == 3 and len(pods) == 3:
+                break
+            continue
+        await h.set_pod(pending[0]["metadata"]["name"], "Running", True)
+    status = (await h.get(f"{DEPLOYMENTS}/web"))["status"]
+    assert status["updatedReplicas"] == 3
+    assert 4 in seen_totals
+    await h.finish_deleting()
+    assert len(await h.pods(active_only=False)) == 3
+    sizes = sorted(
+        (rs["metadata"]["annotations"]["deployment.kubernetes.io/revision"], rs["spec"]["replicas"])
+        for rs in (await h.get(REPLICASETS))["items"]
+    )
+    assert sizes == [("1", 0), ("2", 3)]
+    scaled = await h.events("ScalingReplicaSet")
+    assert any("Scaled down replica set" in m and "from 3 to 2" in m for m in scaled)
