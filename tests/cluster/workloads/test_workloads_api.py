@@ -7,6 +7,7 @@ by patching pod status, so each step of a rollout is under their control.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -214,3 +215,126 @@ async def test_rolling_update_from_three_replicas_step_by_step(h: Harness) -> No
     assert sizes == [("1", 0), ("2", 3)]
     scaled = await h.events("ScalingReplicaSet")
     assert any("Scaled down replica set" in m and "from 3 to 2" in m for m in scaled)
+
+
+def _job(name: str = "pi", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox", "command": ["true"]}],
+                }
+            },
+            **spec,
+        },
+    }
+
+
+async def _finish_new_pods(h: Harness, phase: str, exit_code: int = 0) -> int:
+    pods = [
+        p for p in await h.pods() if (p.get("status") or {}).get("phase", "Pending") == "Pending"
+    ]
+    for pod in pods:
+        await h.set_pod(pod["metadata"]["name"], phase, False, exit_code)
+    return len(pods)
+
+
+async def test_job_completes_and_counts_its_pods_once(h: Harness) -> None:
+    reply = await h.api.request("POST", JOBS, _job(completions=2, parallelism=2))
+    assert reply.status == 201, reply.body
+
+    async def two_pods() -> Any:
+        pods = await h.pods()
+        return pods if len(pods) == 2 else None
+
+    pods = await eventually(two_pods, "2 job pods")
+    assert all(p["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"] for p in pods)
+    assert all(p["metadata"]["labels"]["batch.kubernetes.io/job-name"] == "pi" for p in pods)
+    await _finish_new_pods(h, "Succeeded")
+
+    async def complete() -> Any:
+        job = await h.get(f"{JOBS}/pi")
+        types = [c["type"] for c in (job.get("status") or {}).get("conditions") or ()]
+        return job if "Complete" in types else None
+
+    job = await eventually(complete, "Complete condition")
+    status = job["status"]
+    assert status["succeeded"] == 2
+    assert "failed" not in status and "active" not in status
+    assert status["ready"] == 0
+    assert status["uncountedTerminatedPods"] == {}
+    assert status["completionTime"]
+    conditions = {c["type"]: c for c in status["conditions"]}
+    assert conditions["Complete"]["reason"] == "CompletionsReached"
+    assert (
+        conditions["SuccessCriteriaMet"]["message"] == "Reached expected number of succeeded pods"
+    )
+    finished = await h.pods(active_only=False)
+    assert len(finished) == 2
+    assert all(not p["metadata"].get("finalizers") for p in finished)
+    assert await h.events("Completed") == ["Job completed"]
+
+
+async def test_job_reaches_its_backoff_limit(h: Harness) -> None:
+    await h.api.request("POST", JOBS, _job(backoffLimit=1))
+    await eventually(h.pods, "a job pod")
+    await _finish_new_pods(h, "Failed", exit_code=1)
+
+    async def failed_once() -> Any:
+        job = await h.get(f"{JOBS}/pi")
+        return (job.get("status") or {}).get("failed") == 1
+
+    await eventually(failed_once, "one failure counted")
+    assert await h.pods() == []
+    h.clock.advance(10.5)  # the pod-failure backoff: 10 s
+    await eventually(h.pods, "a replacement pod")
+    await _finish_new_pods(h, "Failed", exit_code=1)
+
+    async def failed() -> Any:
+        job = await h.get(f"{JOBS}/pi")
+        conditions = (job.get("status") or {}).get("conditions") or ()
+        return next((c for c in conditions if c["type"] == "Failed"), None)
+
+    condition = await eventually(failed, "Failed condition")
+    assert condition["reason"] == "BackoffLimitExceeded"
+    assert condition["message"] == "Job has reached the specified backoff limit"
+    job = await h.get(f"{JOBS}/pi")
+    assert job["status"]["failed"] == 2
+    assert "completionTime" not in job["status"]
+    assert [c["type"] for c in job["status"]["conditions"]] == ["FailureTarget", "Failed"]
+    assert await h.events("BackoffLimitExceeded") == ["Job has reached the specified backoff limit"]
+
+
+async def test_cronjob_runs_on_the_fake_clock(h: Harness) -> None:
+    cronjob = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "hello"},
+        "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": _job()["spec"]}},
+    }
+    reply = await h.api.request("POST", CRONJOBS, cronjob)
+    assert reply.status == 201, reply.body
+    now = h.clock.now()
+    wait = (5 - now.minute % 5) * 60 - now.second
+    h.clock.advance(wait + 1)
+
+    async def one_job() -> Any:
+        items = (await h.get(JOBS))["items"]
+        return items if items else None
+
+    (job,) = await eventually(one_job, "a job")
+    scheduled = now.replace(second=0, microsecond=0) + timedelta(seconds=wait + now.second)
+    assert job["metadata"]["name"] == f"hello-{int(scheduled.timestamp()) // 60}"
+    assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+
+    async def recorded() -> Any:
+        status = (await h.get(f"{CRONJOBS}/hello")).get("status") or {}
+        return status if status.get("active") else None
+
+    status = await eventually(recorded, "cronjob status")
+    assert status["lastScheduleTime"] == format_time(scheduled)
+    assert f"Created job {job['metadata']['name']}" in await h.events("SuccessfulCreate")
