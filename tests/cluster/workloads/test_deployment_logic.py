@@ -142,7 +142,7 @@ def test_new_replica_set_is_the_oldest_matching_template() -> None:
     template = deployment["spec"]["template"]
     matching = _rs("m", 1, 1, age=50)
     matching["spec"]["template"] = {
-        "metadata": {"labels": {"app": "web", "pod-template-hash": "abc"}},
+        "metadata": {"creationTimestamp": None, "labels": {"app": "web", "pod-template-hash": "x"}},
         "spec": {"containers": []},
     }
     other = _rs("o", 1, 1, age=100)

@@ -145,3 +145,16 @@ def test_pod_from_template_is_owned_and_named_after_the_owner() -> None:
     }
     assert pod["spec"] == TEMPLATE["spec"]
     assert pod["spec"] is not TEMPLATE["spec"]
+
+
+def test_template_hash_ignores_go_zero_values() -> None:
+    # kubectl sends `creationTimestamp: null` in templates; Go hashes it as the zero value.
+    with_null = {
+        "metadata": {"creationTimestamp": None, "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "resources": {}}]},
+    }
+    plain = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+    }
+    assert compute_hash(with_null) == compute_hash(plain)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.api.times import parse_time
+from setpoint.cluster.controllers.workload_pods.template_hash import go_zero_stripped
 
 __all__ = [
     "POD_TEMPLATE_HASH_LABEL",
@@ -107,7 +108,7 @@ def revision_of(rs: Mapping[str, Any]) -> int:
 
 
 def _without_hash(template: Mapping[str, Any] | None) -> dict[str, Any]:
-    result = copy.deepcopy(dict(template or {}))
+    result: dict[str, Any] = go_zero_stripped(copy.deepcopy(dict(template or {})))
     metadata = result.get("metadata")
     if isinstance(metadata, dict):
         labels = metadata.get("labels")

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["SAFE_ALPHABET", "compute_hash", "fnv1a_32", "safe_encode"]
+__all__ = ["SAFE_ALPHABET", "compute_hash", "fnv1a_32", "go_zero_stripped", "safe_encode"]
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """``rand.SafeEncodeString``'s alphabet: no vowels (no words), no 0/1/3 (look like o/l/e)."""
@@ -37,9 +37,23 @@ def safe_encode(text: str) -> str:
     return "".join(SAFE_ALPHABET[ord(char) % len(SAFE_ALPHABET)] for char in text)
 
 
+def go_zero_stripped(value: Any) -> Any:
+    """``value`` without nulls, empty maps and empty lists, recursively.
+
+    Upstream compares and hashes Go structs, where ``creationTimestamp: null``, ``resources:
+    {}`` and an absent field are all the same zero value; JSON keeps them apart.
+    """
+    if isinstance(value, Mapping):
+        stripped = {k: go_zero_stripped(v) for k, v in value.items()}
+        return {k: v for k, v in stripped.items() if v is not None and v != {} and v != []}
+    if isinstance(value, list):
+        return [go_zero_stripped(item) for item in value]
+    return value
+
+
 def compute_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
     """The pod-template-hash of ``template`` (a PodTemplateSpec dict) and the collision count."""
-    value = fnv1a_32(_ENCODER.encode(template))
+    value = fnv1a_32(_ENCODER.encode(go_zero_stripped(template)))
     if collision_count is not None:
         value = fnv1a_32((collision_count & 0xFFFFFFFF).to_bytes(4, "little"), value)
     return safe_encode(str(value))
