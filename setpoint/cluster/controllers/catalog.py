@@ -14,6 +14,9 @@ def controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """The controller classes to run with ``options``."""
     classes: list[type[Controller]] = []
     # -- core controllers (namespace, GC, nodes, scheduler, kubelet, SA, endpoints) --------
+    from setpoint.cluster.controllers.core_controllers import core_controller_classes
+
+    classes.extend(core_controller_classes(options))
     # -- workload controllers (ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, CronJob) --
     from setpoint.cluster.controllers.workload_controllers import workload_controller_classes
 

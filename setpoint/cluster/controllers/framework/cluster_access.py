@@ -160,7 +160,10 @@ class ClusterAccess:
             record = ops.get_record(served, namespace if served.namespaced else None, name)
             current = ops.present_object(served, decode(record.value))
             patched = apply_merge_patch(copy.deepcopy(current), dict(patch))
-            patched.setdefault("metadata", {})["resourceVersion"] = str(record.revision)
+            patch_meta = patch.get("metadata")
+            if not (isinstance(patch_meta, Mapping) and patch_meta.get("resourceVersion")):
+                # Without a resourceVersion in the patch, a patch applies to the latest.
+                patched.setdefault("metadata", {})["resourceVersion"] = str(record.revision)
             result = await ops.update(
                 served,
                 namespace if served.namespaced else None,
