@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Protocol
 
 from setpoint.cluster.controllers.cronjob.controller import CronJobController
+from setpoint.cluster.controllers.daemonset.controller import DaemonSetController
 from setpoint.cluster.controllers.deployment.controller import DeploymentController
 from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
@@ -20,13 +21,16 @@ from setpoint.cluster.controllers.framework.informers import Object, ObjectKey
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.job.controller import JobController
 from setpoint.cluster.controllers.replicaset.controller import ReplicaSetController
+from setpoint.cluster.controllers.statefulset.controller import StatefulSetController
 from setpoint.cluster.controllers.workload_context import WorkloadContext
 
 __all__ = [
     "CronJobs",
+    "DaemonSets",
     "Deployments",
     "Jobs",
     "ReplicaSets",
+    "StatefulSets",
     "workload_controller_classes",
 ]
 
@@ -95,6 +99,20 @@ class CronJobs(_WorkloadController):
     sync_class = CronJobController
 
 
+class StatefulSets(_WorkloadController):
+    """kube-controller-manager's ``statefulset`` controller."""
+
+    name = "statefulset"
+    sync_class = StatefulSetController
+
+
+class DaemonSets(_WorkloadController):
+    """kube-controller-manager's ``daemonset`` controller."""
+
+    name = "daemonset"
+    sync_class = DaemonSetController
+
+
 def workload_controller_classes() -> list[type[Controller]]:
     """The workload controllers, in start order."""
-    return [ReplicaSets, Deployments, Jobs, CronJobs]
+    return [ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs]

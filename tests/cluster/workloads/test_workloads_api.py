@@ -338,3 +338,145 @@ async def test_cronjob_runs_on_the_fake_clock(h: Harness) -> None:
     status = await eventually(recorded, "cronjob status")
     assert status["lastScheduleTime"] == format_time(scheduled)
     assert f"Created job {job['metadata']['name']}" in await h.events("SuccessfulCreate")
+
+
+STATEFULSETS = "/apis/apps/v1/namespaces/default/statefulsets"
+CLAIMS = "/api/v1/namespaces/default/persistentvolumeclaims"
+
+
+async def test_statefulset_creates_ordered_pods_and_claims_and_scales_down_in_reverse(
+    h: Harness,
+) -> None:
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                }
+            ],
+        },
+    }
+    reply = await h.api.request("POST", STATEFULSETS, sts)
+    assert reply.status == 201, reply.body
+    for count in (1, 2, 3):
+
+        async def exactly(count: int = count) -> Any:
+            pods = await h.pods()
+            return pods if len(pods) == count else None
+
+        pods = await eventually(exactly, f"{count} pods")
+        names = sorted(p["metadata"]["name"] for p in pods)
+        assert names == [f"db-{i}" for i in range(count)]  # one at a time, in order
+        newest = next(p for p in pods if p["metadata"]["name"] == f"db-{count - 1}")
+        labels = newest["metadata"]["labels"]
+        assert labels["statefulset.kubernetes.io/pod-name"] == f"db-{count - 1}"
+        assert labels["apps.kubernetes.io/pod-index"] == str(count - 1)
+        assert newest["spec"]["hostname"] == f"db-{count - 1}"
+        assert newest["spec"]["subdomain"] == "db"
+        volume = next(v for v in newest["spec"]["volumes"] if v["name"] == "data")
+        assert volume["persistentVolumeClaim"]["claimName"] == f"data-db-{count - 1}"
+        await h.set_pod(f"db-{count - 1}", "Running", True)
+    claims = sorted(c["metadata"]["name"] for c in (await h.get(CLAIMS))["items"])
+    assert claims == ["data-db-0", "data-db-1", "data-db-2"]
+
+    async def ready_status() -> Any:
+        status = (await h.get(f"{STATEFULSETS}/db")).get("status") or {}
+        return status if status.get("readyReplicas") == 3 else None
+
+    status = await eventually(ready_status, "3 ready replicas")
+    assert status["replicas"] == 3
+    assert status["currentRevision"] == status["updateRevision"]
+    assert status["currentRevision"].startswith("db-")
+    assert status["updatedReplicas"] == status["currentReplicas"] == 3
+    revisions = (await h.get("/apis/apps/v1/namespaces/default/controllerrevisions"))["items"]
+    assert [r["metadata"]["name"] for r in revisions] == [status["updateRevision"]]
+
+    await h.api.request(
+        "PATCH",
+        f"{STATEFULSETS}/db",
+        {"spec": {"replicas": 1}},
+        content_type="application/merge-patch+json",
+    )
+
+    async def only_first() -> Any:
+        await h.finish_deleting()
+        return [p["metadata"]["name"] for p in await h.pods(active_only=False)] == ["db-0"]
+
+    await eventually(only_first, "db-0 alone")
+    messages = await h.events("SuccessfulDelete")
+    assert messages[:2] == [
+        "delete Pod db-2 in StatefulSet db successful",
+        "delete Pod db-1 in StatefulSet db successful",
+    ]
+    assert "create Pod db-0 in StatefulSet db successful" in await h.events("SuccessfulCreate")
+    assert "create Claim data-db-0 Pod db-0 in StatefulSet db success" in await h.events(
+        "SuccessfulCreate"
+    )
+
+
+async def test_daemonset_runs_one_pod_per_eligible_node(h: Harness) -> None:
+    for index, extra in enumerate(({}, {}, {"taints": [{"key": "gpu", "effect": "NoSchedule"}]})):
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"n{index}"},
+            "spec": extra,
+        }
+        reply = await h.api.request("POST", "/api/v1/nodes", node)
+        assert reply.status == 201, reply.body
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "agent", "image": "fluentd:1"}]},
+            },
+        },
+    }
+    reply = await h.api.request("POST", "/apis/apps/v1/namespaces/default/daemonsets", ds)
+    assert reply.status == 201, reply.body
+
+    async def two_pods() -> Any:
+        pods = await h.pods()
+        return pods if len(pods) == 2 else None
+
+    pods = await eventually(two_pods, "a pod on each untainted node")
+    targets = sorted(
+        p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ][0]["matchFields"][0]["values"][0]
+        for p in pods
+    )
+    assert targets == ["n0", "n1"]
+    assert all(p["metadata"]["generateName"] == "agent-" for p in pods)
+    for pod in pods:
+        await h.set_pod(pod["metadata"]["name"], "Running", True)
+
+    async def ready() -> Any:
+        status = (await h.get("/apis/apps/v1/namespaces/default/daemonsets/agent")).get("status")
+        return status if status and status.get("numberReady") == 2 else None
+
+    status = await eventually(ready, "2 ready daemon pods")
+    assert status["desiredNumberScheduled"] == 2
+    assert status["currentNumberScheduled"] == 2
+    assert status["numberAvailable"] == 2
+    assert status["updatedNumberScheduled"] == 2
+    assert status["numberMisscheduled"] == 0
+    assert "numberUnavailable" not in status

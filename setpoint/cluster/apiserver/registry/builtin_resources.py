@@ -140,6 +140,16 @@ def builtin_resources() -> list[ServedResource]:
         ServedResource(
             "",
             "v1",
+            "persistentvolumeclaims",
+            "PersistentVolumeClaim",
+            True,
+            "persistentvolumeclaim",
+            ("pvc",),
+            subresources=("status",),
+        ),
+        ServedResource(
+            "",
+            "v1",
             "secrets",
             "Secret",
             True,
@@ -208,6 +218,9 @@ def builtin_resources() -> list[ServedResource]:
             ("all",),
             subresources=status_scale,
             tracks_generation=True,
+        ),
+        ServedResource(
+            "apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"
         ),
         ServedResource(
             "apps",
