@@ -480,3 +480,70 @@ async def test_daemonset_runs_one_pod_per_eligible_node(h: Harness) -> None:
     assert status["updatedNumberScheduled"] == 2
     assert status["numberMisscheduled"] == 0
     assert "numberUnavailable" not in status
+
+
+async def test_progress_deadline_exceeded_on_the_fake_clock(h: Harness) -> None:
+    deployment = _deployment(replicas=2)
+    deployment["spec"]["progressDeadlineSeconds"] = 60
+    await h.api.request("POST", DEPLOYMENTS, deployment)
+
+    async def progressing() -> Any:
+        status = (await h.get(f"{DEPLOYMENTS}/web")).get("status") or {}
+        conditions = {c["type"]: c for c in status.get("conditions") or ()}
+        return conditions.get("Progressing")
+
+    condition = await eventually(progressing, "Progressing condition")
+    assert condition["reason"] == "NewReplicaSetCreated"
+    assert condition["message"].startswith('Created new replica set "web-')
+    h.clock.advance(62)  # no pod ever becomes ready
+
+    async def timed_out() -> Any:
+        condition = await progressing()
+        return condition if condition["reason"] == "ProgressDeadlineExceeded" else None
+
+    condition = await eventually(timed_out, "ProgressDeadlineExceeded")
+    assert condition["status"] == "False"
+    assert condition["message"].endswith("has timed out progressing.")
+    status = (await h.get(f"{DEPLOYMENTS}/web"))["status"]
+    assert status["unavailableReplicas"] == 2
+    available = next(c for c in status["conditions"] if c["type"] == "Available")
+    assert (available["status"], available["reason"]) == ("False", "MinimumReplicasUnavailable")
+
+
+async def test_min_ready_seconds_delays_availability(h: Harness) -> None:
+    deployment = _deployment(replicas=1)
+    deployment["spec"]["minReadySeconds"] = 30
+    await h.api.request("POST", DEPLOYMENTS, deployment)
+    await _ready_all(h, 1)
+
+    async def rs_status() -> Any:
+        items = (await h.get(REPLICASETS))["items"]
+        status = items[0].get("status") if items else None
+        return status if status and status.get("readyReplicas") == 1 else None
+
+    status = await eventually(rs_status, "a ready replica")
+    assert "availableReplicas" not in status
+    h.clock.advance(31)
+
+    async def available() -> Any:
+        status = (await h.get(f"{DEPLOYMENTS}/web")).get("status") or {}
+        return status.get("availableReplicas") == 1
+
+    await eventually(available, "available after minReadySeconds")
+
+
+async def test_job_active_deadline(h: Harness) -> None:
+    await h.api.request("POST", JOBS, _job(activeDeadlineSeconds=30))
+    await eventually(h.pods, "a job pod")
+    h.clock.advance(31)
+
+    async def failed() -> Any:
+        await h.finish_deleting()
+        job = await h.get(f"{JOBS}/pi")
+        conditions = (job.get("status") or {}).get("conditions") or ()
+        return next((c for c in conditions if c["type"] == "Failed"), None)
+
+    condition = await eventually(failed, "Failed condition")
+    assert condition["reason"] == "DeadlineExceeded"
+    assert condition["message"] == "Job was active longer than specified deadline"
+    assert await h.pods() == []
