@@ -120,3 +120,31 @@ def test_active_deadline_fails_the_job_and_deletes_active_pods() -> None:
         plan.status["conditions"][0]["message"] == "Job was active longer than specified deadline"
     )
     assert plan.delete == [running]
+
+
+def test_suspend_and_resume() -> None:
+    job = _job(suspend=True)
+    plan = plan_job(job, [_pod("a")], NOW)
+    assert [p["metadata"]["name"] for p in plan.delete] == ["pi-a"]
+    assert plan.create == 0
+    (condition,) = plan.status["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "Suspended",
+        "True",
+        "JobSuspended",
+    )
+    assert plan.events == [("Normal", "Suspended", "Job suspended")]
+    assert "startTime" not in plan.status
+    job["status"] = plan.status
+    job["spec"]["suspend"] = False
+    later = NOW + timedelta(seconds=60)
+    plan = plan_job(job, [], later)
+    (condition,) = plan.status["conditions"]
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "JobResumed",
+        "Job resumed",
+    )
+    assert plan.status["startTime"] == format_time(later)
+    assert plan.create == 1
+    assert plan.events == [("Normal", "Resumed", "Job resumed")]

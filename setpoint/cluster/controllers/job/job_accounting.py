@@ -126,6 +126,30 @@ def _add(status: dict[str, Any], condition: dict[str, Any]) -> None:
         ]
 
 
+def _suspension(status: dict[str, Any], suspended: bool, now: datetime, plan: JobPlan) -> None:
+    """The Suspended condition: True while ``spec.suspend``; False (resumed) afterwards.
+
+    Resuming restarts ``startTime``, so activeDeadlineSeconds counts from the resume.
+    """
+    current = next(
+        (c for c in status.get("conditions") or () if c.get("type") == "Suspended"), None
+    )
+    if suspended and (current is None or current.get("status") != "True"):
+        condition = _condition("Suspended", "JobSuspended", "Job suspended", now)
+        plan.events.append(("Normal", "Suspended", "Job suspended"))
+    elif not suspended and current is not None and current.get("status") == "True":
+        condition = {
+            **_condition("Suspended", "JobResumed", "Job resumed", now),
+            "status": "False",
+        }
+        plan.events.append(("Normal", "Resumed", "Job resumed"))
+        status["startTime"] = format_time(now)
+    else:
+        return
+    others = [c for c in status.get("conditions") or () if c.get("type") != "Suspended"]
+    status["conditions"] = [*others, condition]
+
+
 def _backoff_remaining(
     failed_pods: Sequence[Mapping[str, Any]],
     succeeded_pods: Sequence[Mapping[str, Any]],
@@ -200,6 +224,7 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
     active = [p for p in pods if pod_phase(p) not in ("Succeeded", "Failed") and not _deleting(p)]
     terminating = [p for p in pods if _deleting(p) and pod_phase(p) not in ("Succeeded", "Failed")]
     suspended = bool(spec.get("suspend"))
+    _suspension(status, suspended, now, plan)
     if not status.get("startTime") and not suspended:
         status["startTime"] = format_time(now)
 
