@@ -18,6 +18,7 @@ from setpoint.cluster.controllers.cronjob.schedule_times import (
 )
 from setpoint.cluster.controllers.job.job_accounting import finished_condition
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 
 __all__ = ["COMPONENT", "RESOURCE", "SCHEDULED_TIMESTAMP_ANNOTATION", "CronJobController"]
 
@@ -81,7 +82,7 @@ class CronJobController:
         jobs = [
             copy.deepcopy(dict(job))
             for job in self._context.list(_JOBS, namespace)
-            if (controller_of(job) or {}).get("uid") == uid
+            if controller_uid(job) == uid
         ]
         status = cronjob.setdefault("status", {})
         before = copy.deepcopy(status)
@@ -220,9 +221,7 @@ class CronJobController:
                 self._event(cronjob, "Warning", "FailedCreate", f"Error creating job: {error}")
                 raise
             existing = self._context.get(_JOBS, str(_meta(cronjob).get("namespace")), name)
-            if existing is None or (controller_of(existing) or {}).get("uid") != _meta(cronjob).get(
-                "uid"
-            ):
+            if existing is None or controller_uid(existing) != _meta(cronjob).get("uid"):
                 return next_delay
             if any(ref.get("uid") == _meta(existing).get("uid") for ref in active):
                 return next_delay

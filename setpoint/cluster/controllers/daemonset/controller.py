@@ -14,6 +14,7 @@ from setpoint.cluster.controllers.daemonset.node_placement import (
     pin_to_node,
 )
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 from setpoint.cluster.controllers.workload_pods.pod_state import (
     is_pod_available,
@@ -118,7 +119,7 @@ class DaemonSetController:
         }
         by_node: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
         for pod in self._context.list("pods", namespace):
-            if (controller_of(pod) or {}).get("uid") != _meta(ds).get("uid"):
+            if controller_uid(pod) != _meta(ds).get("uid"):
                 continue
             if _meta(pod).get("deletionTimestamp"):
                 continue

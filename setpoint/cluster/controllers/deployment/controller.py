@@ -36,6 +36,7 @@ from setpoint.cluster.controllers.deployment.rollout_arithmetic import (
     unhealthy_cleanup,
 )
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_state import pod_phase
 from setpoint.cluster.controllers.workload_pods.template_hash import compute_hash
 
@@ -72,7 +73,11 @@ class DeploymentController:
         if reference is None:
             return []
         if resource == "pods":
-            if reference.get("kind") != "ReplicaSet":
+            # Only a pod going away matters (Recreate waits for old pods to stop); the
+            # ReplicaSet's status change covers everything else.
+            if reference.get("kind") != "ReplicaSet" or not (
+                _meta(obj).get("deletionTimestamp") or pod_phase(obj) in ("Succeeded", "Failed")
+            ):
                 return []
             rs = self._context.get(_RS, namespace, str(reference.get("name")))
             reference = controller_of(rs) if rs is not None else None
@@ -89,7 +94,7 @@ class DeploymentController:
         return [
             copy.deepcopy(dict(rs))
             for rs in self._context.list(_RS, str(_meta(deployment).get("namespace")))
-            if (controller_of(rs) or {}).get("uid") == uid
+            if controller_uid(rs) == uid
         ]
 
     # -- writes --------------------------------------------------------------------------
@@ -504,7 +509,7 @@ class DeploymentController:
             return True
         old_uids = {_meta(rs).get("uid") for rs in old}
         for pod in self._context.list("pods", str(_meta(deployment).get("namespace"))):
-            if (controller_of(pod) or {}).get("uid") not in old_uids:
+            if controller_uid(pod) not in old_uids:
                 continue
             if pod_phase(pod) not in ("Failed", "Succeeded"):
                 return True

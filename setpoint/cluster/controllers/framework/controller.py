@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from setpoint.cluster.apiserver.http.pod_endpoints import PodRuntime
 from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess, Identity
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
 from setpoint.cluster.controllers.framework.options import ControllerOptions
@@ -94,6 +95,10 @@ class Controller:
 
     async def start(self) -> None:
         """Called once before the workers start (create bootstrap objects here)."""
+
+    def pod_runtime(self) -> PodRuntime | None:
+        """What serves ``pods/log`` (the kubelet returns itself); None for other controllers."""
+        return None
 
     async def reconcile(self, key: ObjectKey) -> float | None:
         """Bring the object at ``key`` to its desired state; a delay asks to be called again."""

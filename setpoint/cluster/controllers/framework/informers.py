@@ -12,7 +12,7 @@ import asyncio
 import builtins
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 from setpoint.cluster.apiserver.registry.selection import decode
@@ -40,7 +40,7 @@ class ObjectKey(NamedTuple):
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
-def key_of(obj: Object) -> ObjectKey:
+def key_of(obj: Mapping[str, Any]) -> ObjectKey:
     """The key of an object."""
     meta = obj.get("metadata") or {}
     return ObjectKey(meta.get("namespace") or "", meta.get("name") or "")

@@ -72,6 +72,10 @@ class ControllerManager:
                 self.informers.informer(watch.resource).add_handler(controller.handler_for(watch))
         self.informers.start()
         for controller in self.controllers:
+            runtime = controller.pod_runtime()
+            if runtime is not None:
+                self.server.pod_runtime = runtime
+        for controller in self.controllers:
             await controller.start()
         for controller in self.controllers:
             controller.run()
@@ -79,6 +83,7 @@ class ControllerManager:
 
     async def stop(self) -> None:
         """Stop the controllers, then the informers, then the Event recorder."""
+        self.server.pod_runtime = None
         for controller in reversed(self.controllers):
             await controller.stop()
         self.controllers.clear()

@@ -21,6 +21,7 @@ from setpoint.cluster.controllers.job.job_accounting import (
 )
 from setpoint.cluster.controllers.replicaset.pending_writes import PendingWrites
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 
 __all__ = ["COMPONENT", "RESOURCE", "TTL_COMPONENT", "JobController"]
@@ -70,7 +71,7 @@ class JobController:
         namespace = str(_meta(job).get("namespace"))
         uid = _meta(job).get("uid")
         all_pods = self._context.list("pods", namespace)
-        pods = [p for p in all_pods if (controller_of(p) or {}).get("uid") == uid]
+        pods = [p for p in all_pods if controller_uid(p) == uid]
         if finished_condition(job) is not None:
             for pod in pods:
                 await self._release(pod)

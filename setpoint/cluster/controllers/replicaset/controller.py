@@ -13,6 +13,7 @@ from setpoint.api.times import format_time
 from setpoint.cluster.controllers.replicaset.pending_writes import PendingWrites
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
 from setpoint.cluster.controllers.workload_pods.deletion_ranking import pods_to_delete
+from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 from setpoint.cluster.controllers.workload_pods.pod_state import (
     is_pod_active,
@@ -77,12 +78,13 @@ class ReplicaSetController:
         namespace = str(_meta(rs).get("namespace"))
         claimed: list[Mapping[str, Any]] = []
         for pod in pods:
-            reference = controller_of(pod)
+            owner_uid = controller_uid(pod)
+            if owner_uid is not None and owner_uid != uid:
+                continue  # another controller's pod (most pods): skip it cheaply
+            reference = controller_of(pod) if owner_uid is not None else None
             labels = _meta(pod).get("labels") or {}
             matches = selector.matches(labels) and not selector.empty
             if reference is not None:
-                if reference.get("uid") != uid:
-                    continue
                 if matches:
                     claimed.append(pod)
                 elif is_pod_active(pod):
@@ -204,9 +206,9 @@ class ReplicaSetController:
             uids |= {
                 _meta(other).get("uid")
                 for other in self._context.list(RESOURCE, namespace)
-                if (controller_of(other) or {}).get("uid") == owner.get("uid")
+                if controller_uid(other) == owner.get("uid")
             }
-        return [p for p in pods if (controller_of(p) or {}).get("uid") in uids]
+        return [p for p in pods if controller_uid(p) in uids]
 
     async def sync(self, namespace: str, name: str) -> float | None:
         """Reconcile one ReplicaSet; returns seconds until it should be looked at again."""

@@ -64,11 +64,12 @@ class PendingWrites:
             self.forget(key)
             return True
         by_name = {str(p["metadata"]["name"]): p for p in pods}
-        newest = max((_version(p) for p in pods), default=0)
-        created_seen = all(
-            name in by_name or (version and newest >= version)
-            for name, version in entry.created.items()
-        )
+        missing = [v for name, v in entry.created.items() if name not in by_name]
+        created_seen = not missing
+        if missing:
+            # Gone already? Then the cache must at least have seen a later write.
+            newest = max((_version(p) for p in pods), default=0)
+            created_seen = all(version and newest >= version for version in missing)
         deleted_seen = all(
             name not in by_name or (by_name[name].get("metadata") or {}).get("deletionTimestamp")
             for name in entry.deleted

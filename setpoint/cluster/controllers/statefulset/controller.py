@@ -9,6 +9,7 @@ from typing import Any
 
 from setpoint.api.owners import controller_of, controller_reference
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 from setpoint.cluster.controllers.workload_pods.pod_state import (
     is_pod_available,
@@ -81,7 +82,7 @@ class StatefulSetController:
         owned = [
             r
             for r in self._context.list(_REVISIONS, namespace)
-            if (controller_of(r) or {}).get("uid") == _meta(sts).get("uid")
+            if controller_uid(r) == _meta(sts).get("uid")
         ]
         latest = max((int(r.get("revision") or 0) for r in owned), default=0)
         existing = next((r for r in owned if _name(r) == name), None)
@@ -248,7 +249,7 @@ class StatefulSetController:
         pattern = re.compile(rf"^{re.escape(_name(sts))}-(\d+)$")
         pods: dict[int, Mapping[str, Any]] = {}
         for pod in self._context.list("pods", namespace):
-            if (controller_of(pod) or {}).get("uid") != _meta(sts).get("uid"):
+            if controller_uid(pod) != _meta(sts).get("uid"):
                 continue
             match = pattern.match(_name(pod))
             if match:
@@ -270,8 +271,7 @@ class StatefulSetController:
         return [
             pod
             for pod in self._context.list("pods", str(_meta(sts).get("namespace")))
-            if (controller_of(pod) or {}).get("uid") == _meta(sts).get("uid")
-            and pattern.match(_name(pod))
+            if controller_uid(pod) == _meta(sts).get("uid") and pattern.match(_name(pod))
         ]
 
     async def _act(

@@ -1,0 +1,277 @@
+"""The kubelet controller: node registration, leases, simulated pods, logs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any, ClassVar, Final
+
+from setpoint.api.clock import TimerHandle
+from setpoint.cluster.apiserver.http.pod_endpoints import LogOptions, PodRuntime
+from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess, Identity
+from setpoint.cluster.controllers.framework.controller import Controller, Watch
+from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
+from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.controllers.framework.timestamps import micro_time_text, parse_time, time_text
+from setpoint.cluster.controllers.kubelet.node_objects import (
+    NODE_LEASE_NAMESPACE,
+    node_address,
+    node_lease,
+    node_object,
+    node_status,
+)
+from setpoint.cluster.controllers.kubelet.pod_addresses import PodAddresses
+from setpoint.cluster.controllers.kubelet.simulated_pod import SimulatedPod
+from setpoint.cluster.controllers.workload_context import WriteError
+
+log = logging.getLogger(__name__)
+
+#: The kubelet renews its node Lease every 10 s (a quarter of its 40 s duration).
+LEASE_RENEW_SECONDS: Final = 10.0
+_MANAGED_STATUS: Final = (
+    "phase",
+    "conditions",
+    "hostIP",
+    "hostIPs",
+    "podIP",
+    "podIPs",
+    "startTime",
+    "containerStatuses",
+    "initContainerStatuses",
+)
+SIMULATED_LOG_LINE: Final = (
+    "setpoint: this container's output is simulated (no process ran); serve the cluster "
+    "with --run-pods to run the command of each container\n"
+)
+
+
+class Kubelet(Controller):
+    """Runs the pods bound to this cluster's nodes (simulated)."""
+
+    name: ClassVar[str] = "kubelet"
+    workers: ClassVar[int] = 4
+
+    def __init__(self, access: ClusterAccess, options: ControllerOptions) -> None:
+        super().__init__(access, options)
+        self.nodes = {name: index for index, name in enumerate(options.node_names())}
+        self.addresses = PodAddresses()
+        self._runs: dict[str, SimulatedPod] = {}
+        self._uid_at: dict[ObjectKey, str] = {}
+        self._lease_timer: TimerHandle | None = None
+        self._renewal: asyncio.Task[None] | None = None
+
+    @classmethod
+    def identity(cls) -> Identity:
+        return Identity(
+            user="system:node:setpoint-node", field_manager="kubelet", component="kubelet"
+        )
+
+    def watches(self) -> list[Watch]:
+        return [Watch("pods", self._my_pods)]
+
+    def _my_pods(self, pod: Object) -> Iterable[ObjectKey]:
+        if (pod.get("spec") or {}).get("nodeName") in self.nodes:
+            return (key_of(pod),)
+        return ()
+
+    def pod_runtime(self) -> PodRuntime | None:
+        return self
+
+    # -- nodes and leases ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        for name, index in self.nodes.items():
+            await self._register(name, index)
+        self._schedule_lease_renewal()
+
+    async def _register(self, name: str, index: int) -> None:
+        nodes = self.access.resource("nodes")
+        node = self.access.read_stored(nodes, None, name)
+        if node is None:
+            node = await self.access.create_in(nodes, node_object(name))
+        node["status"] = node_status(index, name, time_text(self.access.clock))
+        node = await self.access.update_in(nodes, node, "status")
+        leases = self.access.resource("coordination.k8s.io/leases")
+        lease = node_lease(name, node["metadata"]["uid"], micro_time_text(self.access.clock))
+        stored = self.access.read_stored(leases, NODE_LEASE_NAMESPACE, name)
+        if stored is None:
+            await self.access.create_in(leases, lease)
+        else:
+            stored["spec"] = lease["spec"]
+            stored["metadata"]["ownerReferences"] = lease["metadata"]["ownerReferences"]
+            await self.access.update_in(leases, stored)
+
+    def _schedule_lease_renewal(self) -> None:
+        def renew() -> None:
+            self._renewal = asyncio.get_running_loop().create_task(self._renew_leases())
+
+        self._lease_timer = self.access.clock.call_later(LEASE_RENEW_SECONDS, renew)
+
+    async def _renew_leases(self) -> None:
+        leases = self.access.resource("coordination.k8s.io/leases")
+        for name in self.nodes:
+            try:
+                await self.access.patch_in(
+                    leases,
+                    NODE_LEASE_NAMESPACE,
+                    name,
+                    {"spec": {"renewTime": micro_time_text(self.access.clock)}},
+                )
+            except WriteError as exc:
+                log.debug("lease %s not renewed: %s", name, exc.message)
+        self._schedule_lease_renewal()
+
+    async def stop(self) -> None:
+        if self._lease_timer is not None:
+            self._lease_timer.cancel()
+        await super().stop()
+
+    # -- pods ---------------------------------------------------------------------------
+
+    def _forget(self, key: ObjectKey) -> None:
+        uid = self._uid_at.pop(key, None)
+        if uid is not None:
+            self._runs.pop(uid, None)
+            self.addresses.release(uid)
+
+    async def reconcile(self, key: ObjectKey) -> float | None:
+        pod = self.access.get("pods", key.namespace, key.name)
+        if pod is None:
+            self._forget(key)
+            return None
+        spec = pod.get("spec") or {}
+        node = spec.get("nodeName")
+        if node not in self.nodes:
+            return None
+        meta = pod["metadata"]
+        uid = str(meta["uid"])
+        if self._uid_at.get(key) not in (None, uid):
+            self._forget(key)
+        now = self.access.clock.now()
+        run = self._runs.get(uid)
+        phase = (pod.get("status") or {}).get("phase")
+        if "deletionTimestamp" in meta:
+            await self._terminate(pod, run, node)
+            return None
+        if phase in ("Succeeded", "Failed") and run is None:
+            return None
+        if run is None:
+            run = self._start(pod, node, now)
+        status = run.status(pod, now, _condition(pod, "PodScheduled"))
+        current = pod.get("status") or {}
+        if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
+            await self.access.patch_in(
+                self.access.resource("pods"),
+                key.namespace,
+                key.name,
+                {"status": status, "metadata": {"uid": uid}},
+                "status",
+            )
+        return run.next_change(now)
+
+    def _start(self, pod: Mapping[str, Any], node: str, now: Any) -> SimulatedPod:
+        meta = pod["metadata"]
+        uid = str(meta["uid"])
+        status = pod.get("status") or {}
+        started = parse_time(status.get("startTime"))
+        if status.get("podIP") and started is not None:
+            # Running before this kubelet started (a restarted --data-dir cluster): adopt it.
+            self.addresses.reserve(uid, status["podIP"])
+            run = SimulatedPod.start(
+                pod, started, status["podIP"], node_address(self.nodes[node]), self._run_seconds
+            )
+        else:
+            run = SimulatedPod.start(
+                pod,
+                now,
+                self.addresses.allocate(uid),
+                node_address(self.nodes[node]),
+                self._run_seconds,
+            )
+            self._started_events(pod, node)
+        self._runs[uid] = run
+        self._uid_at[key_of(pod)] = uid
+        return run
+
+    @property
+    def _run_seconds(self) -> float:
+        return self.options.simulated_run_seconds
+
+    def _started_events(self, pod: Mapping[str, Any], node: str) -> None:
+        spec = pod.get("spec") or {}
+        for kind, containers in (
+            ("initContainers", spec.get("initContainers") or []),
+            ("containers", spec.get("containers") or []),
+        ):
+            for container in containers:
+                name = container.get("name", "")
+                path = f"spec.{kind}{{{name}}}"
+                image = container.get("image", "")
+                self._event(
+                    pod,
+                    node,
+                    "Pulled",
+                    f'Container image "{image}" already present on machine',
+                    path,
+                )
+                self._event(pod, node, "Created", f"Created container: {name}", path)
+                self._event(pod, node, "Started", f"Started container {name}", path)
+
+    def _event(
+        self, pod: Mapping[str, Any], node: str, reason: str, message: str, path: str
+    ) -> None:
+        self.access.recorder.record(
+            pod, "Normal", reason, message, "kubelet", host=node, field_path=path
+        )
+
+    async def _terminate(self, pod: Mapping[str, Any], run: SimulatedPod | None, node: str) -> None:
+        meta = pod["metadata"]
+        pods = self.access.resource("pods")
+        if run is not None:
+            now = self.access.clock.now()
+            for name in run.kill(now):
+                self._event(
+                    pod, node, "Killing", f"Stopping container {name}", f"spec.containers{{{name}}}"
+                )
+            status = run.status(pod, now, _condition(pod, "PodScheduled"))
+            try:
+                await self.access.patch_in(
+                    pods,
+                    meta["namespace"],
+                    meta["name"],
+                    {"status": status, "metadata": {"uid": meta["uid"]}},
+                    "status",
+                )
+            except WriteError as exc:
+                if exc.code not in (404, 409):
+                    raise
+        try:
+            await self.access.delete_in(
+                pods, meta["namespace"], meta["name"], uid=meta["uid"], grace_period_seconds=0
+            )
+        except WriteError as exc:
+            if exc.code not in (404, 409):
+                raise
+        self._forget(key_of(pod))
+
+    # -- logs ---------------------------------------------------------------------------
+
+    async def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
+        """The simulated output: one line saying so."""
+        line = SIMULATED_LOG_LINE
+        if options.timestamps:
+            line = f"{micro_time_text(self.access.clock).replace('.000000Z', 'Z')} {line}"
+        if options.tail_lines == 0:
+            return
+        data = line.encode()
+        if options.limit_bytes is not None:
+            data = data[: options.limit_bytes]
+        yield data
+
+
+def _condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == type_:
+            return condition  # type: ignore[no-any-return]
+    return None
