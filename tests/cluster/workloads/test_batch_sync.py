@@ -192,3 +192,33 @@ async def test_suspended_cronjob_and_bad_schedule_create_nothing() -> None:
     clock.advance(120)
     assert await cronjobs.sync("default", "hello") is None
     assert ctx.list("batch/jobs") == []
+
+
+async def test_indexed_job_pods_carry_their_index() -> None:
+    ctx = FakeContext(FakeClock(START))
+    jobs = JobController(ctx)
+    await ctx.create("batch/jobs", _job(completionMode="Indexed", completions=3, parallelism=3))
+    await _sync_jobs(ctx, jobs)
+    pods = sorted(ctx.list("pods"), key=lambda p: p["metadata"]["generateName"])
+    assert [p["metadata"]["generateName"] for p in pods] == ["pi-0-", "pi-1-", "pi-2-"]
+    first = pods[0]
+    assert first["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == "0"
+    assert first["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] == "0"
+    assert first["spec"]["hostname"] == "pi-0"
+    assert first["spec"]["containers"][0]["env"] == [
+        {
+            "name": "JOB_COMPLETION_INDEX",
+            "valueFrom": {
+                "fieldRef": {
+                    "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                }
+            },
+        }
+    ]
+    _finish_pods(ctx, "Succeeded")
+    await _sync_jobs(ctx, jobs)
+    job = ctx.get("batch/jobs", "default", "pi")
+    assert job is not None
+    assert job["status"]["completedIndexes"] == "0-2"
+    assert job["status"]["succeeded"] == 3
+    assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet", "Complete"]

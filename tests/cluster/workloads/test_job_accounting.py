@@ -148,3 +148,28 @@ def test_suspend_and_resume() -> None:
     assert plan.status["startTime"] == format_time(later)
     assert plan.create == 1
     assert plan.events == [("Normal", "Resumed", "Job resumed")]
+
+
+def test_indexes_round_trip() -> None:
+    from setpoint.cluster.controllers.job.job_accounting import format_indexes, parse_indexes
+
+    assert format_indexes({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8"
+    assert parse_indexes("0-2,5,7-8") == {0, 1, 2, 5, 7, 8}
+    assert format_indexes(set()) == ""
+
+
+def test_indexed_job_creates_the_missing_indexes_and_counts_each_once() -> None:
+    job = _job(completionMode="Indexed", completions=4, parallelism=2)
+    plan = plan_job(job, [], NOW)
+    assert plan.create_indexes == [0, 1]
+    done = _pod("a", "Succeeded")
+    done["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": "0"}
+    again = _pod("b", "Succeeded")
+    again["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": "0"}
+    running = _pod("c")
+    running["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": "1"}
+    job["status"] = {"startTime": format_time(NOW)}
+    plan = plan_job(job, [done, again, running], NOW)
+    assert plan.status["completedIndexes"] == "0"
+    assert plan.status["succeeded"] == 1
+    assert plan.create_indexes == [2]

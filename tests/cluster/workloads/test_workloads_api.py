@@ -547,3 +547,26 @@ async def test_job_active_deadline(h: Harness) -> None:
     assert condition["reason"] == "DeadlineExceeded"
     assert condition["message"] == "Job was active longer than specified deadline"
     assert await h.pods() == []
+
+
+async def test_indexed_job_through_the_api(h: Harness) -> None:
+    reply = await h.api.request(
+        "POST", JOBS, _job(completionMode="Indexed", completions=2, parallelism=2)
+    )
+    assert reply.status == 201, reply.body
+
+    async def two_pods() -> Any:
+        pods = await h.pods()
+        return pods if len(pods) == 2 else None
+
+    pods = await eventually(two_pods, "2 indexed pods")
+    assert sorted(p["metadata"]["name"][:5] for p in pods) == ["pi-0-", "pi-1-"]
+    await _finish_new_pods(h, "Succeeded")
+
+    async def complete() -> Any:
+        status = (await h.get(f"{JOBS}/pi")).get("status") or {}
+        return status if status.get("completionTime") else None
+
+    status = await eventually(complete, "indexed job complete")
+    assert status["completedIndexes"] == "0-1"
+    assert status["succeeded"] == 2

@@ -15,6 +15,7 @@ from typing import Any
 from setpoint.api.owners import controller_of
 from setpoint.api.times import parse_time
 from setpoint.cluster.controllers.job.job_accounting import (
+    COMPLETION_INDEX_ANNOTATION,
     JOB_TRACKING_FINALIZER,
     finished_condition,
     plan_job,
@@ -108,8 +109,9 @@ class JobController:
             )
         created = []
         template = (job.get("spec") or {}).get("template") or {}
-        for _ in range(plan.create):
-            pod = pod_from_template(template, job)
+        indexes: list[int | None] = list(plan.create_indexes) or [None] * plan.create
+        for index in indexes:
+            pod = self._pod(job, template, index)
             pod["metadata"]["finalizers"] = [
                 *pod["metadata"].get("finalizers", []),
                 JOB_TRACKING_FINALIZER,
@@ -136,6 +138,38 @@ class JobController:
         if finished_condition(job) is not None:
             return await self._expire(job)
         return plan.requeue_after if settled else 1.0
+
+    @staticmethod
+    def _pod(
+        job: Mapping[str, Any], template: Mapping[str, Any], index: int | None
+    ) -> dict[str, Any]:
+        """A pod of ``job``; an Indexed Job's pod carries its completion index."""
+        if index is None:
+            return pod_from_template(template, job)
+        name = str(_meta(job)["name"])
+        pod = pod_from_template(template, job, name_prefix=f"{name}-{index}-")
+        metadata = pod["metadata"]
+        metadata["annotations"] = {
+            **(metadata.get("annotations") or {}),
+            COMPLETION_INDEX_ANNOTATION: str(index),
+        }
+        metadata["labels"] = {
+            **(metadata.get("labels") or {}),
+            COMPLETION_INDEX_ANNOTATION: str(index),
+        }
+        env = {
+            "name": "JOB_COMPLETION_INDEX",
+            "valueFrom": {
+                "fieldRef": {"fieldPath": f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"}
+            },
+        }
+        spec = pod["spec"]
+        for field in ("initContainers", "containers"):
+            for container in spec.get(field) or ():
+                variables = [v for v in container.get("env") or () if v.get("name") != env["name"]]
+                container["env"] = [*variables, env]
+        spec.setdefault("hostname", f"{name}-{index}")
+        return pod
 
     async def _release(self, pod: Mapping[str, Any]) -> None:
         finalizers = list(_meta(pod).get("finalizers") or ())

@@ -19,15 +19,20 @@ from setpoint.cluster.controllers.workload_pods.deletion_ranking import pods_to_
 from setpoint.cluster.controllers.workload_pods.pod_state import is_pod_ready, pod_phase
 
 __all__ = [
+    "COMPLETION_INDEX_ANNOTATION",
     "DEFAULT_POD_FAILURE_BACKOFF",
     "JOB_TRACKING_FINALIZER",
     "MAX_POD_FAILURE_BACKOFF",
     "JobPlan",
+    "completion_index",
     "finished_condition",
+    "format_indexes",
+    "parse_indexes",
     "plan_job",
 ]
 
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 DEFAULT_POD_FAILURE_BACKOFF = 10.0
 MAX_POD_FAILURE_BACKOFF = 600.0
 
@@ -42,10 +47,50 @@ class JobPlan:
 
     status: dict[str, Any]
     create: int = 0
+    #: Indexed Jobs: the completion index of each pod to create (``len == create``).
+    create_indexes: list[int] = field(default_factory=list)
     delete: list[Mapping[str, Any]] = field(default_factory=list)
     remove_finalizer: list[Mapping[str, Any]] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
     requeue_after: float | None = None
+
+
+def parse_indexes(text: str | None) -> set[int]:
+    """``"0-2,5"`` → {0, 1, 2, 5} (``status.completedIndexes``); bad parts are skipped."""
+    result: set[int] = set()
+    for part in (text or "").split(","):
+        low, _, high = part.partition("-")
+        try:
+            first = int(low)
+            last = int(high) if high else first
+        except ValueError:
+            continue
+        result.update(range(first, last + 1))
+    return result
+
+
+def format_indexes(indexes: set[int]) -> str:
+    """{0, 1, 2, 5} → ``"0-2,5"``."""
+    parts: list[str] = []
+    ordered = sorted(indexes)
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end + 1 < len(ordered) and ordered[end + 1] == ordered[end] + 1:
+            end += 1
+        first, last = ordered[start], ordered[end]
+        parts.append(str(first) if first == last else f"{first}-{last}")
+        start = end + 1
+    return ",".join(parts)
+
+
+def completion_index(pod: Mapping[str, Any]) -> int | None:
+    """The pod's completion index (Indexed Jobs), from its annotation."""
+    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(COMPLETION_INDEX_ANNOTATION)
+    try:
+        return int(str(text)) if text is not None else None
+    except ValueError:
+        return None
 
 
 def finished_condition(job: Mapping[str, Any]) -> str | None:
@@ -220,6 +265,19 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
     }
     succeeded = int(status.get("succeeded") or 0) + len(pending_succeeded)
     failed = int(status.get("failed") or 0) + len(pending_failed)
+    indexed = spec.get("completionMode") == "Indexed"
+    completed: set[int] = set()
+    if indexed:
+        # An index counts once however many of its pods succeeded.
+        completed = parse_indexes(status.get("completedIndexes"))
+        completed |= {
+            i for p in succeeded_pods if (i := completion_index(p)) is not None and i >= 0
+        }
+        completions_total = int(spec.get("completions") or 0)
+        completed = {i for i in completed if i < completions_total}
+        succeeded = len(completed)
+        status["completedIndexes"] = format_indexes(completed)
+        _set_count(status, "succeeded", succeeded)
 
     active = [p for p in pods if pod_phase(p) not in ("Succeeded", "Failed") and not _deleting(p)]
     terminating = [p for p in pods if _deleting(p) and pod_phase(p) not in ("Succeeded", "Failed")]
@@ -279,6 +337,11 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
             remaining = _backoff_remaining(failed_pods, succeeded_pods, now)
             if remaining > 0:
                 plan.requeue_after = min(plan.requeue_after or remaining, remaining)
+            elif indexed:
+                busy = {completion_index(p) for p in active} | completed
+                free = [i for i in range(int(completions or 0)) if i not in busy]
+                plan.create_indexes = free[: want - len(active)]
+                plan.create = len(plan.create_indexes)
             else:
                 plan.create = want - len(active)
     else:
