@@ -35,34 +35,14 @@ def _deployment(namespace: str) -> dict[str, Any]:
 
 
 def _make_pods_ready(kubectl: Kubectl, namespace: str, count: int) -> None:
-    """Play the kubelet for pods that no kubelet made ready."""
+    """Wait until ``count`` live pods exist (the scheduler and the simulated kubelet run them)."""
 
     def pods() -> list[dict[str, Any]] | None:
         items = kubectl.json("get", "pods", "-n", namespace, "-l", "app=web")["items"]
         live = [p for p in items if not p["metadata"].get("deletionTimestamp")]
         return live if len(live) >= count else None
 
-    for pod in eventually_sync(pods, f"{count} pods"):
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
-            continue
-        status = {
-            "status": {
-                "phase": "Running",
-                "conditions": [{"type": "Ready", "status": "True"}],
-            }
-        }
-        kubectl.run(
-            "patch",
-            "pod",
-            pod["metadata"]["name"],
-            "-n",
-            namespace,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps(status),
-        )
+    eventually_sync(pods, f"{count} pods")
 
 
 def _roll_until_revision(kubectl: Kubectl, namespace: str, revision: str) -> None:

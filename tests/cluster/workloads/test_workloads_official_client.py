@@ -1,38 +1,20 @@
 """The official ``kubernetes`` client against the workload controllers, with its default calls.
 
+The scheduler and the simulated kubelet run the pods: nothing here plays the kubelet.
+
 What sample-controller's Foo and cnat's At do: read a Deployment's ``availableReplicas``, watch a
 Job until it completes.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubernetes import client, watch
 
 from tests.cluster.controllers.waiting import eventually_sync
 
 
-def _make_ready(core_v1: client.CoreV1Api, namespace: str, selector: str, phase: str) -> int:
-    """Play the kubelet for pods no kubelet has moved yet."""
-    moved = 0
-    for pod in core_v1.list_namespaced_pod(namespace, label_selector=selector).items:
-        if pod.metadata.deletion_timestamp or pod.status.phase in ("Running", phase):
-            continue
-        ready = "True" if phase == "Running" else "False"
-        body: dict[str, Any] = {
-            "status": {"phase": phase, "conditions": [{"type": "Ready", "status": ready}]}
-        }
-        core_v1.patch_namespaced_pod_status(
-            pod.metadata.name, namespace, body, _content_type="application/merge-patch+json"
-        )
-        moved += 1
-    return moved
-
-
 def test_deployment_available_replicas(api_client: client.ApiClient, namespace: str) -> None:
     apps = client.AppsV1Api(api_client)
-    core_v1 = client.CoreV1Api(api_client)
     labels = {"app": "foo"}
     apps.create_namespaced_deployment(
         namespace,
@@ -52,7 +34,6 @@ def test_deployment_available_replicas(api_client: client.ApiClient, namespace: 
     )
 
     def available() -> int:
-        _make_ready(core_v1, namespace, "app=foo", "Running")
         status = apps.read_namespaced_deployment_status("foo", namespace).status
         return (status.available_replicas or 0) == 2
 
@@ -69,7 +50,6 @@ def test_deployment_available_replicas(api_client: client.ApiClient, namespace: 
 
 def test_watch_a_job_until_complete(api_client: client.ApiClient, namespace: str) -> None:
     batch = client.BatchV1Api(api_client)
-    core_v1 = client.CoreV1Api(api_client)
     batch.create_namespaced_job(
         namespace,
         client.V1Job(
@@ -85,13 +65,6 @@ def test_watch_a_job_until_complete(api_client: client.ApiClient, namespace: str
                 )
             ),
         ),
-    )
-    eventually_sync(
-        lambda: (
-            _make_ready(core_v1, namespace, "batch.kubernetes.io/job-name=at", "Succeeded")
-            or core_v1.list_namespaced_pod(namespace).items[0].status.phase == "Succeeded"
-        ),
-        "the job's pod finished",
     )
     conditions: list[str] = []
     for event in watch.Watch().stream(
