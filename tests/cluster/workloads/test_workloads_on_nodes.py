@@ -1,0 +1,91 @@
+"""Workloads on a local cluster with several Nodes, its scheduler and simulated kubelet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.cluster.local_cluster import LocalCluster
+from tests.cluster.controllers.waiting import eventually
+from tests.cluster.raw_api import raw_api
+
+
+async def test_daemonset_runs_one_pod_on_each_of_three_nodes() -> None:
+    async with LocalCluster(nodes=3) as cluster, raw_api(cluster.url, cluster.token) as api:
+        ds = {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "agent"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "agent"}},
+                "template": {
+                    "metadata": {"labels": {"app": "agent"}},
+                    "spec": {"containers": [{"name": "agent", "image": "fluentd:1"}]},
+                },
+            },
+        }
+        path = "/apis/apps/v1/namespaces/default/daemonsets"
+        reply = await api.request("POST", path, ds)
+        assert reply.status == 201, reply.body
+
+        async def all_ready() -> Any:
+            status = (await api.request("GET", f"{path}/agent")).body.get("status") or {}
+            return status if status.get("numberReady") == 3 else None
+
+        status = await eventually(all_ready, "a ready pod on each node")
+        assert status["desiredNumberScheduled"] == 3
+        assert status["currentNumberScheduled"] == 3
+        assert status["numberAvailable"] == 3
+        assert status["numberMisscheduled"] == 0
+        pods = (await api.request("GET", "/api/v1/namespaces/default/pods")).body["items"]
+        nodes = sorted(p["spec"]["nodeName"] for p in pods)
+        assert nodes == ["setpoint-node-0", "setpoint-node-1", "setpoint-node-2"]
+        assert all(p["status"]["phase"] == "Running" for p in pods)
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or ()
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+async def test_statefulset_ordered_ready_waits_for_each_pod() -> None:
+    async with LocalCluster() as cluster, raw_api(cluster.url, cluster.token) as api:
+        pods_path = "/api/v1/namespaces/default/pods"
+        start = (await api.request("GET", pods_path)).body["metadata"]["resourceVersion"]
+        sts = {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "db"},
+            "spec": {
+                "replicas": 3,
+                "serviceName": "db",
+                "selector": {"matchLabels": {"app": "db"}},
+                "template": {
+                    "metadata": {"labels": {"app": "db"}},
+                    "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+                },
+            },
+        }
+        path = "/apis/apps/v1/namespaces/default/statefulsets"
+        assert (await api.request("POST", path, sts)).status == 201
+
+        async def all_ready() -> Any:
+            status = (await api.request("GET", f"{path}/db")).body.get("status") or {}
+            return status if status.get("readyReplicas") == 3 else None
+
+        await eventually(all_ready, "3 ready replicas")
+        events = await api.watch(f"{pods_path}?watch=1&resourceVersion={start}&timeoutSeconds=1")
+        order = []
+        for event in events:
+            pod = event["object"]
+            if event["type"] == "ADDED":
+                order.append(f"add {pod['metadata']['name']}")
+            elif _ready(pod) and f"ready {pod['metadata']['name']}" not in order:
+                order.append(f"ready {pod['metadata']['name']}")
+        assert order == [
+            "add db-0",
+            "ready db-0",
+            "add db-1",
+            "ready db-1",
+            "add db-2",
+            "ready db-2",
+        ]
