@@ -210,3 +210,37 @@ async def test_replica_set_never_overshoots_when_the_cache_lags() -> None:
     for _ in range(5):
         await cluster.replica_sets.sync("default", rs["metadata"]["name"])
     assert len(cluster.ctx.objects["pods"]) == 3
+
+
+async def test_failed_pod_creation_sets_replica_failure_on_the_set_and_the_deployment() -> None:
+    from setpoint.cluster.controllers.workload_context import WriteError
+
+    cluster = Cluster()
+    real_create = cluster.ctx.create
+    message = 'pods "web-x" is forbidden: exceeded quota: compute'
+
+    async def refuse_pods(resource: str, obj: Any) -> dict[str, Any]:
+        if resource == "pods":
+            raise WriteError(403, "Forbidden", message)
+        return await real_create(resource, obj)
+
+    cluster.ctx.create = refuse_pods  # type: ignore[method-assign]
+    await cluster.ctx.create("apps/deployments", _deployment())
+    await cluster.settle(kubelet=False, rounds=3)
+    (rs,) = cluster.ctx.list("apps/replicasets")
+    (failure,) = rs["status"]["conditions"]
+    assert (failure["type"], failure["reason"], failure["message"]) == (
+        "ReplicaFailure",
+        "FailedCreate",
+        message,
+    )
+    assert ("replicaset-controller", "Warning", "FailedCreate", f"Error creating: {message}") in (
+        cluster.ctx.events
+    )
+    conditions = {c["type"]: c for c in cluster.deployment()["status"]["conditions"]}
+    assert conditions["ReplicaFailure"]["reason"] == "FailedCreate"
+    cluster.ctx.create = real_create  # type: ignore[method-assign]
+    await cluster.settle()
+    (rs,) = cluster.ctx.list("apps/replicasets")
+    assert "conditions" not in rs["status"]
+    assert "ReplicaFailure" not in {c["type"] for c in cluster.deployment()["status"]["conditions"]}
