@@ -14,6 +14,7 @@ from typing import Final
 from aiohttp import web
 
 from setpoint.cluster.apiserver.http.handler import APIHandler
+from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
 from setpoint.cluster.apiserver.http.serving_certificate import (
     ServingCertificate,
     generate_serving_certificate,
@@ -100,6 +101,8 @@ class APIServer:
         }
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
+        #: What runs the pods' containers (the kubelet sets itself here): serves pods/log.
+        self.pod_runtime: PodRuntime | None = None
 
     def _namespace_terminating(self, name: str) -> None:
         # The namespace controller (setpoint.cluster.controllers.namespace) empties and
@@ -136,6 +139,7 @@ class APIServer:
             self.token,
             on_namespace_terminating=self._namespace_terminating,
             server_address=lambda: f"{LOOPBACK}:{self.port}",
+            pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches

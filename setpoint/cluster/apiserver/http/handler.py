@@ -35,6 +35,7 @@ from setpoint.cluster.apiserver.http.media_types import (
     MediaTypeCache,
     json_to_yaml,
 )
+from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints
 from setpoint.cluster.apiserver.http.request_options import (
     apply_patch,
     delete_options,
@@ -129,12 +130,14 @@ class APIHandler:
         *,
         on_namespace_terminating: Callable[[str], None],
         server_address: Callable[[], str],
+        pod_endpoints: PodEndpoints | None = None,
     ) -> None:
         self._registry = registry
         self._operations = operations
         self._expected_authorization = f"Bearer {token}"
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
+        self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
         self._media_types = MediaTypeCache()
         self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
@@ -321,6 +324,10 @@ class APIHandler:
                 return _result(result)
             raise _method_not_allowed()
         name = target.name
+        if self.pod_endpoints.serves(resource, target.subresource):
+            return await self.pod_endpoints.serve(
+                request, ops, resource, target.namespace or "", name, target.subresource
+            )
         if target.subresource == "scale":
             return await self._scale(request, resource, target.namespace, name)
         if target.subresource == "finalize":
