@@ -173,3 +173,16 @@ def test_indexed_job_creates_the_missing_indexes_and_counts_each_once() -> None:
     assert plan.status["completedIndexes"] == "0"
     assert plan.status["succeeded"] == 1
     assert plan.create_indexes == [2]
+
+
+def test_on_failure_restarts_count_against_the_backoff_limit() -> None:
+    job = _job(backoffLimit=2)
+    job["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure"}}
+    job["status"] = {"startTime": format_time(NOW)}
+    pod = _pod("a")
+    pod["status"]["containerStatuses"] = [{"name": "c", "restartCount": 1}]
+    assert "conditions" not in plan_job(job, [pod], NOW).status
+    pod["status"]["containerStatuses"][0]["restartCount"] = 2
+    plan = plan_job(job, [pod], NOW)
+    assert plan.status["conditions"][0]["reason"] == "BackoffLimitExceeded"
+    assert plan.delete == [pod]

@@ -171,6 +171,22 @@ def _add(status: dict[str, Any], condition: dict[str, Any]) -> None:
         ]
 
 
+def _restarts_past_limit(spec: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> bool:
+    """``pastBackoffLimitOnFailure``: with restartPolicy OnFailure, container restarts count."""
+    template_spec = (spec.get("template") or {}).get("spec") or {}
+    if template_spec.get("restartPolicy") != "OnFailure":
+        return False
+    restarts = 0
+    for pod in pods:
+        if pod_phase(pod) not in ("Running", "Pending"):
+            continue
+        status = pod.get("status") or {}
+        for kind in ("initContainerStatuses", "containerStatuses"):
+            restarts += sum(int(c.get("restartCount") or 0) for c in status.get(kind) or ())
+    limit = int(spec.get("backoffLimit", 6))
+    return restarts > 0 if limit == 0 else restarts >= limit
+
+
 def _suspension(status: dict[str, Any], suspended: bool, now: datetime, plan: JobPlan) -> None:
     """The Suspended condition: True while ``spec.suspend``; False (resumed) afterwards.
 
@@ -290,7 +306,7 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
     if failure is None:
         deadline = spec.get("activeDeadlineSeconds")
         started = status.get("startTime")
-        if failed > int(spec.get("backoffLimit", 6)):
+        if failed > int(spec.get("backoffLimit", 6)) or _restarts_past_limit(spec, pods):
             failure = _condition("FailureTarget", "BackoffLimitExceeded", _BACKOFF_MESSAGE, now)
         elif deadline is not None and started:
             expires = parse_time(started) + timedelta(seconds=int(deadline))
