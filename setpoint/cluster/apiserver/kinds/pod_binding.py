@@ -50,12 +50,12 @@ async def bind_pod(
         )
     if "deletionTimestamp" in meta:
         raise status_errors.conflict(
-            "", "pods", name, f"pod {name} is being deleted, cannot be assigned to a host"
+            "", "pods/binding", name, f"pod {name} is being deleted, cannot be assigned to a host"
         )
     assigned = (pod.get("spec") or {}).get("nodeName")
     if assigned:
         raise status_errors.conflict(
-            "", "pods", name, f'pod {name} is already assigned to node "{assigned}"'
+            "", "pods/binding", name, f'pod {name} is already assigned to node "{assigned}"'
         )
     new = copy.deepcopy(pod)
     new.setdefault("spec", {})["nodeName"] = node
