@@ -1,4 +1,4 @@
-"""Pod subresources served for the scheduler and the kubelet: ``binding`` and ``log``.
+"""Pod subresources served for the scheduler and the kubelet: ``binding``, ``log``, ``exec``.
 
 ``binding`` assigns a pod to a node (see :mod:`..kinds.pod_binding`). ``log`` checks the
 request as kube-apiserver does (container choice, waiting containers) and then asks the
@@ -17,6 +17,7 @@ from aiohttp import web
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
+from setpoint.cluster.apiserver.http.pod_exec import exec_container, serve_exec
 from setpoint.cluster.apiserver.kinds.pod_binding import bind_pod
 from setpoint.cluster.apiserver.registry.object_operations import ObjectOperations
 from setpoint.cluster.apiserver.registry.selection import decode
@@ -43,6 +44,11 @@ class PodRuntime(Protocol):
         """The log bytes of one container (following it if asked)."""
         ...
 
+    def exec_context(self, pod: dict[str, Any], container: str) -> tuple[str, dict[str, str]]:
+        """Where and with which environment a command runs in ``container``; raises
+        ``APIError`` when it cannot (simulated containers, a container not running)."""
+        ...
+
 
 class PodEndpoints:
     """Serves ``pods/binding`` and ``pods/log``; ``runtime()`` is the cluster's kubelet."""
@@ -53,8 +59,23 @@ class PodEndpoints:
     def serves(self, resource: ServedResource, subresource: str) -> bool:
         """Whether this handles ``subresource`` of ``resource``."""
         return (
-            resource.plural == "pods" and not resource.group and subresource in ("binding", "log")
+            resource.plural == "pods"
+            and not resource.group
+            and subresource in ("binding", "log", "exec")
         )
+
+    async def _exec(
+        self,
+        request: web.BaseRequest,
+        operations: ObjectOperations,
+        resource: ServedResource,
+        namespace: str,
+        name: str,
+    ) -> web.StreamResponse:
+        if request.method not in ("GET", "POST"):
+            raise _method_not_allowed()
+        pod = decode(operations.get_record(resource, namespace, name).value)
+        return await _serve_exec(self._runtime(), request, pod)
 
     async def serve(
         self,
@@ -74,6 +95,8 @@ class PodEndpoints:
             return web.Response(
                 status=result.code, body=result.body, content_type="application/json"
             )
+        if subresource == "exec":
+            return await self._exec(request, operations, resource, namespace, name)
         if request.method != "GET":
             raise _method_not_allowed()
         pod = decode(operations.get_record(resource, namespace, name).value)
@@ -96,12 +119,31 @@ class PodEndpoints:
         return response
 
 
+def _no_runtime() -> status_errors.APIError:
+    return status_errors.bad_request(
+        "no kubelet runs this cluster's pods (it was started with --no-controllers)"
+    )
+
+
 def _method_not_allowed() -> status_errors.APIError:
     return status_errors.APIError(
         405,
         StatusReason.METHOD_NOT_ALLOWED,
         "the server does not allow this method on the requested resource",
     )
+
+
+async def _serve_exec(
+    runtime: PodRuntime | None, request: web.BaseRequest, pod: dict[str, Any]
+) -> web.StreamResponse:
+    container = exec_container(pod, request.query.get("container", ""))
+    command = request.query.getall("command", [])
+    if not command:
+        raise status_errors.bad_request("you must specify at least 1 command")
+    if runtime is None:
+        raise _no_runtime()
+    cwd, env = runtime.exec_context(pod, container)
+    return await serve_exec(request, list(command), cwd, env)
 
 
 def _int(query: Any, key: str) -> int | None:

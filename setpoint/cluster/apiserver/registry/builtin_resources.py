@@ -120,7 +120,7 @@ def builtin_resources() -> list[ServedResource]:
             "pod",
             ("po",),
             ("all",),
-            subresources=("binding", "log", "status"),
+            subresources=("binding", "exec", "log", "status"),
             field_selectors=_POD_FIELDS,
         ),
         ServedResource(

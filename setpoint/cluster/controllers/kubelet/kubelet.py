@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from setpoint.api.clock import TimerHandle
+from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http.pod_endpoints import LogOptions, PodRuntime
 from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess, Identity
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.framework.timestamps import micro_time_text, parse_time, time_text
+from setpoint.cluster.controllers.kubelet.container_env import container_env
+from setpoint.cluster.controllers.kubelet.container_logs import read_log
 from setpoint.cluster.controllers.kubelet.node_objects import (
     NODE_LEASE_NAMESPACE,
     node_address,
@@ -22,6 +29,7 @@ from setpoint.cluster.controllers.kubelet.node_objects import (
     node_status,
 )
 from setpoint.cluster.controllers.kubelet.pod_addresses import PodAddresses
+from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
 from setpoint.cluster.controllers.kubelet.simulated_pod import SimulatedPod
 from setpoint.cluster.controllers.workload_context import WriteError
 
@@ -56,7 +64,10 @@ class Kubelet(Controller):
         super().__init__(access, options)
         self.nodes = {name: index for index, name in enumerate(options.node_names())}
         self.addresses = PodAddresses()
-        self._runs: dict[str, SimulatedPod] = {}
+        self._runs: dict[str, SimulatedPod | ProcessPod] = {}
+        self._stopping: dict[str, asyncio.Task[list[str]]] = {}
+        self._pods_root: Path | None = None
+        self._temporary_root = False
         self._uid_at: dict[ObjectKey, str] = {}
         self._lease_timer: TimerHandle | None = None
         self._renewal: asyncio.Task[None] | None = None
@@ -126,13 +137,33 @@ class Kubelet(Controller):
         if self._lease_timer is not None:
             self._lease_timer.cancel()
         await super().stop()
+        for run in self._runs.values():
+            if isinstance(run, ProcessPod):
+                run.kill_now()
+        if self._pods_root is not None and self._temporary_root:
+            shutil.rmtree(self._pods_root, ignore_errors=True)
+
+    def _pod_directory(self, pod: Mapping[str, Any]) -> Path:
+        if self._pods_root is None:
+            if self.options.pods_dir:
+                self._pods_root = Path(self.options.pods_dir).expanduser()
+            else:
+                self._pods_root = Path(tempfile.mkdtemp(prefix="setpoint-pods-"))
+                self._temporary_root = True
+        meta = pod["metadata"]
+        directory = self._pods_root / f"{meta['namespace']}_{meta['name']}_{meta['uid']}"
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory
 
     # -- pods ---------------------------------------------------------------------------
 
     def _forget(self, key: ObjectKey) -> None:
         uid = self._uid_at.pop(key, None)
         if uid is not None:
-            self._runs.pop(uid, None)
+            run = self._runs.pop(uid, None)
+            if isinstance(run, ProcessPod):
+                run.kill_now()
+            self._stopping.pop(uid, None)
             self.addresses.release(uid)
 
     async def reconcile(self, key: ObjectKey) -> float | None:
@@ -152,12 +183,18 @@ class Kubelet(Controller):
         run = self._runs.get(uid)
         phase = (pod.get("status") or {}).get("phase")
         if "deletionTimestamp" in meta:
+            if isinstance(run, ProcessPod) and not run.stopped:
+                self._stop_processes(key, pod, run, node)
+                return None
             await self._terminate(pod, run, node)
             return None
         if phase in ("Succeeded", "Failed") and run is None:
             return None
         if run is None:
             run = self._start(pod, node, now)
+        if isinstance(run, ProcessPod):
+            await run.advance()
+            self._flush_events(pod, node, run)
         status = run.status(pod, now, _condition(pod, "PodScheduled"))
         current = pod.get("status") or {}
         if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
@@ -170,10 +207,12 @@ class Kubelet(Controller):
             )
         return run.next_change(now)
 
-    def _start(self, pod: Mapping[str, Any], node: str, now: Any) -> SimulatedPod:
+    def _start(self, pod: Mapping[str, Any], node: str, now: Any) -> SimulatedPod | ProcessPod:
         meta = pod["metadata"]
         uid = str(meta["uid"])
         status = pod.get("status") or {}
+        if self.options.run_pods:
+            return self._start_processes(pod, node)
         started = parse_time(status.get("startTime"))
         if status.get("podIP") and started is not None:
             # Running before this kubelet started (a restarted --data-dir cluster): adopt it.
@@ -193,6 +232,83 @@ class Kubelet(Controller):
         self._runs[uid] = run
         self._uid_at[key_of(pod)] = uid
         return run
+
+    def _start_processes(self, pod: Mapping[str, Any], node: str) -> ProcessPod:
+        meta = pod["metadata"]
+        uid = str(meta["uid"])
+        key = key_of(pod)
+        pod_ip = self.addresses.allocate(uid)
+        host_ip = node_address(self.nodes[node])
+        view = copy.deepcopy(dict(pod))
+        view.setdefault("status", {}).update(podIP=pod_ip, hostIP=host_ip)
+
+        def environment(container: Mapping[str, Any]) -> dict[str, str]:
+            return container_env(view, container, self._lookup)
+
+        run = ProcessPod(
+            pod,
+            self._pod_directory(pod),
+            pod_ip,
+            host_ip,
+            self.access.clock,
+            environment,
+            lambda: self.enqueue(key),
+        )
+        spec = pod.get("spec") or {}
+        for kind in ("initContainers", "containers"):
+            for container in spec.get(kind) or []:
+                image = container.get("image", "")
+                self._event(
+                    pod,
+                    node,
+                    "Pulled",
+                    f'Container image "{image}" already present on machine',
+                    f"spec.{kind}{{{container.get('name', '')}}}",
+                )
+        self._runs[uid] = run
+        self._uid_at[key] = uid
+        return run
+
+    def _lookup(self, resource: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        found: Mapping[str, Any] | None = self.access.read_stored(
+            self.access.resource(resource), namespace, name
+        )
+        return found
+
+    def _flush_events(self, pod: Mapping[str, Any], node: str, run: ProcessPod) -> None:
+        init_names = {c.name for c in run.init}
+        for type_, reason, message, container in run.events:
+            kind = "initContainers" if container in init_names else "containers"
+            self.access.recorder.record(
+                pod,
+                type_,
+                reason,
+                message,
+                "kubelet",
+                host=node,
+                field_path=f"spec.{kind}{{{container}}}",
+            )
+        run.events.clear()
+
+    def _stop_processes(
+        self, key: ObjectKey, pod: Mapping[str, Any], run: ProcessPod, node: str
+    ) -> None:
+        if run.uid in self._stopping:
+            return
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        grace_seconds = float(grace) if isinstance(grace, int) else 30.0
+        for container in run.containers:
+            if container.running():
+                self._event(
+                    pod,
+                    node,
+                    "Killing",
+                    f"Stopping container {container.name}",
+                    f"spec.containers{{{container.name}}}",
+                )
+        task = asyncio.get_running_loop().create_task(run.stop(grace_seconds))
+        task.add_done_callback(lambda _: self.enqueue(key))
+        self._stopping[run.uid] = task
 
     @property
     def _run_seconds(self) -> float:
@@ -225,15 +341,22 @@ class Kubelet(Controller):
             pod, "Normal", reason, message, "kubelet", host=node, field_path=path
         )
 
-    async def _terminate(self, pod: Mapping[str, Any], run: SimulatedPod | None, node: str) -> None:
+    async def _terminate(
+        self, pod: Mapping[str, Any], run: SimulatedPod | ProcessPod | None, node: str
+    ) -> None:
         meta = pod["metadata"]
         pods = self.access.resource("pods")
         if run is not None:
             now = self.access.clock.now()
-            for name in run.kill(now):
-                self._event(
-                    pod, node, "Killing", f"Stopping container {name}", f"spec.containers{{{name}}}"
-                )
+            if isinstance(run, SimulatedPod):
+                for name in run.kill(now):
+                    self._event(
+                        pod,
+                        node,
+                        "Killing",
+                        f"Stopping container {name}",
+                        f"spec.containers{{{name}}}",
+                    )
             status = run.status(pod, now, _condition(pod, "PodScheduled"))
             try:
                 await self.access.patch_in(
@@ -257,8 +380,36 @@ class Kubelet(Controller):
 
     # -- logs ---------------------------------------------------------------------------
 
+    def exec_context(self, pod: dict[str, Any], container: str) -> tuple[str, dict[str, str]]:
+        """The pod's working directory and ``container``'s environment (``--run-pods``)."""
+        run = self._runs.get(str(pod["metadata"].get("uid")))
+        if not isinstance(run, ProcessPod):
+            raise status_errors.bad_request(
+                "containers are simulated: serve the cluster with --run-pods to exec into them"
+            )
+        found = run.container(container)
+        if found is None or not found.running():
+            raise status_errors.bad_request(
+                f'unable to upgrade connection: container not found ("{container}")'
+            )
+        view = copy.deepcopy(pod)
+        view.setdefault("status", {}).update(podIP=run.pod_ip, hostIP=run.host_ip)
+        try:
+            env = container_env(view, found.spec, self._lookup)
+        except Exception as exc:
+            raise status_errors.bad_request(str(exc)) from exc
+        return str(run.directory), env
+
     async def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
-        """The simulated output: one line saying so."""
+        """The container's output: its log file under --run-pods, else one line saying the
+        output is simulated."""
+        run = self._runs.get(str(pod["metadata"].get("uid")))
+        if isinstance(run, ProcessPod):
+            container = run.container(options.container)
+            if container is not None:
+                async for chunk in read_log(container, options, self.access.clock):
+                    yield chunk
+                return
         line = SIMULATED_LOG_LINE
         if options.timestamps:
             line = f"{micro_time_text(self.access.clock).replace('.000000Z', 'Z')} {line}"
