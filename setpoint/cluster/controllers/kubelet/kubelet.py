@@ -186,6 +186,13 @@ class Kubelet(Controller):
             if isinstance(run, ProcessPod) and not run.stopped:
                 self._stop_processes(key, pod, run, node)
                 return None
+            if (
+                run is None
+                and not self.options.run_pods
+                and phase not in ("Succeeded", "Failed")
+                and (pod.get("status") or {}).get("podIP")
+            ):
+                run = self._start(pod, node, now)  # ran before this kubelet started
             await self._terminate(pod, run, node)
             return None
         if phase in ("Succeeded", "Failed") and run is None:

@@ -70,13 +70,15 @@ class SimulatedContainer:
             "lastState": {},
         }
         if finished is not None:
+            # A stopped container exits as a process does on SIGTERM: 143, reason Error.
+            killed = self.killed_at is not None and finished == self.killed_at
             base.update(
                 ready=False,
                 started=False,
                 state={
                     "terminated": {
-                        "exitCode": 0,
-                        "reason": "Completed",
+                        "exitCode": 143 if killed else 0,
+                        "reason": "Error" if killed else "Completed",
                         "startedAt": _text(self.started_at),
                         "finishedAt": _text(finished),
                         "containerID": self.container_id,
@@ -193,7 +195,11 @@ class SimulatedPod:
         finished = [s for s in statuses if "terminated" in s["state"]]
         all_done = bool(statuses) and len(finished) == len(statuses)
         deleted = "deletionTimestamp" in (pod.get("metadata") or {})
-        phase = "Succeeded" if all_done and (restart != "Always" or deleted) else "Running"
+        failed = any(s["state"]["terminated"]["exitCode"] != 0 for s in finished)
+        if all_done and (restart != "Always" or deleted):
+            phase = "Failed" if failed else "Succeeded"
+        else:
+            phase = "Running"
         start = _text(self.started_at)
         terminal = phase in _TERMINAL
         unready = [s["name"] for s in statuses if not s["ready"]]

@@ -56,7 +56,9 @@ def pod_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
     return cpu, memory
 
 
-def _selector_matches(pod: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+def _selector_matches(
+    pod: Mapping[str, Any], labels: Mapping[str, str], node_name: str = ""
+) -> bool:
     spec = pod.get("spec") or {}
     for key, value in (spec.get("nodeSelector") or {}).items():
         if labels.get(key) != value:
@@ -67,10 +69,19 @@ def _selector_matches(pod: Mapping[str, Any], labels: Mapping[str, str]) -> bool
     if not affinity:
         return True
     terms = affinity.get("nodeSelectorTerms") or []
-    return any(_term_matches(term, labels) for term in terms)
+    return any(_term_matches(term, labels, node_name) for term in terms)
 
 
-def _term_matches(term: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+def _term_matches(term: Mapping[str, Any], labels: Mapping[str, str], node_name: str = "") -> bool:
+    for expression in term.get("matchFields") or []:
+        # Only metadata.name is a node field a selector may use (DaemonSet pods pin with it).
+        values = expression.get("values") or []
+        if expression.get("key") != "metadata.name":
+            return False
+        if expression.get("operator") == "In" and node_name not in values:
+            return False
+        if expression.get("operator") == "NotIn" and node_name in values:
+            return False
     for expression in term.get("matchExpressions") or []:
         key = expression.get("key", "")
         operator = expression.get("operator")
@@ -119,7 +130,9 @@ def unfit_reasons(pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUs
     meta = node.get("metadata") or {}
     spec = node.get("spec") or {}
     status = node.get("status") or {}
-    if spec.get("unschedulable"):
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    unschedulable_taint = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    if spec.get("unschedulable") and not _tolerates(tolerations, unschedulable_taint):
         return ["node(s) were unschedulable"]
     ready = any(
         c.get("type") == "Ready" and c.get("status") == "True"
@@ -127,9 +140,8 @@ def unfit_reasons(pod: Mapping[str, Any], node: Mapping[str, Any], usage: NodeUs
     )
     if not ready:
         return ["node(s) were not ready"]
-    if not _selector_matches(pod, meta.get("labels") or {}):
+    if not _selector_matches(pod, meta.get("labels") or {}, str(meta.get("name", ""))):
         return ["node(s) didn't match Pod's node affinity/selector"]
-    tolerations = (pod.get("spec") or {}).get("tolerations") or []
     for taint in spec.get("taints") or []:
         if taint.get("effect") not in ("NoSchedule", "NoExecute"):
             continue
