@@ -111,3 +111,16 @@ def test_starting_deadline_limits_how_far_back_runs_count() -> None:
 
 def test_job_name_is_minutes_since_the_epoch() -> None:
     assert job_name("hello", at(2026, 1, 1, 12, 0)) == "hello-29454480"
+
+
+def test_every_descriptor_is_a_constant_delay() -> None:
+    schedule = parse_schedule("@every 1h30m")
+    assert schedule.next_after(at(2026, 1, 1, 12, 0, 10)) == at(2026, 1, 1, 13, 30, 10)
+    with pytest.raises(CronSyntaxError, match='time: invalid duration "soon"'):
+        parse_schedule("@every soon")
+
+
+def test_error_text_is_robfigs() -> None:
+    with pytest.raises(CronSyntaxError) as error:
+        parse_schedule("* * * *")
+    assert str(error.value) == "expected exactly 5 fields, found 4: [* * * *]"

@@ -146,12 +146,13 @@ class CronJobController:
         if spec.get("timeZone"):
             try:
                 zone = ZoneInfo(str(spec["timeZone"]))
-            except (ZoneInfoNotFoundError, ValueError) as error:
+            except (ZoneInfoNotFoundError, ValueError):
+                name = spec["timeZone"]
                 self._event(
                     cronjob,
                     "Warning",
                     "UnknownTimeZone",
-                    f'invalid timeZone: "{spec["timeZone"]}": {error}',
+                    f'invalid timeZone: "{name}": unknown time zone {name}',
                 )
                 return None
         if spec.get("suspend"):

@@ -2,17 +2,19 @@
 
 Five fields (minute, hour, day of month, month, day of week) with ``*``, ``?``, lists,
 ranges, steps and the names ``JAN``..``DEC`` / ``SUN``..``SAT``, or one of ``@yearly``,
-``@annually``, ``@monthly``, ``@weekly``, ``@daily``, ``@midnight``, ``@hourly``. As in
+``@annually``, ``@monthly``, ``@weekly``, ``@daily``, ``@midnight``, ``@hourly``, or
+``@every <Go duration>``. As in
 robfig (and Vixie cron), when both day fields are restricted a day matches if either does;
 when one is ``*`` (or ``?``) both must match.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 
-__all__ = ["CronSchedule", "CronSyntaxError", "parse_schedule"]
+__all__ = ["CronSchedule", "CronSyntaxError", "EverySchedule", "parse_schedule"]
 
 _STAR = 1 << 63
 
@@ -58,7 +60,9 @@ def _number(text: str, bounds: _Bounds) -> int:
     if bounds.names and text.upper() in bounds.names:
         return bounds.names[text.upper()]
     if not text.isdigit():
-        raise CronSyntaxError(f"failed to parse int from {text}")
+        raise CronSyntaxError(
+            f'failed to parse int from {text}: strconv.Atoi: parsing "{text}": invalid syntax'
+        )
     return int(text)
 
 
@@ -159,20 +163,62 @@ class CronSchedule:
         return None
 
 
-def parse_schedule(text: str) -> CronSchedule:
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+
+
+def _go_duration(text: str) -> float:
+    """Go's ``time.ParseDuration`` for ``@every`` (``1h30m``, ``90s``), in seconds."""
+    position, total = 0, 0.0
+    while position < len(text):
+        match = _DURATION_PART.match(text, position)
+        if match is None:
+            raise CronSyntaxError(
+                f'failed to parse duration @every {text}: time: invalid duration "{text}"'
+            )
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        position = match.end()
+    if not text:
+        raise CronSyntaxError('failed to parse duration @every : time: invalid duration ""')
+    return total
+
+
+@dataclass(frozen=True)
+class EverySchedule:
+    """``@every <duration>``: a constant delay, at least one second, in whole seconds."""
+
+    seconds: float
+
+    def next_after(self, moment: datetime, zone: tzinfo = UTC) -> datetime | None:
+        """``moment`` plus the delay, dropping ``moment``'s fraction of a second."""
+        delay = max(1, int(self.seconds))
+        return (moment.replace(microsecond=0) + timedelta(seconds=delay)).astimezone(zone)
+
+
+def parse_schedule(text: str) -> CronSchedule | EverySchedule:
     """Parse a standard cron schedule; raises :class:`CronSyntaxError` with robfig's wording."""
     spec = text.strip()
     if not spec:
         raise CronSyntaxError("empty spec string")
     if spec.startswith("@"):
-        if spec.startswith("@every"):
-            raise CronSyntaxError(f"unsupported descriptor: {spec}")
+        if spec.startswith("@every "):
+            return EverySchedule(_go_duration(spec[len("@every ") :].strip()))
         if spec.lower() not in _DESCRIPTORS:
             raise CronSyntaxError(f"unrecognized descriptor: {spec}")
         spec = _DESCRIPTORS[spec.lower()]
     fields = spec.split()
     if len(fields) != 5:
-        raise CronSyntaxError(f"expected exactly 5 fields, found {len(fields)}: {fields}")
+        raise CronSyntaxError(
+            f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"
+        )
     return CronSchedule(
         minute=_field(fields[0], _MINUTE),
         hour=_field(fields[1], _HOUR),

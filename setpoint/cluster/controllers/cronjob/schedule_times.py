@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from setpoint.api.times import parse_time
-from setpoint.cluster.controllers.cronjob.cron_schedule import CronSchedule
+from setpoint.cluster.controllers.cronjob.cron_schedule import CronSchedule, EverySchedule
 
 __all__ = [
     "NEXT_SCHEDULE_DELTA",
@@ -45,7 +45,7 @@ def _time(obj: Mapping[str, Any], *path: str) -> datetime | None:
 
 def unmet_schedule_times(
     cronjob: Mapping[str, Any],
-    schedule: CronSchedule,
+    schedule: CronSchedule | EverySchedule,
     zone: tzinfo,
     now: datetime,
     include_starting_deadline: bool = True,
@@ -76,7 +76,7 @@ def unmet_schedule_times(
 
 
 def next_sync_delay(
-    cronjob: Mapping[str, Any], schedule: CronSchedule, zone: tzinfo, now: datetime
+    cronjob: Mapping[str, Any], schedule: CronSchedule | EverySchedule, zone: tzinfo, now: datetime
 ) -> float | None:
     """Seconds until the next scheduled time plus :data:`NEXT_SCHEDULE_DELTA`."""
     unmet = unmet_schedule_times(cronjob, schedule, zone, now, include_starting_deadline=False)
