@@ -50,10 +50,21 @@ class Sizes:
     replicas: int
     rest_pods: int
     many_nodes: int
+    settle_seconds: float
+    cpu_seconds: float
 
 
-FULL: Final = Sizes(deployments=100, replicas=50, rest_pods=10_000, many_nodes=100)
-QUICK: Final = Sizes(deployments=4, replicas=5, rest_pods=50, many_nodes=3)
+FULL: Final = Sizes(
+    deployments=100,
+    replicas=50,
+    rest_pods=10_000,
+    many_nodes=100,
+    settle_seconds=IDLE_SETTLE_SECONDS,
+    cpu_seconds=CPU_SAMPLE_SECONDS,
+)
+QUICK: Final = Sizes(
+    deployments=4, replicas=5, rest_pods=50, many_nodes=3, settle_seconds=0.5, cpu_seconds=1.0
+)
 
 
 def _argv(port: int, kubeconfig: Path, *flags: str) -> list[str]:
@@ -195,11 +206,11 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         for label, flags in (("controllers", ()), ("no_controllers", ("--no-controllers",))):
             server, cold = await start(workdir, f"idle-{label}", *flags)
             try:
-                await asyncio.sleep(IDLE_SETTLE_SECONDS)
+                await asyncio.sleep(sizes.settle_seconds)
                 figures[f"cold_start_s_{label}"] = round(cold, 3)
                 figures[f"idle_rss_mib_{label}"] = round(server.rss_bytes() / MIB, 1)
                 figures[f"idle_cpu_percent_{label}"] = round(
-                    await asyncio.to_thread(cpu_percent, server.pid, CPU_SAMPLE_SECONDS / 2), 2
+                    await asyncio.to_thread(cpu_percent, server.pid, sizes.cpu_seconds / 2), 2
                 )
             finally:
                 server.stop()
@@ -213,17 +224,19 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         finally:
             server.stop()
 
-        for nodes in (1, sizes.many_nodes):
+        figures["rest_pods"] = sizes.rest_pods
+        figures["many_nodes"] = sizes.many_nodes
+        for label, nodes in (("one_node", 1), ("many_nodes", sizes.many_nodes)):
             server, _ = await start(workdir, f"rest-{nodes}", "--nodes", str(nodes))
             try:
                 rate = await pods_to_running(
                     server, sizes.rest_pods, bare_pod, f"/api/v1/namespaces/{NAMESPACE}/pods"
                 )
-                figures[f"bare_pods_to_running_per_s_{nodes}_nodes"] = round(rate, 1)
-                await asyncio.sleep(IDLE_SETTLE_SECONDS)
-                figures[f"rest_rss_mib_{nodes}_nodes"] = round(server.rss_bytes() / MIB, 1)
-                figures[f"rest_cpu_percent_{nodes}_nodes"] = round(
-                    await asyncio.to_thread(cpu_percent, server.pid, CPU_SAMPLE_SECONDS), 2
+                figures[f"bare_pods_to_running_per_s_{label}"] = round(rate, 1)
+                await asyncio.sleep(sizes.settle_seconds)
+                figures[f"rest_rss_mib_{label}"] = round(server.rss_bytes() / MIB, 1)
+                figures[f"rest_cpu_percent_{label}"] = round(
+                    await asyncio.to_thread(cpu_percent, server.pid, sizes.cpu_seconds), 2
                 )
             finally:
                 server.stop()

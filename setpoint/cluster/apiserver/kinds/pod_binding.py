@@ -6,7 +6,6 @@ The scheduler binds through this too. One storage write sets ``spec.nodeName`` a
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any
 
@@ -57,7 +56,7 @@ async def bind_pod(
         raise status_errors.conflict(
             "", "pods/binding", name, f'pod {name} is already assigned to node "{assigned}"'
         )
-    new = copy.deepcopy(pod)
+    new = pod  # freshly decoded: ours to change
     new.setdefault("spec", {})["nodeName"] = node
     status = new.setdefault("status", {})
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]

@@ -9,10 +9,11 @@ writes. Refused writes raise :class:`WriteError` with the Status code and reason
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from setpoint.api.clock import Clock
 from setpoint.api.patch import apply_merge_patch
@@ -29,6 +30,14 @@ from setpoint.cluster.controllers.framework.informer_set import InformerSet
 from setpoint.cluster.controllers.workload_context import WriteError
 
 __all__ = ["ClusterAccess", "Identity", "WriteError"]
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def _copy(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of a JSON object (a msgspec round trip: several times faster than deepcopy)."""
+    copied: dict[str, Any] = decode(_ENCODER.encode(obj))
+    return copied
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +118,7 @@ class ClusterAccess:
 
     async def create_in(self, served: ServedResource, obj: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``obj`` to ``served``."""
-        body = copy.deepcopy(dict(obj))
+        body = _copy(obj)
         namespace = (body.get("metadata") or {}).get("namespace") if served.namespaced else None
         try:
             result = await self.operations.create(served, namespace, body, self._options())
@@ -129,7 +138,7 @@ class ClusterAccess:
         self, served: ServedResource, obj: Mapping[str, Any], subresource: str = ""
     ) -> dict[str, Any]:
         """PUT ``obj`` to ``served`` (or its ``subresource``)."""
-        body = copy.deepcopy(dict(obj))
+        body = _copy(obj)
         meta = body.get("metadata") or {}
         namespace = meta.get("namespace") if served.namespaced else None
         try:
@@ -159,7 +168,7 @@ class ClusterAccess:
         try:
             record = ops.get_record(served, namespace if served.namespaced else None, name)
             current = ops.present_object(served, decode(record.value))
-            patched = apply_merge_patch(copy.deepcopy(current), dict(patch))
+            patched = apply_merge_patch(current, dict(patch))  # current: freshly decoded
             patch_meta = patch.get("metadata")
             if not (isinstance(patch_meta, Mapping) and patch_meta.get("resourceVersion")):
                 # Without a resourceVersion in the patch, a patch applies to the latest.

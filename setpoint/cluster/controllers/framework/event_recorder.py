@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 #: Events remembered for aggregation (client-go keeps an LRU of 4096).
 AGGREGATION_CACHE_SIZE: Final = 4096
 _AggregationKey = tuple[str, str, str, str, str, str, str]
+#: Events the recorder builds are valid by construction: the schema check is skipped for them
+#: (it cost more than the rest of a pod's start together).
+_SERVER_BUILT: Final = WriteOptions(server_built=True)
 
 
 def object_reference(obj: Mapping[str, Any], field_path: str = "") -> dict[str, Any]:
@@ -177,7 +180,7 @@ class EventRecorder:
         if event["apiVersion"] != "v1":
             resource = self._registry.get("events.k8s.io", "v1", "events")
             assert resource is not None
-            await self._operations.create(resource, namespace, event, WriteOptions())
+            await self._operations.create(resource, namespace, event, _SERVER_BUILT)
             return
         resource = self._registry.get("", "v1", "events")
         assert resource is not None
@@ -199,10 +202,10 @@ class EventRecorder:
                 stored = decode(record.value)
                 stored["count"] = int(stored.get("count") or 1) + 1
                 stored["lastTimestamp"] = event["lastTimestamp"]
-                await self._operations.update(resource, namespace, name, stored, WriteOptions())
+                await self._operations.update(resource, namespace, name, stored, _SERVER_BUILT)
                 self._recent.move_to_end(key)
                 return
-        result = await self._operations.create(resource, namespace, event, WriteOptions())
+        result = await self._operations.create(resource, namespace, event, _SERVER_BUILT)
         created = decode(result.body)
         self._recent[key] = (namespace, created["metadata"]["name"])
         while len(self._recent) > AGGREGATION_CACHE_SIZE:

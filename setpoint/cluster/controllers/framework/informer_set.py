@@ -20,15 +20,20 @@ class InformerSet:
         self.storage = storage
         self.registry = registry
         self._informers: dict[str, Informer] = {}
+        self._resources: dict[str, ServedResource] = {}
         self._started = False
 
     def resource(self, name: str) -> ServedResource:
         """The served resource called ``name`` (``group/plural`` or a core ``plural``), in the
         group's preferred version; KeyError if not served."""
+        cached = self._resources.get(name)
+        if cached is not None and self.registry.get(cached.group, cached.version, cached.plural):
+            return cached
         group, _, plural = name.rpartition("/")
         for version in self.registry.versions_of(group):
             served = self.registry.get(group, version, plural)
             if served is not None:
+                self._resources[name] = served
                 return served
         raise KeyError(f"resource {name!r} is not served")
 
