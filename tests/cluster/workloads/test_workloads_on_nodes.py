@@ -89,3 +89,37 @@ async def test_statefulset_ordered_ready_waits_for_each_pod() -> None:
             "add db-2",
             "ready db-2",
         ]
+
+
+async def test_deleting_a_job_deletes_its_pods_despite_the_tracking_finalizer() -> None:
+    async with LocalCluster() as cluster, raw_api(cluster.url, cluster.token) as api:
+        job = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "sleepy"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "c", "image": "busybox"}],
+                    }
+                }
+            },
+        }
+        jobs = "/apis/batch/v1/namespaces/default/jobs"
+        pods = "/api/v1/namespaces/default/pods"
+        assert (await api.request("POST", jobs, job)).status == 201
+
+        async def running() -> Any:
+            items = (await api.request("GET", pods)).body["items"]
+            return items if items and items[0]["status"].get("phase") == "Running" else None
+
+        (pod,) = await eventually(running, "the job's pod running")
+        assert pod["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+        deleted = await api.request("DELETE", f"{jobs}/sleepy", {"propagationPolicy": "Background"})
+        assert deleted.status == 200, deleted.body
+
+        async def no_pods() -> Any:
+            return (await api.request("GET", pods)).body["items"] == []
+
+        await eventually(no_pods, "the pod deleted with its Job")

@@ -57,6 +57,7 @@ class JobController:
         """Reconcile one Job; returns seconds until it should be looked at again."""
         key = f"{namespace}/{name}"
         job = self._context.get(RESOURCE, namespace, name)
+        await self._release_orphans(namespace, name, job)
         if job is None:
             self._pending.forget(key)
             return None
@@ -78,6 +79,8 @@ class JobController:
                 await self._release(pod)
             return await self._expire(job)
         if _meta(job).get("deletionTimestamp"):
+            for pod in pods:
+                await self._release(pod)
             return None
         settled = self._pending.satisfied(key, clock.monotonic(), all_pods)
         plan = plan_job(job, pods, clock.now())
@@ -170,6 +173,24 @@ class JobController:
                 container["env"] = [*variables, env]
         spec.setdefault("hostname", f"{name}-{index}")
         return pod
+
+    async def _release_orphans(
+        self, namespace: str, name: str, job: Mapping[str, Any] | None
+    ) -> None:
+        """Unblock pods of a Job that is gone (or was replaced by another of the same name).
+
+        Without this a deleted Job's pods would keep the tracking finalizer forever.
+        """
+        uid = _meta(job).get("uid") if job is not None else None
+        for pod in self._context.list("pods", namespace):
+            reference = controller_of(pod)
+            if (
+                reference is not None
+                and reference.get("kind") == "Job"
+                and reference.get("name") == name
+                and reference.get("uid") != uid
+            ):
+                await self._release(pod)
 
     async def _release(self, pod: Mapping[str, Any]) -> None:
         finalizers = list(_meta(pod).get("finalizers") or ())
