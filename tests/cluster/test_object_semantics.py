@@ -266,7 +266,9 @@ async def test_system_namespaces_cannot_be_deleted(api: RawAPI) -> None:
 
 async def test_pod_deletion_is_immediate_unless_scheduled(api: RawAPI, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/pods"
-    spec = {"containers": [{"name": "c", "image": "busybox"}]}
+    # A scheduler name nobody serves keeps the pod unscheduled (the default scheduler would
+    # bind it at once); node-1 below has no kubelet, so its pod stays until forced.
+    spec = {"schedulerName": "nobody", "containers": [{"name": "c", "image": "busybox"}]}
     created = await api.request("POST", path, {"metadata": {"name": "p"}, "spec": spec})
     assert created.body["status"]["phase"] == "Pending"
     deleted = await api.request("DELETE", f"{path}/p")

@@ -100,27 +100,35 @@ class Scheduler(Controller):
             )
             return None
         nodes = self.access.list("nodes")
-        reasons: Counter[str] = Counter()
-        resource_failures = 0
-        fitting: list[tuple[int, str]] = []
-        for node in nodes:
+
+        def load(node: Mapping[str, Any]) -> tuple[int, str]:
             name = node["metadata"]["name"]
-            usage = self._usage.setdefault(name, NodeUsage())
-            why = unfit_reasons(pod, node, usage)
-            if not why:
-                fitting.append((usage.pods, name))
-                continue
-            reasons.update(why)
-            if any(reason in _RESOURCE_REASONS for reason in why):
-                resource_failures += 1
-        if not fitting:
+            return self._usage.setdefault(name, NodeUsage()).pods, name
+
+        # The least-loaded node that fits wins; reasons are gathered only when none fits.
+        chosen = next(
+            (
+                load(node)[1]
+                for node in sorted(nodes, key=load)
+                if not unfit_reasons(pod, node, self._usage[node["metadata"]["name"]])
+            ),
+            None,
+        )
+        if chosen is None:
+            reasons: Counter[str] = Counter()
+            resource_failures = 0
+            for node in nodes:
+                why = unfit_reasons(pod, node, self._usage[node["metadata"]["name"]])
+                reasons.update(why)
+                if any(reason in _RESOURCE_REASONS for reason in why):
+                    resource_failures += 1
             self._unschedulable.add(key)
             await self._unschedulable_status(
                 pod, "Unschedulable", failure_message(len(nodes), reasons, resource_failures)
             )
             return None
         self._unschedulable.discard(key)
-        await self._bind(pod, min(fitting)[1])
+        await self._bind(pod, chosen)
         return None
 
     async def _bind(self, pod: Mapping[str, Any], node: str) -> None:
