@@ -123,3 +123,66 @@ async def test_deleting_a_job_deletes_its_pods_despite_the_tracking_finalizer() 
             return (await api.request("GET", pods)).body["items"] == []
 
         await eventually(no_pods, "the pod deleted with its Job")
+
+
+async def test_a_namespace_full_of_workloads_is_deleted() -> None:
+    async with LocalCluster() as cluster, raw_api(cluster.url, cluster.token) as api:
+        assert (
+            await api.request("POST", "/api/v1/namespaces", {"metadata": {"name": "shop"}})
+        ).status == 201
+        template = {
+            "metadata": {"labels": {"app": "x"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        }
+        job_template = {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "busybox"}],
+            }
+        }
+        objects = {
+            "/apis/apps/v1/namespaces/shop/deployments": {
+                "metadata": {"name": "web"},
+                "spec": {
+                    "replicas": 2,
+                    "selector": {"matchLabels": {"app": "x"}},
+                    "template": template,
+                },
+            },
+            "/apis/apps/v1/namespaces/shop/statefulsets": {
+                "metadata": {"name": "db"},
+                "spec": {
+                    "replicas": 2,
+                    "serviceName": "db",
+                    "selector": {"matchLabels": {"app": "db"}},
+                    "template": {**template, "metadata": {"labels": {"app": "db"}}},
+                },
+            },
+            "/apis/batch/v1/namespaces/shop/jobs": {
+                "metadata": {"name": "batch"},
+                "spec": {"template": job_template},
+            },
+            "/apis/batch/v1/namespaces/shop/cronjobs": {
+                "metadata": {"name": "tick"},
+                "spec": {
+                    "schedule": "* * * * *",
+                    "jobTemplate": {"spec": {"template": job_template}},
+                },
+            },
+        }
+        for path, body in objects.items():
+            reply = await api.request("POST", path, body)
+            assert reply.status == 201, reply.body
+
+        async def five_running() -> Any:
+            items = (await api.request("GET", "/api/v1/namespaces/shop/pods")).body["items"]
+            running = [p for p in items if p["status"].get("phase") == "Running"]
+            return len(running) >= 5
+
+        await eventually(five_running, "the workloads' pods running")
+        assert (await api.request("DELETE", "/api/v1/namespaces/shop")).status == 200
+
+        async def gone() -> Any:
+            return (await api.request("GET", "/api/v1/namespaces/shop")).status == 404
+
+        await eventually(gone, "the namespace deleted")
