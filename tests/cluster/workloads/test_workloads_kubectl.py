@@ -118,3 +118,15 @@ def test_rollout_scale_set_image_undo(kubectl: Kubectl, namespace: str) -> None:
     assert "deployment.apps/web" in everything
     assert "replicaset.apps/web-" in everything
     assert "pod/web-" in everything
+
+
+def test_delete_deployment_cascade_foreground_waits_for_its_pods(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    n = ("-n", namespace)
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(_deployment(namespace)))
+    kubectl.run("rollout", "status", "deployment/web", *n, "--timeout=30s")
+    kubectl.run("delete", "deployment", "web", *n, "--cascade=foreground", "--timeout=30s")
+    assert kubectl.json("get", "replicasets", *n)["items"] == []
+    # Pods block their ReplicaSet's deletion (blockOwnerDeletion), which blocks the Deployment's.
+    assert kubectl.json("get", "pods", *n)["items"] == []
