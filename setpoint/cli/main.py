@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from setpoint import __version__
 from setpoint.cli.cluster import cluster
-from setpoint.cli.run import run_command
+
+#: Commands imported only when used: ``setpoint run`` loads the whole runtime, which
+#: ``setpoint cluster serve`` (and its cold start) does not need.
+LAZY_COMMANDS = {"run": "setpoint.cli.run:run_command"}
+
+
+class LazyGroup(click.Group):
+    """A group whose :data:`LAZY_COMMANDS` are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, _, attribute = LAZY_COMMANDS[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 class NotBuiltYet(click.ClickException):
@@ -21,14 +41,13 @@ class NotBuiltYet(click.ClickException):
         )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="setpoint")
 def cli() -> None:
     """setpoint: write, run, test and ship Kubernetes operators in Python."""
 
 
 cli.add_command(cluster)
-cli.add_command(run_command)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
