@@ -186,3 +186,73 @@ async def test_a_namespace_full_of_workloads_is_deleted() -> None:
             return (await api.request("GET", "/api/v1/namespaces/shop")).status == 404
 
         await eventually(gone, "the namespace deleted")
+
+
+async def test_statefulset_claims_follow_the_retention_policy() -> None:
+    async with LocalCluster() as cluster, raw_api(cluster.url, cluster.token) as api:
+        sets = "/apis/apps/v1/namespaces/default/statefulsets"
+        claims = "/api/v1/namespaces/default/persistentvolumeclaims"
+
+        def statefulset(name: str, policy: str) -> dict[str, Any]:
+            return {
+                "metadata": {"name": name},
+                "spec": {
+                    "replicas": 2,
+                    "serviceName": name,
+                    "selector": {"matchLabels": {"app": name}},
+                    "template": {
+                        "metadata": {"labels": {"app": name}},
+                        "spec": {"containers": [{"name": "c", "image": "postgres:17"}]},
+                    },
+                    "volumeClaimTemplates": [
+                        {
+                            "metadata": {"name": "data"},
+                            "spec": {
+                                "accessModes": ["ReadWriteOnce"],
+                                "resources": {"requests": {"storage": "1Gi"}},
+                            },
+                        }
+                    ],
+                    "persistentVolumeClaimRetentionPolicy": {
+                        "whenDeleted": policy,
+                        "whenScaled": policy,
+                    },
+                },
+            }
+
+        for name, policy in (("kept", "Retain"), ("gone", "Delete")):
+            assert (await api.request("POST", sets, statefulset(name, policy))).status == 201
+
+        async def claim_names() -> list[str]:
+            return sorted(
+                c["metadata"]["name"] for c in (await api.request("GET", claims)).body["items"]
+            )
+
+        async def four_claims() -> Any:
+            return await claim_names() == [
+                "data-gone-0",
+                "data-gone-1",
+                "data-kept-0",
+                "data-kept-1",
+            ]
+
+        await eventually(four_claims, "claims of both sets")
+        for name in ("kept", "gone"):
+            await api.request(
+                "PATCH",
+                f"{sets}/{name}",
+                {"spec": {"replicas": 1}},
+                content_type="application/merge-patch+json",
+            )
+
+        async def scaled() -> Any:
+            return await claim_names() == ["data-gone-0", "data-kept-0", "data-kept-1"]
+
+        await eventually(scaled, "the scaled-down claim of 'gone' deleted with its pod")
+        for name in ("kept", "gone"):
+            await api.request("DELETE", f"{sets}/{name}", {"propagationPolicy": "Background"})
+
+        async def deleted() -> Any:
+            return await claim_names() == ["data-kept-0", "data-kept-1"]
+
+        await eventually(deleted, "the claims of 'gone' deleted with the set")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from setpoint.api.owners import controller_of, controller_reference
+from setpoint.api.owners import controller_of, controller_reference, owner_reference
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
 from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
@@ -45,6 +45,12 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str(_meta(obj).get("name"))
 
 
+def _retention(sts: Mapping[str, Any], when: str) -> str:
+    """``persistentVolumeClaimRetentionPolicy.<when>`` (Retain by default)."""
+    policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+    return str(policy.get(when) or "Retain")
+
+
 def _healthy(pod: Mapping[str, Any], min_ready: int, now: Any) -> bool:
     return (
         pod_phase(pod) == "Running"
@@ -57,13 +63,16 @@ class StatefulSetController:
     """Keeps each StatefulSet's ordinals, claims and revisions."""
 
     resource = RESOURCE
-    watches = ("pods",)
+    # Claims and revisions are watched so that their caches are filled from the start.
+    watches = ("pods", _CLAIMS, _REVISIONS)
 
     def __init__(self, context: WorkloadContext) -> None:
         self._context = context
 
     def owner_keys(self, resource: str, obj: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """The StatefulSet that controls a pod."""
+        """The StatefulSet that controls a pod or a revision (claims map to none)."""
+        if resource == _CLAIMS:
+            return []
         reference = controller_of(obj)
         if reference is None or reference.get("kind") != "StatefulSet":
             return []
@@ -158,6 +167,8 @@ class StatefulSetController:
             }
             if _meta(template).get("annotations"):
                 claim["metadata"]["annotations"] = dict(_meta(template)["annotations"])
+            if _retention(sts, "whenDeleted") == "Delete":
+                claim["metadata"]["ownerReferences"] = [owner_reference(sts)]
             try:
                 await self._context.create(_CLAIMS, claim)
             except WriteError as error:
@@ -200,6 +211,27 @@ class StatefulSetController:
             "SuccessfulCreate",
             f"create Pod {name} in StatefulSet {_name(sts)} successful",
         )
+
+    async def _claims_follow_pod(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
+        """``whenScaled: Delete``: a condemned pod owns its claims, so they go with it."""
+        namespace = str(_meta(sts).get("namespace"))
+        for template in (sts.get("spec") or {}).get("volumeClaimTemplates") or []:
+            claim = self._context.get(_CLAIMS, namespace, f"{_name(template)}-{_name(pod)}")
+            if claim is None:
+                continue
+            # Owned by the pod alone (upstream drops the set's reference), or the garbage
+            # collector would only strip the pod's dangling reference.
+            references = [
+                r
+                for r in _meta(claim).get("ownerReferences") or ()
+                if r.get("uid") not in (_meta(sts).get("uid"), _meta(pod).get("uid"))
+            ]
+            await self._context.patch(
+                _CLAIMS,
+                namespace,
+                _name(claim),
+                {"metadata": {"ownerReferences": [*references, owner_reference(pod)]}},
+            )
 
     async def _delete_pod(self, sts: Mapping[str, Any], pod: Mapping[str, Any]) -> None:
         name = _name(pod)
@@ -310,6 +342,8 @@ class StatefulSetController:
                 if ordered:
                     return
                 continue
+            if _retention(sts, "whenScaled") == "Delete":
+                await self._claims_follow_pod(sts, pod)
             await self._delete_pod(sts, pod)
             if ordered:
                 return
