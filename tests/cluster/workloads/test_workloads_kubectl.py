@@ -130,3 +130,40 @@ def test_delete_deployment_cascade_foreground_waits_for_its_pods(
     assert kubectl.json("get", "replicasets", *n)["items"] == []
     # Pods block their ReplicaSet's deletion (blockOwnerDeletion), which blocks the Deployment's.
     assert kubectl.json("get", "pods", *n)["items"] == []
+
+
+def test_orphaned_replica_set_is_adopted_by_a_new_deployment(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    n = ("-n", namespace)
+    manifest = json.dumps(_deployment(namespace))
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=manifest)
+    kubectl.run("rollout", "status", "deployment/web", *n, "--timeout=30s")
+    pods_before = sorted(p["metadata"]["name"] for p in kubectl.json("get", "pods", *n)["items"])
+    kubectl.run("delete", "deployment", "web", *n, "--cascade=orphan")
+    eventually_sync(
+        lambda: (
+            not kubectl.json("get", "replicasets", *n)["items"][0]["metadata"].get(
+                "ownerReferences"
+            )
+        ),
+        "the ReplicaSet orphaned",
+    )
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=manifest)
+    uid = kubectl.json("get", "deployment", "web", *n)["metadata"]["uid"]
+    eventually_sync(
+        lambda: (
+            (
+                kubectl.json("get", "replicasets", *n)["items"][0]["metadata"].get(
+                    "ownerReferences"
+                )
+                or [{}]
+            )[0].get("uid")
+            == uid
+        ),
+        "the ReplicaSet adopted",
+    )
+    kubectl.run("rollout", "status", "deployment/web", *n, "--timeout=30s")
+    assert len(kubectl.json("get", "replicasets", *n)["items"]) == 1
+    pods_after = sorted(p["metadata"]["name"] for p in kubectl.json("get", "pods", *n)["items"])
+    assert pods_after == pods_before

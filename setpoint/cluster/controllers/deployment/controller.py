@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from setpoint.api.owners import controller_of, controller_reference
+from setpoint.api.selectors import LabelSelector
 from setpoint.cluster.controllers.deployment import deployment_status as status_logic
 from setpoint.cluster.controllers.deployment.replica_sets import (
     POD_TEMPLATE_HASH_LABEL,
@@ -96,6 +97,34 @@ class DeploymentController:
             for rs in self._context.list(_RS, str(_meta(deployment).get("namespace")))
             if controller_uid(rs) == uid
         ]
+
+    async def _claim_sets(self, deployment: Mapping[str, Any]) -> None:
+        """``claimReplicaSets``: adopt matching orphans, release owned sets that stop matching."""
+        try:
+            selector = LabelSelector.from_dict((deployment.get("spec") or {}).get("selector"))
+        except ValueError:
+            return
+        if selector.empty:
+            return
+        uid = _meta(deployment).get("uid")
+        namespace = str(_meta(deployment).get("namespace"))
+        for rs in self._context.list(_RS, namespace):
+            owner = controller_uid(rs)
+            matches = selector.matches(_meta(rs).get("labels") or {})
+            references = list(_meta(rs).get("ownerReferences") or ())
+            if owner is None and matches and not _meta(rs).get("deletionTimestamp"):
+                references.append(controller_reference(deployment))
+            elif owner == uid and not matches:
+                references = [r for r in references if r.get("uid") != uid]
+            else:
+                continue
+            try:
+                await self._context.patch(
+                    _RS, namespace, _name(rs), {"metadata": {"ownerReferences": references or None}}
+                )
+            except WriteError as error:
+                if error.code != 404:
+                    raise
 
     # -- writes --------------------------------------------------------------------------
 
@@ -321,6 +350,8 @@ class DeploymentController:
             raise
 
     async def _sync(self, deployment: dict[str, Any]) -> float | None:
+        if not _meta(deployment).get("deletionTimestamp"):
+            await self._claim_sets(deployment)
         if _meta(deployment).get("deletionTimestamp"):
             new_rs, old = await self._sets_and_revision(deployment, create=False)
             await self._sync_status(deployment, [*old, *([new_rs] if new_rs else [])], new_rs)
