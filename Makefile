@@ -34,6 +34,7 @@ demo: venv
 bench: venv
 	$(BIN)/python -m bench.apiserver
 	$(BIN)/python -m bench.runtime
+	$(BIN)/python -m bench.cluster
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
