@@ -167,3 +167,25 @@ def test_orphaned_replica_set_is_adopted_by_a_new_deployment(
     assert len(kubectl.json("get", "replicasets", *n)["items"]) == 1
     pods_after = sorted(p["metadata"]["name"] for p in kubectl.json("get", "pods", *n)["items"])
     assert pods_after == pods_before
+
+
+def test_rollout_status_of_a_statefulset_and_a_daemonset(kubectl: Kubectl, namespace: str) -> None:
+    n = ("-n", namespace)
+    template = {
+        "metadata": {"labels": {"app": "db"}},
+        "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+    }
+    for kind, extra in (("StatefulSet", {"replicas": 2, "serviceName": "db"}), ("DaemonSet", {})):
+        manifest = {
+            "apiVersion": "apps/v1",
+            "kind": kind,
+            "metadata": {"name": "db", "namespace": namespace},
+            "spec": {"selector": {"matchLabels": {"app": "db"}}, "template": template, **extra},
+        }
+        kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(manifest))
+    out = kubectl.run("rollout", "status", "statefulset/db", *n, "--timeout=30s").stdout
+    # The API server defaults partition: 0, so kubectl reports a partitioned roll out (as
+    # against a real cluster).
+    assert "partitioned roll out complete: 2 new pods have been updated" in out
+    out = kubectl.run("rollout", "status", "daemonset/db", *n, "--timeout=30s").stdout
+    assert 'daemon set "db" successfully rolled out' in out
