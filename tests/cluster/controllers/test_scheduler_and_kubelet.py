@@ -215,3 +215,15 @@ def test_every_namespace_gets_a_default_service_account(
         "ServiceAccount default",
     )
     assert account
+
+
+def test_a_pod_created_with_a_node_name_runs_there(
+    core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    core_v1.create_namespaced_pod(namespace, pod("direct", nodeName=NODE))
+
+    found = running(core_v1, namespace, "direct")
+
+    scheduled = {c.type: c for c in found.status.conditions}["PodScheduled"]
+    assert scheduled.status == "True"
+    assert "Scheduled" not in events_of(core_v1, namespace, "direct")

@@ -202,7 +202,7 @@ class Kubelet(Controller):
         if isinstance(run, ProcessPod):
             await run.advance()
             self._flush_events(pod, node, run)
-        status = run.status(pod, now, _condition(pod, "PodScheduled"))
+        status = run.status(pod, now, _scheduled(pod, run))
         current = pod.get("status") or {}
         if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
             await self.access.patch_in(
@@ -364,7 +364,7 @@ class Kubelet(Controller):
                         f"Stopping container {name}",
                         f"spec.containers{{{name}}}",
                     )
-            status = run.status(pod, now, _condition(pod, "PodScheduled"))
+            status = run.status(pod, now, _scheduled(pod, run))
             try:
                 await self.access.patch_in(
                     pods,
@@ -426,6 +426,20 @@ class Kubelet(Controller):
         if options.limit_bytes is not None:
             data = data[: options.limit_bytes]
         yield data
+
+
+def _scheduled(pod: Mapping[str, Any], run: SimulatedPod | ProcessPod) -> Mapping[str, Any]:
+    """The PodScheduled condition to report: the scheduler's, or (a pod created with
+    ``nodeName``) True since the pod started, as the kubelet adds it."""
+    found = _condition(pod, "PodScheduled")
+    if found is not None:
+        return found
+    return {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": run.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
 
 
 def _condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
