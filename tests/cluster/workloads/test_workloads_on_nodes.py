@@ -256,3 +256,44 @@ async def test_statefulset_claims_follow_the_retention_policy() -> None:
             return await claim_names() == ["data-kept-0", "data-kept-1"]
 
         await eventually(deleted, "the claims of 'gone' deleted with the set")
+
+
+async def test_daemonset_rolling_update_replaces_pods_node_by_node() -> None:
+    async with LocalCluster(nodes=2) as cluster, raw_api(cluster.url, cluster.token) as api:
+        path = "/apis/apps/v1/namespaces/default/daemonsets"
+        ds = {
+            "metadata": {"name": "agent"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "agent"}},
+                "template": {
+                    "metadata": {"labels": {"app": "agent"}},
+                    "spec": {"containers": [{"name": "agent", "image": "fluentd:1"}]},
+                },
+            },
+        }
+        assert (await api.request("POST", path, ds)).status == 201
+
+        async def rolled(generation: int) -> Any:
+            body = (await api.request("GET", f"{path}/agent")).body
+            status = body.get("status") or {}
+            return (
+                status.get("observedGeneration") == generation
+                and status.get("updatedNumberScheduled") == 2
+                and status.get("numberAvailable") == 2
+            )
+
+        await eventually(lambda: rolled(1), "first rollout")
+        patch = {
+            "spec": {
+                "template": {"spec": {"containers": [{"name": "agent", "image": "fluentd:2"}]}}
+            }
+        }
+        reply = await api.request(
+            "PATCH", f"{path}/agent", patch, content_type="application/merge-patch+json"
+        )
+        assert reply.status == 200, reply.body
+        await eventually(lambda: rolled(2), "second rollout")
+        pods = (await api.request("GET", "/api/v1/namespaces/default/pods")).body["items"]
+        live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+        assert sorted(p["spec"]["containers"][0]["image"] for p in live) == ["fluentd:2"] * 2
+        assert all(p["metadata"]["labels"]["pod-template-generation"] == "2" for p in live)
