@@ -297,3 +297,53 @@ async def test_daemonset_rolling_update_replaces_pods_node_by_node() -> None:
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         assert sorted(p["spec"]["containers"][0]["image"] for p in live) == ["fluentd:2"] * 2
         assert all(p["metadata"]["labels"]["pod-template-generation"] == "2" for p in live)
+
+
+async def test_statefulset_rolling_update_goes_from_the_highest_ordinal_down() -> None:
+    async with LocalCluster() as cluster, raw_api(cluster.url, cluster.token) as api:
+        path = "/apis/apps/v1/namespaces/default/statefulsets"
+        pods_path = "/api/v1/namespaces/default/pods"
+        sts = {
+            "metadata": {"name": "db"},
+            "spec": {
+                "replicas": 3,
+                "serviceName": "db",
+                "selector": {"matchLabels": {"app": "db"}},
+                "template": {
+                    "metadata": {"labels": {"app": "db"}},
+                    "spec": {"containers": [{"name": "db", "image": "postgres:16"}]},
+                },
+            },
+        }
+        assert (await api.request("POST", path, sts)).status == 201
+
+        async def settled() -> Any:
+            status = (await api.request("GET", f"{path}/db")).body.get("status") or {}
+            done = (
+                status.get("readyReplicas") == 3
+                and status.get("updatedReplicas") == 3
+                and status.get("currentRevision") == status.get("updateRevision")
+            )
+            return status if done else None
+
+        first = await eventually(settled, "first revision rolled out")
+        start = (await api.request("GET", pods_path)).body["metadata"]["resourceVersion"]
+        containers = [{"name": "db", "image": "postgres:17"}]
+        patch = {"spec": {"template": {"spec": {"containers": containers}}}}
+        await api.request("PATCH", f"{path}/db", patch, content_type="application/merge-patch+json")
+
+        async def updated() -> Any:
+            status = await settled()
+            return (
+                status if status and status["updateRevision"] != first["updateRevision"] else None
+            )
+
+        second = await eventually(updated, "second revision rolled out")
+        assert second["currentRevision"] == second["updateRevision"]
+        events = await api.watch(f"{pods_path}?watch=1&resourceVersion={start}&timeoutSeconds=1")
+        replaced = [e["object"]["metadata"]["name"] for e in events if e["type"] == "ADDED"]
+        assert replaced == ["db-2", "db-1", "db-0"]
+        revisions = (
+            await api.request("GET", "/apis/apps/v1/namespaces/default/controllerrevisions")
+        ).body["items"]
+        assert sorted(r["revision"] for r in revisions) == [1, 2]
