@@ -244,3 +244,14 @@ async def test_failed_pod_creation_sets_replica_failure_on_the_set_and_the_deplo
     (rs,) = cluster.ctx.list("apps/replicasets")
     assert "conditions" not in rs["status"]
     assert "ReplicaFailure" not in {c["type"] for c in cluster.deployment()["status"]["conditions"]}
+
+
+async def test_a_bad_max_surge_is_reported_once_not_retried() -> None:
+    cluster = Cluster()
+    spec = _deployment()
+    spec["spec"]["strategy"]["rollingUpdate"]["maxSurge"] = "lots"
+    await cluster.ctx.create("apps/deployments", spec)
+    assert await cluster.deployments.sync("default", "web") is None
+    assert cluster.ctx.list("apps/replicasets") == []
+    (event,) = [e for e in cluster.ctx.events if e[2] == "InvalidStrategy"]
+    assert "not a percentage" in event[3]

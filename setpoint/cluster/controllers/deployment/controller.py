@@ -26,6 +26,7 @@ from setpoint.cluster.controllers.deployment.revisions import (
     set_replicas_annotations,
 )
 from setpoint.cluster.controllers.deployment.rollout_arithmetic import (
+    IntOrPercentError,
     active_or_latest,
     deployment_replicas,
     is_rolling_update,
@@ -348,6 +349,17 @@ class DeploymentController:
             if error.code in (404, 409):
                 return 0.0
             raise
+        except IntOrPercentError as error:
+            # kube-apiserver's validation refuses such a Deployment; this server's schema
+            # checks let it through, so report it instead of retrying forever.
+            self._context.event(
+                deployment,
+                "Warning",
+                "InvalidStrategy",
+                f"spec.strategy.rollingUpdate: {error}",
+                COMPONENT,
+            )
+            return None
 
     async def _sync(self, deployment: dict[str, Any]) -> float | None:
         if not _meta(deployment).get("deletionTimestamp"):
