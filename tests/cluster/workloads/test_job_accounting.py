@@ -186,3 +186,34 @@ def test_on_failure_restarts_count_against_the_backoff_limit() -> None:
     plan = plan_job(job, [pod], NOW)
     assert plan.status["conditions"][0]["reason"] == "BackoffLimitExceeded"
     assert plan.delete == [pod]
+
+
+def _failed_with(uid: str, code: int) -> dict:  # type: ignore[type-arg]
+    pod = _pod(uid, "Failed")
+    pod["metadata"]["namespace"] = "ns"
+    pod["status"]["containerStatuses"] = [
+        {"name": "main", "state": {"terminated": {"exitCode": code}}}
+    ]
+    return pod
+
+
+def test_pod_failure_policy_fail_job_and_ignore() -> None:
+    policy = {
+        "rules": [
+            {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [3]}},
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}},
+        ]
+    }
+    job = _job(backoffLimit=0, podFailurePolicy=policy)
+    job["status"] = {"startTime": format_time(NOW)}
+    plan = plan_job(job, [_failed_with("a", 3)], NOW)
+    assert "conditions" not in plan.status  # ignored: not counted against backoffLimit 0
+    assert plan.status["uncountedTerminatedPods"] == {}
+    assert plan.create == 1
+    plan = plan_job(job, [_failed_with("b", 42)], NOW)
+    (condition,) = plan.status["conditions"]
+    assert (condition["type"], condition["reason"], condition["message"]) == (
+        "FailureTarget",
+        "PodFailurePolicy",
+        "Container main for pod ns/pi-b failed with exit code 42 matching FailJob rule at index 1",
+    )

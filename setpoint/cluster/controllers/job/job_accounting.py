@@ -27,6 +27,7 @@ __all__ = [
     "completion_index",
     "finished_condition",
     "format_indexes",
+    "match_pod_failure_policy",
     "parse_indexes",
     "plan_job",
 ]
@@ -171,6 +172,71 @@ def _add(status: dict[str, Any], condition: dict[str, Any]) -> None:
         ]
 
 
+def _exit_code_match(
+    pod: Mapping[str, Any], requirement: Mapping[str, Any]
+) -> Mapping[str, Any] | None:
+    status = pod.get("status") or {}
+    values = set(requirement.get("values") or ())
+    wanted = requirement.get("containerName")
+    for kind in ("initContainerStatuses", "containerStatuses"):
+        for container in status.get(kind) or ():
+            terminated = (container.get("state") or {}).get("terminated") or {}
+            code = terminated.get("exitCode")
+            if code in (None, 0) or (wanted and container.get("name") != wanted):
+                continue
+            matched = code in values
+            if matched == (requirement.get("operator") == "In"):
+                return container  # type: ignore[no-any-return]
+    return None
+
+
+def match_pod_failure_policy(
+    job: Mapping[str, Any], pod: Mapping[str, Any]
+) -> tuple[str | None, bool]:
+    """``matchPodFailurePolicy``: (FailJob message or None, whether the failure counts)."""
+    policy = (job.get("spec") or {}).get("podFailurePolicy") or {}
+    meta = pod.get("metadata") or {}
+    where = f"{meta.get('namespace')}/{meta.get('name')}"
+    for index, rule in enumerate(policy.get("rules") or ()):
+        action = rule.get("action")
+        message: str | None = None
+        if rule.get("onExitCodes") is not None:
+            container = _exit_code_match(pod, rule["onExitCodes"])
+            if container is None:
+                continue
+            code = container["state"]["terminated"]["exitCode"]
+            message = (
+                f"Container {container.get('name')} for pod {where} failed with exit code "
+                f"{code} matching {action} rule at index {index}"
+            )
+        elif rule.get("onPodConditions") is not None:
+            conditions = (pod.get("status") or {}).get("conditions") or ()
+            matched = next(
+                (
+                    c
+                    for pattern in rule["onPodConditions"]
+                    for c in conditions
+                    if c.get("type") == pattern.get("type")
+                    and c.get("status") == pattern.get("status", "True")
+                ),
+                None,
+            )
+            if matched is None:
+                continue
+            message = (
+                f"Pod {where} has condition {matched.get('type')} matching {action} rule "
+                f"at index {index}"
+            )
+        else:
+            continue
+        if action == "Ignore":
+            return None, False
+        if action == "FailJob":
+            return message, True
+        return None, True
+    return None, True
+
+
 def _restarts_past_limit(spec: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> bool:
     """``pastBackoffLimitOnFailure``: with restartPolicy OnFailure, container restarts count."""
     template_spec = (spec.get("template") or {}).get("spec") or {}
@@ -261,7 +327,8 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
                 uids.remove(uid)
                 status[counter] = int(status.get(counter) or 0) + 1
     succeeded_pods = [p for p in pods if pod_phase(p) == "Succeeded"]
-    failed_pods = [p for p in pods if _is_failed(p, job)]
+    failed_pods = [p for p in pods if _is_failed(p, job) and match_pod_failure_policy(job, p)[1]]
+    fail_job_message: str | None = None
     for pod in pods:
         if not _has_finalizer(pod):
             continue
@@ -272,7 +339,11 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
             pending_succeeded.append(uid)
             plan.remove_finalizer.append(pod)
         elif _is_failed(pod, job):
-            pending_failed.append(uid)
+            message, counted = match_pod_failure_policy(job, pod)
+            if counted:
+                pending_failed.append(uid)
+            if message is not None and fail_job_message is None:
+                fail_job_message = message
             plan.remove_finalizer.append(pod)
     status["uncountedTerminatedPods"] = {
         key: value
@@ -303,6 +374,8 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
         status["startTime"] = format_time(now)
 
     failure = _find(status, "FailureTarget")
+    if failure is None and fail_job_message is not None:
+        failure = _condition("FailureTarget", "PodFailurePolicy", fail_job_message, now)
     if failure is None:
         deadline = spec.get("activeDeadlineSeconds")
         started = status.get("startTime")
