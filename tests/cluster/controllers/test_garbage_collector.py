@@ -202,3 +202,44 @@ def test_dangling_references_delete_or_are_stripped(
         return [ref.name for ref in partly.metadata.owner_references] == ["live"]
 
     eventually_sync(stripped, "the dangling reference removed")
+
+
+def test_an_owner_in_another_namespace_is_absent_with_a_warning(
+    core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    owner = core_v1.create_namespaced_config_map(
+        "default", {"metadata": {"generateName": "far-owner-"}}
+    )
+    try:
+        ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": owner.metadata.name,
+            "uid": owner.metadata.uid,
+        }
+        core_v1.create_namespaced_config_map(namespace, config_map("child", ref))
+
+        eventually_sync(
+            lambda: gone(lambda: core_v1.read_namespaced_config_map("child", namespace)),
+            "the dependent of an owner in another namespace deleted",
+        )
+
+        def warning() -> Any:
+            return next(
+                (
+                    e
+                    for e in core_v1.list_namespaced_event(namespace).items
+                    if e.reason == "OwnerRefInvalidNamespace"
+                ),
+                None,
+            )
+
+        event = eventually_sync(warning, "OwnerRefInvalidNamespace event")
+        assert event.type == "Warning"
+        assert event.message == (
+            f"ownerRef [v1/ConfigMap, namespace: {namespace}, name: {owner.metadata.name}, "
+            f'uid: {owner.metadata.uid}] does not exist in namespace "{namespace}"'
+        )
+        assert event.source.component == "garbage-collector-controller"
+    finally:
+        core_v1.delete_namespaced_config_map(owner.metadata.name, "default")

@@ -241,18 +241,19 @@ class GarbageCollector(Controller):
             return "unknown"
         namespace = (obj.get("metadata") or {}).get("namespace") or ""
         if owner_served.namespaced and not namespace:
-            self.access.event(
-                obj,
-                "Warning",
-                "OwnerRefInvalidNamespace",
-                f"ownerRef [{ref.get('apiVersion')}/{ref.get('kind')}, namespace: , name: "
-                f'{ref.get("name")}, uid: {ref.get("uid")}] does not exist in namespace ""',
-            )
+            self._invalid_namespace(obj, ref, namespace)
             return "dangling"
         owner = self.access.read_stored(
             owner_served, namespace if owner_served.namespaced else None, str(ref.get("name", ""))
         )
         if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
+            elsewhere = self.graph.item_of(str(ref.get("uid", "")))
+            if (
+                owner_served.namespaced
+                and elsewhere is not None
+                and elsewhere.namespace != namespace
+            ):
+                self._invalid_namespace(obj, ref, namespace)
             return "dangling"
         owner_meta = owner["metadata"]
         if "deletionTimestamp" in owner_meta and FINALIZER_FOREGROUND in (
@@ -260,6 +261,17 @@ class GarbageCollector(Controller):
         ):
             return "waiting"
         return "solid"
+
+    def _invalid_namespace(self, obj: Object, ref: dict[str, Any], namespace: str) -> None:
+        """The Warning upstream records when an owner lives in another namespace."""
+        self.access.event(
+            obj,
+            "Warning",
+            "OwnerRefInvalidNamespace",
+            f"ownerRef [{ref.get('apiVersion')}/{ref.get('kind')}, namespace: {namespace}, "
+            f"name: {ref.get('name')}, uid: {ref.get('uid')}] does not exist in namespace "
+            f'"{namespace}"',
+        )
 
     async def _set_owner_references(
         self, served: ServedResource, obj: Object, refs: list[dict[str, Any]]
