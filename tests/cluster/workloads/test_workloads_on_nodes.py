@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from setpoint.api.clock import FakeClock
 from setpoint.cluster.local_cluster import LocalCluster
 from tests.cluster.controllers.waiting import eventually
 from tests.cluster.raw_api import raw_api
@@ -347,3 +348,49 @@ async def test_statefulset_rolling_update_goes_from_the_highest_ordinal_down() -
             await api.request("GET", "/apis/apps/v1/namespaces/default/controllerrevisions")
         ).body["items"]
         assert sorted(r["revision"] for r in revisions) == [1, 2]
+
+
+async def test_job_with_a_failing_command_reaches_its_backoff_limit_under_run_pods() -> None:
+    clock = FakeClock()
+    async with (
+        LocalCluster(run_pods=True, clock=clock) as cluster,
+        raw_api(cluster.url, cluster.token) as api,
+    ):
+        jobs = "/apis/batch/v1/namespaces/default/jobs"
+        job = {
+            "metadata": {"name": "flaky"},
+            "spec": {
+                "backoffLimit": 1,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {"name": "c", "image": "busybox", "command": ["sh", "-c", "exit 3"]}
+                        ],
+                    }
+                },
+            },
+        }
+        assert (await api.request("POST", jobs, job)).status == 201
+
+        async def failed(count: int) -> Any:
+            status = (await api.request("GET", f"{jobs}/flaky")).body.get("status") or {}
+            return status if status.get("failed") == count else None
+
+        await eventually(lambda: failed(1), "the first pod failed")
+        clock.advance(11)  # the pod-failure backoff before the replacement pod
+        status = await eventually(lambda: failed(2), "the second pod failed")
+
+        async def finished() -> Any:
+            body = (await api.request("GET", f"{jobs}/flaky")).body
+            conditions = (body.get("status") or {}).get("conditions") or ()
+            return next((c for c in conditions if c["type"] == "Failed"), None)
+
+        condition = await eventually(finished, "Failed condition")
+        assert condition["reason"] == "BackoffLimitExceeded"
+        assert condition["message"] == "Job has reached the specified backoff limit"
+        pods = (await api.request("GET", "/api/v1/namespaces/default/pods")).body["items"]
+        assert len(pods) == 2
+        codes = [p["status"]["containerStatuses"][0]["state"]["terminated"] for p in pods]
+        assert [(c["exitCode"], c["reason"]) for c in codes] == [(3, "Error"), (3, "Error")]
+        assert status["failed"] == 2
