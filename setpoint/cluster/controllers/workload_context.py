@@ -2,8 +2,9 @@
 
 The workload controllers (ReplicaSet, Deployment, Job, CronJob, StatefulSet, DaemonSet) are
 written against this small protocol so that their sync functions can be tested without a
-server, and so that the framework that runs them inside ``setpoint cluster serve`` only has
-to adapt its own cache, admission-path writer and Event recorder to it.
+server (``tests/cluster/workloads/fake_context.py``). Inside ``setpoint cluster serve`` the
+framework's ``ClusterAccess`` implements it over the shared informers, the admission path
+and the Event recorder.
 
 Kinds are named by their resource and group (``"pods"``, ``"apps/replicasets"``). Reads
 return objects the caller must not mutate. Writes go through the same admission path as API
