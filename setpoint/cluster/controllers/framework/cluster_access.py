@@ -103,8 +103,8 @@ class ClusterAccess:
 
     # -- writing ------------------------------------------------------------------------
 
-    def _options(self) -> WriteOptions:
-        return WriteOptions(field_manager=self.identity.field_manager)
+    def _options(self, server_built: bool = False) -> WriteOptions:
+        return WriteOptions(field_manager=self.identity.field_manager, server_built=server_built)
 
     def _written(self, served: ServedResource, body: bytes) -> dict[str, Any]:
         obj: dict[str, Any] = decode(body)
@@ -162,8 +162,14 @@ class ClusterAccess:
         name: str,
         patch: Mapping[str, Any],
         subresource: str = "",
+        *,
+        server_built: bool = False,
     ) -> dict[str, Any]:
-        """A JSON merge patch of an object of ``served`` (or of its ``subresource``)."""
+        """A JSON merge patch of an object of ``served`` (or of its ``subresource``).
+
+        ``server_built``: the patched content is built by the server itself (the kubelet's pod
+        status), so the schema check is skipped; metadata and the kind's rules still apply.
+        """
         ops = self.operations
         try:
             record = ops.get_record(served, namespace if served.namespaced else None, name)
@@ -178,8 +184,35 @@ class ClusterAccess:
                 namespace if served.namespaced else None,
                 name,
                 patched,
-                self._options(),
+                self._options(server_built),
                 subresource,
+            )
+        except APIError as exc:
+            raise WriteError(exc.code, exc.reason, exc.message) from exc
+        return self._written(served, result.body)
+
+    async def write_status_in(
+        self,
+        served: ServedResource,
+        namespace: str | None,
+        name: str,
+        status: dict[str, Any],
+        *,
+        uid: str,
+        server_built: bool = False,
+    ) -> dict[str, Any]:
+        """Replace the whole ``status`` of the latest stored object (PUT ``/status``), if it
+        still has ``uid``; cheaper than a merge patch when the caller computed all of it."""
+        ops = self.operations
+        ns = namespace if served.namespaced else None
+        try:
+            record = ops.get_record(served, ns, name)
+            current = ops.present_object(served, decode(record.value))
+            current["status"] = status
+            current["metadata"]["uid"] = uid
+            current["metadata"]["resourceVersion"] = str(record.revision)
+            result = await ops.update(
+                served, ns, name, current, self._options(server_built), "status"
             )
         except APIError as exc:
             raise WriteError(exc.code, exc.reason, exc.message) from exc

@@ -205,12 +205,13 @@ class Kubelet(Controller):
         status = run.status(pod, now, _scheduled(pod, run))
         current = pod.get("status") or {}
         if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
-            await self.access.patch_in(
+            await self.access.write_status_in(
                 self.access.resource("pods"),
                 key.namespace,
                 key.name,
-                {"status": status, "metadata": {"uid": uid}},
-                "status",
+                status,
+                uid=uid,
+                server_built=True,
             )
         return run.next_change(now)
 
@@ -366,12 +367,13 @@ class Kubelet(Controller):
                     )
             status = run.status(pod, now, _scheduled(pod, run))
             try:
-                await self.access.patch_in(
+                await self.access.write_status_in(
                     pods,
                     meta["namespace"],
                     meta["name"],
-                    {"status": status, "metadata": {"uid": meta["uid"]}},
-                    "status",
+                    status,
+                    uid=meta["uid"],
+                    server_built=True,
                 )
             except WriteError as exc:
                 if exc.code not in (404, 409):
