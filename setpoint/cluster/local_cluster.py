@@ -14,7 +14,8 @@ kept in memory. Without ``kubeconfig_path`` a kubeconfig is written to a tempora
 that is removed on exit.
 
 The built-in controllers, scheduler and (simulated) kubelet run with the server unless
-``controllers=False``; ``nodes``, ``run_pods`` and ``clock`` configure them.
+``controllers=False``; ``nodes``, ``run_pods``, ``clock`` and ``simulated_run_seconds`` (how long
+a simulated container whose command ends by itself runs) configure them.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class LocalCluster:
         nodes: int = 1,
         run_pods: bool = False,
         clock: Clock = SYSTEM_CLOCK,
+        simulated_run_seconds: float = 1.0,
     ) -> None:
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
@@ -74,7 +76,14 @@ class LocalCluster:
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         self._controller_options = (
-            ControllerOptions(clock=clock, nodes=nodes, run_pods=run_pods) if controllers else None
+            ControllerOptions(
+                clock=clock,
+                nodes=nodes,
+                run_pods=run_pods,
+                simulated_run_seconds=simulated_run_seconds,
+            )
+            if controllers
+            else None
         )
         self.server: APIServer | None = None
         #: The running controllers (None when started with ``controllers=False``).

@@ -38,6 +38,7 @@ class BackgroundCluster:
         nodes: int = 1,
         run_pods: bool = False,
         clock: Clock = SYSTEM_CLOCK,
+        simulated_run_seconds: float = 1.0,
     ) -> None:
         self._options: dict[str, Any] = {
             "in_memory": in_memory,
@@ -47,6 +48,7 @@ class BackgroundCluster:
             "nodes": nodes,
             "run_pods": run_pods,
             "clock": clock,
+            "simulated_run_seconds": simulated_run_seconds,
         }
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
