@@ -217,3 +217,37 @@ def test_pod_failure_policy_fail_job_and_ignore() -> None:
         "PodFailurePolicy",
         "Container main for pod ns/pi-b failed with exit code 42 matching FailJob rule at index 1",
     )
+
+
+def test_success_policy_ends_an_indexed_job_early_without_counting_stopped_pods() -> None:
+    job = _job(
+        completionMode="Indexed",
+        completions=3,
+        parallelism=3,
+        successPolicy={"rules": [{"succeededIndexes": "0"}]},
+    )
+    job["status"] = {"startTime": format_time(NOW)}
+    leader = _pod("a", "Succeeded")
+    leader["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": "0"}
+    worker = _pod("b")
+    worker["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": "1"}
+    plan = plan_job(job, [leader, worker], NOW)
+    (condition,) = plan.status["conditions"]
+    assert (condition["type"], condition["reason"], condition["message"]) == (
+        "SuccessCriteriaMet",
+        "SuccessPolicy",
+        "Matched rules at index 0",
+    )
+    assert plan.delete == [worker]
+    job["status"] = plan.status
+    stopped = _pod("b", "Failed")
+    stopped["metadata"]["annotations"] = worker["metadata"]["annotations"]
+    plan = plan_job(job, [_pod("a", "Succeeded", tracked=False), stopped], NOW)
+    assert "failed" not in plan.status
+    job["status"] = plan.status
+    plan = plan_job(
+        job, [_pod("a", "Succeeded", tracked=False), _pod("b", "Failed", tracked=False)], NOW
+    )
+    assert [c["type"] for c in plan.status["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+    assert plan.status["conditions"][1]["reason"] == "SuccessPolicy"
+    assert "failed" not in plan.status

@@ -237,6 +237,28 @@ def match_pod_failure_policy(
     return None, True
 
 
+def _success_policy_match(spec: Mapping[str, Any], completed: set[int]) -> str | None:
+    """``matchSuccessPolicy`` (Indexed Jobs): the message of the first rule met, or None."""
+    rules = (spec.get("successPolicy") or {}).get("rules") or ()
+    if not completed:
+        return None
+    total = int(spec.get("completions") or 0)
+    for index, rule in enumerate(rules):
+        count = rule.get("succeededCount")
+        if rule.get("succeededIndexes") is not None:
+            required = {i for i in parse_indexes(rule["succeededIndexes"]) if i < total}
+            if not required:
+                continue
+            done = len(required & completed)
+            if (count is None and done == len(required)) or (
+                count is not None and done >= int(count)
+            ):
+                return f"Matched rules at index {index}"
+        elif count is not None and len(completed) >= int(count):
+            return f"Matched rules at index {index}"
+    return None
+
+
 def _restarts_past_limit(spec: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> bool:
     """``pastBackoffLimitOnFailure``: with restartPolicy OnFailure, container restarts count."""
     template_spec = (spec.get("template") or {}).get("spec") or {}
@@ -340,7 +362,8 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
             plan.remove_finalizer.append(pod)
         elif _is_failed(pod, job):
             message, counted = match_pod_failure_policy(job, pod)
-            if counted:
+            # Pods stopped because the Job already succeeded are not failures.
+            if counted and _find(status, "SuccessCriteriaMet") is None:
                 pending_failed.append(uid)
             if message is not None and fail_job_message is None:
                 fail_job_message = message
@@ -396,7 +419,10 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
             if completions is not None
             else succeeded > 0 and not active
         )
-        if reached:
+        policy_message = _success_policy_match(spec, completed) if indexed else None
+        if policy_message is not None:
+            success = _condition("SuccessCriteriaMet", "SuccessPolicy", policy_message, now)
+        elif reached:
             success = _condition(
                 "SuccessCriteriaMet", "CompletionsReached", _COMPLETIONS_MESSAGE, now
             )
