@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
 import shutil
@@ -137,6 +138,12 @@ class Kubelet(Controller):
         if self._lease_timer is not None:
             self._lease_timer.cancel()
         await super().stop()
+        pending = [*self._stopping.values(), *([self._renewal] if self._renewal else [])]
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         for run in self._runs.values():
             if isinstance(run, ProcessPod):
                 run.kill_now()
