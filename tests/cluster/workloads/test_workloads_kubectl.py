@@ -189,3 +189,6 @@ def test_rollout_status_of_a_statefulset_and_a_daemonset(kubectl: Kubectl, names
     assert "partitioned roll out complete: 2 new pods have been updated" in out
     out = kubectl.run("rollout", "status", "daemonset/db", *n, "--timeout=30s").stdout
     assert 'daemon set "db" successfully rolled out' in out
+    for kind in ("statefulset", "daemonset"):
+        history = kubectl.run("rollout", "history", f"{kind}/db", *n).stdout.split()
+        assert history[1:5] == ["REVISION", "CHANGE-CAUSE", "1", "<none>"], history

@@ -14,6 +14,10 @@ from setpoint.cluster.controllers.daemonset.node_placement import (
     pin_to_node,
 )
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.controller_revisions import (
+    REVISIONS,
+    current_revision,
+)
 from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 from setpoint.cluster.controllers.workload_pods.pod_state import (
@@ -21,7 +25,6 @@ from setpoint.cluster.controllers.workload_pods.pod_state import (
     is_pod_ready,
     pod_phase,
 )
-from setpoint.cluster.controllers.workload_pods.template_hash import compute_hash
 
 __all__ = ["COMPONENT", "GENERATION_LABEL", "RESOURCE", "DaemonSetController"]
 
@@ -43,13 +46,14 @@ class DaemonSetController:
     """Runs one pod of each DaemonSet on every eligible node."""
 
     resource = RESOURCE
-    watches = ("pods", "nodes")
+    # Revisions are watched so that their cache is filled from the start.
+    watches = ("pods", "nodes", REVISIONS)
 
     def __init__(self, context: WorkloadContext) -> None:
         self._context = context
 
     def owner_keys(self, resource: str, obj: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """The DaemonSet of a pod; every DaemonSet for a Node change."""
+        """The DaemonSet of a pod or revision; every DaemonSet for a Node change."""
         if resource == "nodes":
             return [
                 (str(_meta(ds).get("namespace")), _name(ds)) for ds in self._context.list(RESOURCE)
@@ -107,7 +111,8 @@ class DaemonSetController:
         namespace = str(_meta(ds).get("namespace"))
         spec = ds.get("spec") or {}
         template = spec.get("template") or {}
-        revision = compute_hash(template, (ds.get("status") or {}).get("collisionCount"))
+        current = await current_revision(self._context, ds, label_is_name=False)
+        revision = current.label
         generation = str(_meta(ds).get("generation") or 1)
         now = self._context.clock.now()
         min_ready = int(spec.get("minReadySeconds") or 0)
@@ -168,7 +173,7 @@ class DaemonSetController:
                 victim = outdated[0]
                 if not unavailable or node_of(victim) in unavailable:
                     await self._delete(ds, victim)
-        await self._write_status(ds, wanted, by_node, updated, min_ready)
+        await self._write_status(ds, wanted, by_node, updated, min_ready, current.collision_count)
         return None
 
     async def _write_status(
@@ -178,6 +183,7 @@ class DaemonSetController:
         by_node: Mapping[str, list[Mapping[str, Any]]],
         updated: Any,
         min_ready: int,
+        collisions: int,
     ) -> None:
         now = self._context.clock.now()
         scheduled = [n for n in wanted if by_node.get(n)]
@@ -203,8 +209,8 @@ class DaemonSetController:
             if not status[field]:
                 del status[field]
         old = ds.get("status") or {}
-        if old.get("collisionCount") is not None:
-            status["collisionCount"] = old["collisionCount"]
+        if collisions or old.get("collisionCount") is not None:
+            status["collisionCount"] = collisions
         if status == old:
             return
         await self._context.update_status(RESOURCE, {**ds, "status": status})

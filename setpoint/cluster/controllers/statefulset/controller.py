@@ -7,8 +7,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from setpoint.api.owners import controller_of, controller_reference, owner_reference
+from setpoint.api.owners import controller_of, owner_reference
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods import controller_revisions
 from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 from setpoint.cluster.controllers.workload_pods.pod_state import (
@@ -17,7 +18,6 @@ from setpoint.cluster.controllers.workload_pods.pod_state import (
     is_pod_terminal,
     pod_phase,
 )
-from setpoint.cluster.controllers.workload_pods.template_hash import compute_hash
 
 __all__ = [
     "COMPONENT",
@@ -80,42 +80,6 @@ class StatefulSetController:
 
     def _event(self, sts: Mapping[str, Any], type: str, reason: str, message: str) -> None:
         self._context.event(sts, type, reason, message, COMPONENT)
-
-    async def _update_revision(self, sts: Mapping[str, Any]) -> tuple[str, int]:
-        """The ControllerRevision of the current template (created when missing)."""
-        namespace = str(_meta(sts).get("namespace"))
-        template = copy.deepcopy((sts.get("spec") or {}).get("template") or {})
-        data = {"spec": {"template": {**template, "$patch": "replace"}}}
-        collisions = int((sts.get("status") or {}).get("collisionCount") or 0)
-        name = f"{_name(sts)}-{compute_hash(data, collisions)}"
-        owned = [
-            r
-            for r in self._context.list(_REVISIONS, namespace)
-            if controller_uid(r) == _meta(sts).get("uid")
-        ]
-        latest = max((int(r.get("revision") or 0) for r in owned), default=0)
-        existing = next((r for r in owned if _name(r) == name), None)
-        if existing is not None:
-            return name, int(existing.get("revision") or 0)
-        selector_labels = ((sts.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-        revision = {
-            "apiVersion": "apps/v1",
-            "kind": "ControllerRevision",
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "labels": {**selector_labels, REVISION_LABEL: name},
-                "ownerReferences": [controller_reference(sts)],
-            },
-            "data": data,
-            "revision": latest + 1,
-        }
-        try:
-            await self._context.create(_REVISIONS, revision)
-        except WriteError as error:
-            if error.reason != "AlreadyExists":
-                raise
-        return name, latest + 1
 
     def _pod(self, sts: Mapping[str, Any], ordinal: int, revision: str) -> dict[str, Any]:
         name = f"{_name(sts)}-{ordinal}"
@@ -275,7 +239,10 @@ class StatefulSetController:
         spec = sts.get("spec") or {}
         now = self._context.clock.now()
         min_ready = int(spec.get("minReadySeconds") or 0)
-        update_revision, _ = await self._update_revision(sts)
+        revision = await controller_revisions.current_revision(
+            self._context, sts, label_is_name=True
+        )
+        update_revision = revision.name
         status = sts.get("status") or {}
         current_revision = status.get("currentRevision") or update_revision
         pattern = re.compile(rf"^{re.escape(_name(sts))}-(\d+)$")
@@ -294,7 +261,13 @@ class StatefulSetController:
         partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0)
         await self._act(sts, pods, wanted, ordered, update_revision, current_revision, partition)
         await self._write_status(
-            sts, self._list_pods(sts, pattern), update_revision, current_revision, min_ready, now
+            sts,
+            self._list_pods(sts, pattern),
+            update_revision,
+            current_revision,
+            min_ready,
+            now,
+            revision.collision_count,
         )
 
     def _list_pods(
@@ -373,6 +346,7 @@ class StatefulSetController:
         current_revision: str,
         min_ready: int,
         now: Any,
+        collisions: int,
     ) -> None:
         replicas = ready = available = current = updated = 0
         for pod in pods:
@@ -397,7 +371,7 @@ class StatefulSetController:
             "updatedReplicas": updated,
             "currentRevision": current_revision,
             "updateRevision": update_revision,
-            "collisionCount": int(old.get("collisionCount") or 0),
+            "collisionCount": collisions,
             "availableReplicas": available,
         }
         for field in ("readyReplicas", "currentReplicas", "updatedReplicas"):
