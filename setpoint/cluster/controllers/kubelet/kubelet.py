@@ -220,7 +220,12 @@ class Kubelet(Controller):
                 uid=uid,
                 server_built=True,
             )
-        return run.next_change(now)
+        delay = run.next_change(now)
+        if delay is None:
+            return None
+        # Time may have moved during the awaits above (a test advancing a FakeClock): the
+        # next change is due that much sooner, at once if it has passed.
+        return delay - (self.access.clock.now() - now).total_seconds()
 
     def _start(self, pod: Mapping[str, Any], node: str, now: Any) -> SimulatedPod | ProcessPod:
         meta = pod["metadata"]
