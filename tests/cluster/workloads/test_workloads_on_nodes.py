@@ -394,3 +394,55 @@ async def test_job_with_a_failing_command_reaches_its_backoff_limit_under_run_po
         codes = [p["status"]["containerStatuses"][0]["state"]["terminated"] for p in pods]
         assert [(c["exitCode"], c["reason"]) for c in codes] == [(3, "Error"), (3, "Error")]
         assert status["failed"] == 2
+
+
+async def test_daemonset_max_surge_starts_the_new_pod_before_stopping_the_old() -> None:
+    async with LocalCluster(nodes=2) as cluster, raw_api(cluster.url, cluster.token) as api:
+        path = "/apis/apps/v1/namespaces/default/daemonsets"
+        pods_path = "/api/v1/namespaces/default/pods"
+        ds = {
+            "metadata": {"name": "agent"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "agent"}},
+                "updateStrategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+                },
+                "template": {
+                    "metadata": {"labels": {"app": "agent"}},
+                    "spec": {"containers": [{"name": "agent", "image": "fluentd:1"}]},
+                },
+            },
+        }
+        assert (await api.request("POST", path, ds)).status == 201
+
+        async def rolled(generation: int) -> Any:
+            status = (await api.request("GET", f"{path}/agent")).body.get("status") or {}
+            return (
+                status.get("observedGeneration") == generation
+                and status.get("updatedNumberScheduled") == 2
+                and status.get("numberAvailable") == 2
+            )
+
+        await eventually(lambda: rolled(1), "first rollout")
+        listed = (await api.request("GET", pods_path)).body
+        live = {p["metadata"]["name"] for p in listed["items"]}
+        start = listed["metadata"]["resourceVersion"]
+        containers = [{"name": "agent", "image": "fluentd:2"}]
+        patch = {"spec": {"template": {"spec": {"containers": containers}}}}
+        merge = "application/merge-patch+json"
+        await api.request("PATCH", f"{path}/agent", patch, content_type=merge)
+        await eventually(lambda: rolled(2), "second rollout")
+        events = await api.watch(f"{pods_path}?watch=1&resourceVersion={start}&timeoutSeconds=1")
+        counts = []
+        for event in events:
+            pod = event["object"]
+            name = pod["metadata"]["name"]
+            if event["type"] == "ADDED":
+                live.add(name)
+            elif event["type"] == "DELETED" or pod["metadata"].get("deletionTimestamp"):
+                live.discard(name)
+            counts.append(len(live))
+        # maxUnavailable 0, maxSurge 1: never fewer than two pods, at times three.
+        assert min(counts) == 2
+        assert max(counts) == 3

@@ -13,6 +13,10 @@ from setpoint.cluster.controllers.daemonset.node_placement import (
     node_wants_daemon_pod,
     pin_to_node,
 )
+from setpoint.cluster.controllers.deployment.rollout_arithmetic import (
+    IntOrPercentError,
+    resolve_fenceposts,
+)
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
 from setpoint.cluster.controllers.workload_pods.controller_revisions import (
     REVISIONS,
@@ -40,6 +44,17 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str(_meta(obj).get("name"))
+
+
+def _fenceposts(strategy: Mapping[str, Any], desired: int) -> tuple[int, int]:
+    """(maxSurge, maxUnavailable) as node counts: surge rounds up, unavailable down; never 0/0."""
+    rolling = strategy.get("rollingUpdate") or {}
+    try:
+        return resolve_fenceposts(
+            rolling.get("maxSurge", 0), rolling.get("maxUnavailable", 1), desired
+        )
+    except IntOrPercentError:
+        return 0, 1
 
 
 class DaemonSetController:
@@ -136,8 +151,16 @@ class DaemonSetController:
                 labels.get(GENERATION_LABEL) == generation and _REVISION_LABEL not in labels
             )
 
+        def keep_first(pod: Mapping[str, Any]) -> tuple[bool, bool]:
+            # The pod a node keeps (and status reports): updated, then available, first.
+            return (not updated(pod), not is_pod_available(pod, min_ready, now))
+
+        strategy = spec.get("updateStrategy") or {}
+        rolling = strategy.get("type", "RollingUpdate") == "RollingUpdate"
+        surge, unavailable_allowed = _fenceposts(strategy, len(wanted)) if rolling else (0, 0)
         for node_name in sorted(wanted):
-            pods = by_node.get(node_name, [])
+            pods = sorted(by_node.get(node_name, []), key=keep_first)
+            by_node[node_name] = pods
             if pods and pod_phase(pods[0]) == "Failed":
                 self._event(
                     ds,
@@ -150,29 +173,39 @@ class DaemonSetController:
                 continue
             if not pods:
                 await self._create(ds, node_name, revision)
+                continue
+            if surge and len(pods) == 2 and updated(pods[0]) and not updated(pods[1]):
+                # A surge pod: the old one goes once the new one is available.
+                if is_pod_available(pods[0], min_ready, now):
+                    await self._delete(ds, pods[1])
+                continue
             for extra in pods[1:]:
                 await self._delete(ds, extra)
         for node_name, pods in by_node.items():
             if node_name not in wanted:
                 for pod in pods:
                     await self._delete(ds, pod)
-        # RollingUpdate: replace one outdated pod while every other node is available.
-        strategy = spec.get("updateStrategy") or {}
-        if strategy.get("type", "RollingUpdate") == "RollingUpdate":
-            outdated = [
-                by_node[n][0]
-                for n in sorted(wanted)
-                if by_node.get(n) and not updated(by_node[n][0])
-            ]
-            unavailable = [
-                n
-                for n in wanted
-                if not by_node.get(n) or not is_pod_available(by_node[n][0], min_ready, now)
-            ]
-            if outdated and len(unavailable) <= 1:
-                victim = outdated[0]
-                if not unavailable or node_of(victim) in unavailable:
-                    await self._delete(ds, victim)
+        if rolling:
+            outdated = [n for n in sorted(wanted) if by_node.get(n) and not updated(by_node[n][0])]
+            if surge:
+                # maxSurge: start an updated pod beside the old one on up to `surge` nodes.
+                surging = sum(1 for n in wanted if len(by_node.get(n) or ()) > 1)
+                for node_name in outdated[: max(0, surge - surging)]:
+                    await self._create(ds, node_name, revision)
+            else:
+                # maxUnavailable: delete outdated pods while few enough nodes are unavailable.
+                unavailable = {
+                    n
+                    for n in wanted
+                    if not by_node.get(n) or not is_pod_available(by_node[n][0], min_ready, now)
+                }
+                budget = unavailable_allowed - len(unavailable)
+                for node_name in outdated:
+                    if node_name in unavailable:
+                        await self._delete(ds, by_node[node_name][0])
+                    elif budget > 0:
+                        await self._delete(ds, by_node[node_name][0])
+                        budget -= 1
         await self._write_status(ds, wanted, by_node, updated, min_ready, current.collision_count)
         return None
 
