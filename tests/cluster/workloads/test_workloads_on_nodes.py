@@ -446,3 +446,49 @@ async def test_daemonset_max_surge_starts_the_new_pod_before_stopping_the_old() 
         # maxUnavailable 0, maxSurge 1: never fewer than two pods, at times three.
         assert min(counts) == 2
         assert max(counts) == 3
+
+
+async def test_cronjob_jobs_run_to_completion_and_history_is_trimmed() -> None:
+    clock = FakeClock()
+    async with (
+        LocalCluster(clock=clock) as cluster,
+        raw_api(cluster.url, cluster.token) as api,
+    ):
+        cronjobs = "/apis/batch/v1/namespaces/default/cronjobs"
+        jobs = "/apis/batch/v1/namespaces/default/jobs"
+        cronjob = {
+            "metadata": {"name": "tick"},
+            "spec": {
+                "schedule": "* * * * *",
+                "successfulJobsHistoryLimit": 2,
+                "jobTemplate": {
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "restartPolicy": "Never",
+                                "containers": [
+                                    {"name": "c", "image": "busybox", "command": ["echo", "hi"]}
+                                ],
+                            }
+                        }
+                    }
+                },
+            },
+        }
+        assert (await api.request("POST", cronjobs, cronjob)).status == 201
+        for run in range(1, 5):
+            clock.advance(60)
+
+            async def completed(run: int = run) -> Any:
+                clock.advance(1)  # lets the simulated container finish
+                status = (await api.request("GET", f"{cronjobs}/tick")).body.get("status") or {}
+                items = (await api.request("GET", jobs)).body["items"]
+                done = [j for j in items if (j.get("status") or {}).get("completionTime")]
+                return status.get("lastSuccessfulTime") and len(done) >= min(run, 2)
+
+            await eventually(completed, f"run {run} completed")
+        items = (await api.request("GET", jobs)).body["items"]
+        assert len(items) <= 3  # two kept successes, perhaps the next run already started
+        events = (await api.request("GET", "/api/v1/namespaces/default/events")).body["items"]
+        reasons = {e["reason"] for e in events if e["involvedObject"]["kind"] == "CronJob"}
+        assert {"SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"} <= reasons
