@@ -192,3 +192,28 @@ def test_rollout_status_of_a_statefulset_and_a_daemonset(kubectl: Kubectl, names
     for kind in ("statefulset", "daemonset"):
         history = kubectl.run("rollout", "history", f"{kind}/db", *n).stdout.split()
         assert history[1:5] == ["REVISION", "CHANGE-CAUSE", "1", "<none>"], history
+
+
+def test_wait_for_a_job_to_complete(kubectl: Kubectl, namespace: str) -> None:
+    n = ("-n", namespace)
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "pi", "namespace": namespace},
+        "spec": {
+            "completions": 2,
+            "parallelism": 2,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "pi", "image": "busybox", "command": ["echo", "3.14"]}],
+                }
+            },
+        },
+    }
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(job))
+    kubectl.run("wait", "--for=condition=complete", "job/pi", *n, "--timeout=30s")
+    succeeded = kubectl.run("get", "job", "pi", *n, "-o", "jsonpath={.status.succeeded}").stdout
+    assert succeeded == "2"
+    described = kubectl.run("describe", "job", "pi", *n).stdout
+    assert "Completed" in described and "job-controller" in described
