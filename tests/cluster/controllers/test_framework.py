@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from setpoint.api.clock import FakeClock
@@ -77,5 +78,50 @@ async def test_controller_writes_through_the_api_and_records_aggregated_events()
                 assert event["source"] == {"component": "stamper-controller"}
                 assert event["involvedObject"]["name"] == "c"
                 assert event["involvedObject"]["kind"] == "ConfigMap"
+        finally:
+            await manager.stop()
+
+
+class Impatient(Controller):
+    """Asks to be called again at once, every time."""
+
+    name = "impatient"
+    calls = 0
+
+    def watches(self) -> list[Watch]:
+        return [Watch("configmaps")]
+
+    async def reconcile(self, key: ObjectKey) -> float | None:
+        if key.name == "again":
+            type(self).calls += 1
+            return 0.0
+        return None
+
+
+async def test_again_at_once_is_rate_limited_on_the_clock() -> None:
+    clock = FakeClock()
+    async with LocalCluster(controllers=False) as cluster:
+        assert cluster.server is not None
+        options = ControllerOptions(clock=clock, retry_clock=clock)
+        manager = ControllerManager(cluster.server, options, [Impatient])
+        await manager.start()
+        try:
+            async with raw_api(cluster.url, cluster.token) as api:
+                path = "/api/v1/namespaces/default/configmaps"
+                await api.request("POST", path, {"metadata": {"name": "again"}})
+
+                async def called(times: int) -> bool:
+                    return Impatient.calls >= times
+
+                await eventually(lambda: called(1), "the first reconcile")
+                for _ in range(20):  # let the loop run: nothing may happen without the clock
+                    await asyncio.sleep(0)
+                assert Impatient.calls == 1
+                clock.advance(0.005)  # the first back-off step
+                await eventually(lambda: called(2), "the second reconcile")
+                clock.advance(0.005)  # not yet: the back-off doubled to 10 ms
+                for _ in range(20):
+                    await asyncio.sleep(0)
+                assert Impatient.calls == 2
         finally:
             await manager.stop()

@@ -6,7 +6,8 @@ A subclass names itself (``name = "replicaset"`` gives the upstream identity
 :class:`Watch` declarations, and implements :meth:`Controller.reconcile` for one key. The
 reconcile reads ``self.access`` (cache) and writes through it; it returns a delay in seconds to
 be called again for the same key on the cluster clock, or None. An exception requeues the key
-with backoff; a 409 (a stale write) is retried the same way, as upstream controllers do.
+with backoff; a 409 (a stale write) is retried the same way, as upstream controllers do, and so
+is a delay of 0 or less ("again at once"), like controller-runtime's ``Requeue: true``.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class Controller:
     def __init__(self, access: ClusterAccess, options: ControllerOptions) -> None:
         self.access = access
         self.options = options
-        self.queue: WorkQueue[ObjectKey] = WorkQueue(access.clock)
+        self.queue: WorkQueue[ObjectKey] = WorkQueue(access.clock, options.retry_clock)
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
@@ -161,8 +162,13 @@ class Controller:
                 log.exception("%s controller: reconciling %s failed", self.name, key)
                 self.queue.add_rate_limited(key)
             else:
-                self.queue.forget(key)
-                if delay is not None:
-                    self.queue.add_after(key, delay)
+                if delay is not None and delay <= 0:
+                    # "Again at once" is rate limited, as controller-runtime's Requeue: a
+                    # reconcile that keeps asking must not monopolise the server's loop.
+                    self.queue.add_rate_limited(key)
+                else:
+                    self.queue.forget(key)
+                    if delay is not None:
+                        self.queue.add_after(key, delay)
             finally:
                 self.queue.done(key)

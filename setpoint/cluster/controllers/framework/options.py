@@ -16,6 +16,9 @@ class ControllerOptions:
     """Options shared by every controller, the scheduler and the kubelet."""
 
     clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
+    #: The clock of failure back-offs and "again at once" retries: real time, even when
+    #: ``clock`` is a FakeClock (tests of the back-off itself pass a FakeClock here too).
+    retry_clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
     #: Node objects to create: ``setpoint-node`` for 1, ``setpoint-node-0..N-1`` for more.
     nodes: int = 1
     #: Run containers' commands as local processes (``--run-pods``) instead of simulating.

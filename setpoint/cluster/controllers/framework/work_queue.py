@@ -24,13 +24,16 @@ K = TypeVar("K")
 class WorkQueue(Generic[K]):
     """Keys waiting to be processed, each at most once, with delayed and backed-off adds."""
 
-    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK, retry_clock: Clock = SYSTEM_CLOCK) -> None:
         self._clock = clock
+        # Back-off is machinery, not simulated time: it runs on real time even when the
+        # cluster clock is a FakeClock (else a failed reconcile would wait for the test).
+        self._retry_clock = retry_clock
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()
         self._processing: set[K] = set()
         self._failures: dict[K, int] = {}
-        self._timers: dict[K, tuple[float, TimerHandle]] = {}
+        self._timers: dict[K, tuple[float, TimerHandle, Clock]] = {}
         self._wakeup = asyncio.Event()
         self._closed = False
 
@@ -46,15 +49,16 @@ class WorkQueue(Generic[K]):
             self._queue.append(key)
             self._wakeup.set()
 
-    def add_after(self, key: K, delay: float) -> None:
+    def add_after(self, key: K, delay: float, *, clock: Clock | None = None) -> None:
         """Queue ``key`` after ``delay`` seconds of the clock (an earlier pending add wins)."""
         if delay <= 0:
             self.add(key)
             return
-        due = self._clock.monotonic() + delay
+        clock = clock or self._clock
+        due = clock.monotonic() + delay
         pending = self._timers.get(key)
         if pending is not None:
-            if pending[0] <= due:
+            if pending[0] <= due and pending[2] is clock:
                 return
             pending[1].cancel()
 
@@ -62,13 +66,17 @@ class WorkQueue(Generic[K]):
             self._timers.pop(key, None)
             self.add(key)
 
-        self._timers[key] = (due, self._clock.call_later(delay, fire))
+        self._timers[key] = (due, clock.call_later(delay, fire), clock)
 
     def add_rate_limited(self, key: K) -> None:
         """Queue ``key`` after its backoff (which doubles with every call until forgotten)."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
-        self.add_after(key, min(BACKOFF_BASE_SECONDS * 2**failures, BACKOFF_MAX_SECONDS))
+        self.add_after(
+            key,
+            min(BACKOFF_BASE_SECONDS * 2**failures, BACKOFF_MAX_SECONDS),
+            clock=self._retry_clock,
+        )
 
     def forget(self, key: K) -> None:
         """Reset the backoff of ``key`` (it was processed successfully)."""
@@ -96,7 +104,7 @@ class WorkQueue(Generic[K]):
     def close(self) -> None:
         """Drop waiting timers; :meth:`get` ends once the queue is empty."""
         self._closed = True
-        for _, timer in self._timers.values():
+        for _, timer, _ in self._timers.values():
             timer.cancel()
         self._timers.clear()
         self._wakeup.set()

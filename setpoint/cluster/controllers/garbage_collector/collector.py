@@ -43,7 +43,7 @@ class GarbageCollector(Controller):
     def __init__(self, access: ClusterAccess, options: ControllerOptions) -> None:
         super().__init__(access, options)
         self.graph = DependencyGraph()
-        self.items: WorkQueue[Item] = WorkQueue(access.clock)
+        self.items: WorkQueue[Item] = WorkQueue(access.clock, options.retry_clock)
         self._watched: set[str] = set()
         self._item_tasks: list[asyncio.Task[None]] = []
 
