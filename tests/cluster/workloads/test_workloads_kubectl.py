@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from setpoint.api.clock import FakeClock
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.controllers.waiting import eventually_sync
 from tests.cluster.kubectl_runner import Kubectl
@@ -217,3 +218,28 @@ def test_wait_for_a_job_to_complete(kubectl: Kubectl, namespace: str) -> None:
     assert succeeded == "2"
     described = kubectl.run("describe", "job", "pi", *n).stdout
     assert "Completed" in described and "job-controller" in described
+
+
+def test_rollout_status_reports_an_exceeded_progress_deadline(tmp_path: Path) -> None:
+    clock = FakeClock()
+    with BackgroundCluster(clock=clock) as cluster:
+        kubectl = Kubectl(cluster.kubeconfig_path, tmp_path / "kube-cache")
+        deployment = _deployment("default")
+        deployment["spec"]["progressDeadlineSeconds"] = 60
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        # The simulated kubelet makes the pods ready only after this delay on the clock.
+        container["readinessProbe"] = {
+            "exec": {"command": ["true"]},
+            "initialDelaySeconds": 3600,
+        }
+        kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(deployment))
+
+        def progressing() -> Any:
+            status = kubectl.json("get", "deployment", "web").get("status") or {}
+            return any(c["type"] == "Progressing" for c in status.get("conditions") or ())
+
+        eventually_sync(progressing, "a Progressing condition")
+        clock.advance(61)
+        result = kubectl.run("rollout", "status", "deployment/web", "--timeout=20s", check=False)
+        assert result.returncode == 1
+        assert 'error: deployment "web" exceeded its progress deadline' in result.stderr
