@@ -243,3 +243,46 @@ def test_rollout_status_reports_an_exceeded_progress_deadline(tmp_path: Path) ->
         result = kubectl.run("rollout", "status", "deployment/web", "--timeout=20s", check=False)
         assert result.returncode == 1
         assert 'error: deployment "web" exceeded its progress deadline' in result.stderr
+
+
+def test_orphaned_statefulset_pods_are_adopted_by_a_new_set(
+    kubectl: Kubectl, namespace: str
+) -> None:
+    n = ("-n", namespace)
+    manifest = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": namespace},
+        "spec": {
+            "replicas": 2,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:17"}]},
+            },
+        },
+    }
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(manifest))
+    kubectl.run("rollout", "status", "statefulset/db", *n, "--timeout=30s")
+    uids = {
+        p["metadata"]["name"]: p["metadata"]["uid"]
+        for p in kubectl.json("get", "pods", *n)["items"]
+    }
+    kubectl.run("delete", "statefulset", "db", *n, "--cascade=orphan")
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(manifest))
+    owner = kubectl.json("get", "statefulset", "db", *n)["metadata"]["uid"]
+
+    def adopted() -> bool:
+        pods = kubectl.json("get", "pods", *n)["items"]
+        return all(
+            (p["metadata"].get("ownerReferences") or [{}])[0].get("uid") == owner for p in pods
+        )
+
+    eventually_sync(adopted, "the pods adopted")
+    kubectl.run("rollout", "status", "statefulset/db", *n, "--timeout=30s")
+    after = {
+        p["metadata"]["name"]: p["metadata"]["uid"]
+        for p in kubectl.json("get", "pods", *n)["items"]
+    }
+    assert after == uids  # the same pods, not new ones

@@ -18,11 +18,11 @@ from setpoint.cluster.controllers.deployment.rollout_arithmetic import (
     resolve_fenceposts,
 )
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.adoption import adopt_if_orphan
 from setpoint.cluster.controllers.workload_pods.controller_revisions import (
     REVISIONS,
     current_revision,
 )
-from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 from setpoint.cluster.controllers.workload_pods.pod_state import (
     is_pod_available,
@@ -139,11 +139,11 @@ class DaemonSetController:
         }
         by_node: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
         for pod in self._context.list("pods", namespace):
-            if controller_uid(pod) != _meta(ds).get("uid"):
-                continue
             if _meta(pod).get("deletionTimestamp"):
                 continue
-            by_node[node_of(pod)].append(pod)
+            owned = await adopt_if_orphan(self._context, "pods", ds, pod)
+            if owned is not None:
+                by_node[node_of(owned)].append(owned)
 
         def updated(pod: Mapping[str, Any]) -> bool:
             labels = _meta(pod).get("labels") or {}

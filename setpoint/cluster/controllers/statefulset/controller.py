@@ -10,6 +10,7 @@ from typing import Any
 from setpoint.api.owners import controller_of, owner_reference
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
 from setpoint.cluster.controllers.workload_pods import controller_revisions
+from setpoint.cluster.controllers.workload_pods.adoption import adopt_if_orphan
 from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 from setpoint.cluster.controllers.workload_pods.pod_state import (
@@ -248,11 +249,12 @@ class StatefulSetController:
         pattern = re.compile(rf"^{re.escape(_name(sts))}-(\d+)$")
         pods: dict[int, Mapping[str, Any]] = {}
         for pod in self._context.list("pods", namespace):
-            if controller_uid(pod) != _meta(sts).get("uid"):
-                continue
             match = pattern.match(_name(pod))
-            if match:
-                pods[int(match.group(1))] = pod
+            if match is None:
+                continue
+            owned = await adopt_if_orphan(self._context, "pods", sts, pod)
+            if owned is not None:
+                pods[int(match.group(1))] = owned
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         replicas = int(spec.get("replicas", 1))
         wanted = range(start, start + replicas)

@@ -14,6 +14,7 @@ from typing import Any
 
 from setpoint.api.owners import controller_reference
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
+from setpoint.cluster.controllers.workload_pods.adoption import adopt_if_orphan
 from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.template_hash import compute_hash
 
@@ -50,7 +51,12 @@ async def current_revision(
     template = copy.deepcopy((owner.get("spec") or {}).get("template") or {})
     data = {"spec": {"template": {**template, "$patch": "replace"}}}
     collisions = int((owner.get("status") or {}).get("collisionCount") or 0)
-    owned = [r for r in context.list(REVISIONS, namespace) if controller_uid(r) == meta.get("uid")]
+    owned = []
+    for candidate in context.list(REVISIONS, namespace):
+        # Orphaned revisions (the owner was deleted with --cascade=orphan) are adopted back.
+        revision_owned = await adopt_if_orphan(context, REVISIONS, owner, candidate)
+        if revision_owned is not None:
+            owned.append(revision_owned)
     number = max((int(r.get("revision") or 0) for r in owned), default=0) + 1
     selector = ((owner.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
     for _ in range(_MAX_COLLISIONS):
