@@ -68,7 +68,14 @@ class _WorkloadController(Controller):
         ]
 
     async def reconcile(self, key: ObjectKey) -> float | None:
-        return await self.sync.sync(key.namespace, key.name)
+        clock = self.access.clock
+        started = clock.monotonic()
+        delay = await self.sync.sync(key.namespace, key.name)
+        if delay is None:
+            return None
+        # The delay was computed from the time the sync started; a test may have advanced a
+        # FakeClock while the sync awaited its writes.
+        return max(0.0, delay - (clock.monotonic() - started))
 
 
 class ReplicaSets(_WorkloadController):

@@ -90,7 +90,7 @@ class CronJobController:
             delay = await self._sync(cronjob, jobs)
         except WriteError as error:
             if error.code in (404, 409):
-                return 0.0
+                return None  # the watch brings the change that caused it
             raise
         await self._cleanup(cronjob, jobs)
         if not status.get("active"):
@@ -100,7 +100,7 @@ class CronJobController:
                 await self._context.update_status(RESOURCE, cronjob)
             except WriteError as error:
                 if error.code in (404, 409):
-                    return 0.0
+                    return None  # the watch brings the change that caused it
                 raise
         return delay
 

@@ -91,7 +91,7 @@ class DaemonSetController:
             return await self._sync(ds)
         except WriteError as error:
             if error.code in (404, 409):
-                return 0.0
+                return None  # the watch brings the change that caused it
             raise
 
     async def _create(self, ds: Mapping[str, Any], node: str, revision: str) -> None:

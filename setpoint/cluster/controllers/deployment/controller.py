@@ -347,7 +347,7 @@ class DeploymentController:
             return await self._sync(deployment)
         except WriteError as error:
             if error.code in (404, 409):
-                return 0.0
+                return None  # the watch brings the change that caused it
             raise
         except IntOrPercentError as error:
             # kube-apiserver's validation refuses such a Deployment; this server's schema
@@ -479,7 +479,7 @@ class DeploymentController:
     async def _rollout_rolling(self, deployment: dict[str, Any]) -> float | None:
         new_rs, old = await self._sets_and_revision(deployment, create=True)
         if new_rs is None:
-            return 0.0
+            return None  # a hash collision: the status write re-enqueues the Deployment
         all_sets = [*old, new_rs]
         replicas = deployment_replicas(deployment)
         # Scale the new set up (or down to the desired size).
@@ -538,7 +538,7 @@ class DeploymentController:
         if new_rs is None:
             new_rs, old = await self._sets_and_revision(deployment, create=True)
             if new_rs is None:
-                return 0.0
+                return None
             all_sets = [*old, new_rs]
         await self._scale(new_rs, deployment_replicas(deployment), deployment)
         if status_logic.deployment_complete(deployment, deployment.get("status") or {}):

@@ -289,4 +289,5 @@ def progress_recheck_delay(
     except ValueError:
         return None
     after = (since + _deadline(deployment) - now).total_seconds()
-    return 0.0 if after < 1 else after + 1
+    # Upstream requeues one second after the deadline (rate-limited when it is that close).
+    return max(0.0, after) + 1.0

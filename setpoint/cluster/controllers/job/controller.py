@@ -65,7 +65,7 @@ class JobController:
             return await self._sync(key, job)
         except WriteError as error:
             if error.code in (404, 409):
-                return 0.0
+                return None  # the watch brings the change that caused it
             raise
 
     async def _sync(self, key: str, job: Mapping[str, Any]) -> float | None:

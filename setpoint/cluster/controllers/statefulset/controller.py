@@ -231,7 +231,7 @@ class StatefulSetController:
             await self._sync(sts)
         except WriteError as error:
             if error.code in (404, 409):
-                return 0.0
+                return None  # the watch brings the change that caused it
             raise
         return None
 
