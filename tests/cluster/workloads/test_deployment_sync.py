@@ -255,3 +255,22 @@ async def test_a_bad_max_surge_is_reported_once_not_retried() -> None:
     assert cluster.ctx.list("apps/replicasets") == []
     (event,) = [e for e in cluster.ctx.events if e[2] == "InvalidStrategy"]
     assert "not a percentage" in event[3]
+
+
+async def test_a_refused_write_is_not_retried_at_once() -> None:
+    # Retrying at once spun the worker without letting the informer catch up (a stale cache
+    # kept producing the same 404); the watch event of the change re-enqueues the key instead.
+    from setpoint.cluster.controllers.workload_context import WriteError
+
+    cluster = Cluster()
+    await cluster.ctx.create("apps/deployments", _deployment())
+    await cluster.settle()
+    deployment = cluster.deployment()
+    deployment["spec"]["replicas"] = 5
+    await cluster.ctx.update("apps/deployments", deployment)
+
+    async def gone(resource: str, obj: Any) -> dict[str, Any]:
+        raise WriteError(404, "NotFound", f'replicasets.apps "{obj["metadata"]["name"]}" not found')
+
+    cluster.ctx.update = gone  # type: ignore[method-assign]
+    assert await cluster.deployments.sync("default", "web") is None
