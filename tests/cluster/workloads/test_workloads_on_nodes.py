@@ -492,3 +492,50 @@ async def test_cronjob_jobs_run_to_completion_and_history_is_trimmed() -> None:
         events = (await api.request("GET", "/api/v1/namespaces/default/events")).body["items"]
         reasons = {e["reason"] for e in events if e["involvedObject"]["kind"] == "CronJob"}
         assert {"SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"} <= reasons
+
+
+async def test_recreate_stops_every_old_pod_before_starting_new_ones() -> None:
+    async with LocalCluster() as cluster, raw_api(cluster.url, cluster.token) as api:
+        path = "/apis/apps/v1/namespaces/default/deployments"
+        pods_path = "/api/v1/namespaces/default/pods"
+        deployment = {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 2,
+                "strategy": {"type": "Recreate"},
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+                },
+            },
+        }
+        assert (await api.request("POST", path, deployment)).status == 201
+
+        async def available(image: str) -> Any:
+            body = (await api.request("GET", f"{path}/web")).body
+            status = body.get("status") or {}
+            current = body["spec"]["template"]["spec"]["containers"][0]["image"] == image
+            return (
+                current
+                and status.get("observedGeneration") == body["metadata"]["generation"]
+                and status.get("updatedReplicas") == 2
+                and status.get("availableReplicas") == 2
+                and status.get("replicas") == 2
+            )
+
+        await eventually(lambda: available("nginx:1.27"), "first rollout")
+        listed = (await api.request("GET", pods_path)).body
+        old = {p["metadata"]["name"] for p in listed["items"]}
+        containers = [{"name": "web", "image": "nginx:1.28"}]
+        patch = {"spec": {"template": {"spec": {"containers": containers}}}}
+        merge = "application/merge-patch+json"
+        await api.request("PATCH", f"{path}/web", patch, content_type=merge)
+        await eventually(lambda: available("nginx:1.28"), "recreated")
+        rv = listed["metadata"]["resourceVersion"]
+        events = await api.watch(f"{pods_path}?watch=1&resourceVersion={rv}&timeoutSeconds=1")
+        first_new = next(i for i, e in enumerate(events) if e["type"] == "ADDED")
+        gone = {
+            e["object"]["metadata"]["name"] for e in events[:first_new] if e["type"] == "DELETED"
+        }
+        assert gone == old  # both old pods were removed before the first new one was created
