@@ -251,3 +251,36 @@ def test_success_policy_ends_an_indexed_job_early_without_counting_stopped_pods(
     assert [c["type"] for c in plan.status["conditions"]] == ["SuccessCriteriaMet", "Complete"]
     assert plan.status["conditions"][1]["reason"] == "SuccessPolicy"
     assert "failed" not in plan.status
+
+
+def _indexed_pod(uid: str, index: int, phase: str = "Running", failures: int = 0) -> dict:  # type: ignore[type-arg]
+    pod = _pod(uid, phase, finished_ago=100, tracked=False)
+    pod["metadata"]["annotations"] = {
+        "batch.kubernetes.io/job-completion-index": str(index),
+        "batch.kubernetes.io/job-index-failure-count": str(failures),
+    }
+    return pod
+
+
+def test_backoff_limit_per_index_fails_only_that_index_then_the_job() -> None:
+    job = _job(completionMode="Indexed", completions=2, parallelism=2, backoffLimitPerIndex=1)
+    job["status"] = {"startTime": format_time(NOW), "uncountedTerminatedPods": {}}
+    first_failure = [_indexed_pod("a", 0, "Failed", 0), _indexed_pod("b", 1)]
+    plan = plan_job(job, first_failure, NOW)
+    assert plan.create_indexes == [0]  # one retry left for index 0
+    assert plan.index_failures == {0: 1}
+    assert plan.status["failedIndexes"] == ""
+    second_failure = [
+        _indexed_pod("a", 0, "Failed", 0),
+        _indexed_pod("c", 0, "Failed", 1),
+        _indexed_pod("b", 1, "Succeeded"),
+    ]
+    plan = plan_job(job, second_failure, NOW)
+    assert plan.status["failedIndexes"] == "0"
+    assert plan.status["completedIndexes"] == "1"
+    assert plan.create == 0
+    (condition,) = [c for c in plan.status["conditions"] if c["type"] == "FailureTarget"]
+    assert (condition["reason"], condition["message"]) == (
+        "FailedIndexes",
+        "Job has failed indexes",
+    )

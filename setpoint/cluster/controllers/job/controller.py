@@ -16,6 +16,7 @@ from setpoint.api.owners import controller_of
 from setpoint.api.times import parse_time
 from setpoint.cluster.controllers.job.job_accounting import (
     COMPLETION_INDEX_ANNOTATION,
+    INDEX_FAILURE_COUNT_ANNOTATION,
     JOB_TRACKING_FINALIZER,
     finished_condition,
     plan_job,
@@ -113,8 +114,13 @@ class JobController:
         created = []
         template = (job.get("spec") or {}).get("template") or {}
         indexes: list[int | None] = list(plan.create_indexes) or [None] * plan.create
+        per_index = (job.get("spec") or {}).get("backoffLimitPerIndex") is not None
         for index in indexes:
             pod = self._pod(job, template, index)
+            if per_index and index is not None:
+                pod["metadata"]["annotations"][INDEX_FAILURE_COUNT_ANNOTATION] = str(
+                    plan.index_failures.get(index, 0)
+                )
             pod["metadata"]["finalizers"] = [
                 *pod["metadata"].get("finalizers", []),
                 JOB_TRACKING_FINALIZER,

@@ -21,6 +21,7 @@ from setpoint.cluster.controllers.workload_pods.pod_state import is_pod_ready, p
 __all__ = [
     "COMPLETION_INDEX_ANNOTATION",
     "DEFAULT_POD_FAILURE_BACKOFF",
+    "INDEX_FAILURE_COUNT_ANNOTATION",
     "JOB_TRACKING_FINALIZER",
     "MAX_POD_FAILURE_BACKOFF",
     "JobPlan",
@@ -34,10 +35,12 @@ __all__ = [
 
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+INDEX_FAILURE_COUNT_ANNOTATION = "batch.kubernetes.io/job-index-failure-count"
 DEFAULT_POD_FAILURE_BACKOFF = 10.0
 MAX_POD_FAILURE_BACKOFF = 600.0
 
 _BACKOFF_MESSAGE = "Job has reached the specified backoff limit"
+_MAX_FAILED_INDEXES_MESSAGE = "Job has exceeded the specified maximal number of failed indexes"
 _DEADLINE_MESSAGE = "Job was active longer than specified deadline"
 _COMPLETIONS_MESSAGE = "Reached expected number of succeeded pods"
 
@@ -50,6 +53,8 @@ class JobPlan:
     create: int = 0
     #: Indexed Jobs: the completion index of each pod to create (``len == create``).
     create_indexes: list[int] = field(default_factory=list)
+    #: backoffLimitPerIndex: the failures so far of each index to create.
+    index_failures: dict[int, int] = field(default_factory=dict)
     delete: list[Mapping[str, Any]] = field(default_factory=list)
     remove_finalizer: list[Mapping[str, Any]] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
@@ -92,6 +97,14 @@ def completion_index(pod: Mapping[str, Any]) -> int | None:
         return int(str(text)) if text is not None else None
     except ValueError:
         return None
+
+
+def _index_failure_count(pod: Mapping[str, Any]) -> int:
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    try:
+        return int(str(annotations.get(INDEX_FAILURE_COUNT_ANNOTATION, 0)))
+    except ValueError:
+        return 0
 
 
 def finished_condition(job: Mapping[str, Any]) -> str | None:
@@ -388,6 +401,19 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
         succeeded = len(completed)
         status["completedIndexes"] = format_indexes(completed)
         _set_count(status, "succeeded", succeeded)
+    per_index_limit = spec.get("backoffLimitPerIndex") if indexed else None
+    failed_indexes: set[int] = set()
+    if per_index_limit is not None:
+        for pod in failed_pods:
+            index = completion_index(pod)
+            if index is not None:
+                count = _index_failure_count(pod) + 1
+                plan.index_failures[index] = max(plan.index_failures.get(index, 0), count)
+        failed_indexes = parse_indexes(status.get("failedIndexes")) | {
+            i for i, count in plan.index_failures.items() if count > int(per_index_limit)
+        }
+        failed_indexes -= completed
+        status["failedIndexes"] = format_indexes(failed_indexes)
 
     active = [p for p in pods if pod_phase(p) not in ("Succeeded", "Failed") and not _deleting(p)]
     terminating = [p for p in pods if _deleting(p) and pod_phase(p) not in ("Succeeded", "Failed")]
@@ -399,10 +425,22 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
     failure = _find(status, "FailureTarget")
     if failure is None and fail_job_message is not None:
         failure = _condition("FailureTarget", "PodFailurePolicy", fail_job_message, now)
+    if failure is None and per_index_limit is not None:
+        max_failed = spec.get("maxFailedIndexes")
+        total = int(spec.get("completions") or 0)
+        if max_failed is not None and len(failed_indexes) > int(max_failed):
+            failure = _condition(
+                "FailureTarget", "MaxFailedIndexesExceeded", _MAX_FAILED_INDEXES_MESSAGE, now
+            )
+        elif failed_indexes and len(completed | failed_indexes) >= total:
+            failure = _condition("FailureTarget", "FailedIndexes", "Job has failed indexes", now)
     if failure is None:
         deadline = spec.get("activeDeadlineSeconds")
         started = status.get("startTime")
-        if failed > int(spec.get("backoffLimit", 6)) or _restarts_past_limit(spec, pods):
+        # With backoffLimitPerIndex the limit is per index (upstream defaults backoffLimit
+        # to MaxInt32 then).
+        over_limit = per_index_limit is None and failed > int(spec.get("backoffLimit", 6))
+        if over_limit or _restarts_past_limit(spec, pods):
             failure = _condition("FailureTarget", "BackoffLimitExceeded", _BACKOFF_MESSAGE, now)
         elif deadline is not None and started:
             expires = parse_time(started) + timedelta(seconds=int(deadline))
@@ -445,7 +483,8 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
         if completions is None:
             want = len(active) if succeeded > 0 else parallelism
         else:
-            want = max(0, min(parallelism, int(completions) - succeeded))
+            left = int(completions) - succeeded - len(failed_indexes)
+            want = max(0, min(parallelism, left))
         if len(active) > want:
             plan.delete = pods_to_delete(active, len(active) - want, now)
         elif len(active) < want:
@@ -453,7 +492,7 @@ def plan_job(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], now: dat
             if remaining > 0:
                 plan.requeue_after = min(plan.requeue_after or remaining, remaining)
             elif indexed:
-                busy = {completion_index(p) for p in active} | completed
+                busy = {completion_index(p) for p in active} | completed | failed_indexes
                 free = [i for i in range(int(completions or 0)) if i not in busy]
                 plan.create_indexes = free[: want - len(active)]
                 plan.create = len(plan.create_indexes)
