@@ -35,6 +35,7 @@ bench: venv
 	$(BIN)/python -m bench.apiserver
 	$(BIN)/python -m bench.runtime
 	$(BIN)/python -m bench.openapi
+	$(BIN)/python -m bench.cluster
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

@@ -61,6 +61,25 @@ def cluster() -> None:
     help="Where to write the kubeconfig once ready.",
 )
 @click.option(
+    "--nodes",
+    type=click.IntRange(0, 10_000),
+    default=1,
+    show_default=True,
+    help="Node objects to create and run pods on.",
+)
+@click.option(
+    "--run-pods",
+    is_flag=True,
+    default=False,
+    help="Run containers' command+args as local processes (default: simulate them).",
+)
+@click.option(
+    "--no-controllers",
+    is_flag=True,
+    default=False,
+    help="Serve the API only: no controllers, scheduler or kubelet (for benchmarks).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -73,6 +92,9 @@ def serve(
     data_dir: str | None,
     in_memory: bool,
     kubeconfig: str | None,
+    nodes: int,
+    run_pods: bool,
+    no_controllers: bool,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -99,7 +121,17 @@ def serve(
     if kubeconfig_path is None and data_dir is not None:
         kubeconfig_path = str(Path(data_dir) / DATA_DIR_KUBECONFIG)
     try:
-        asyncio.run(_serve(port, https_port, data_dir, kubeconfig_path))
+        asyncio.run(
+            _serve(
+                port,
+                https_port,
+                data_dir,
+                kubeconfig_path,
+                controllers=not no_controllers,
+                nodes=nodes,
+                run_pods=run_pods,
+            )
+        )
     except (StorageOpenError, IdentityError) as exc:
         # e.g. another server holds the same --data-dir: a one-line error, not a traceback
         raise click.ClickException(str(exc)) from exc
@@ -107,7 +139,16 @@ def serve(
         raise click.ClickException(f"cannot serve on 127.0.0.1: {exc}") from exc
 
 
-async def _serve(port: int, https_port: int, data_dir: str | None, kubeconfig: str | None) -> None:
+async def _serve(
+    port: int,
+    https_port: int,
+    data_dir: str | None,
+    kubeconfig: str | None,
+    *,
+    controllers: bool,
+    nodes: int,
+    run_pods: bool,
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -118,6 +159,9 @@ async def _serve(port: int, https_port: int, data_dir: str | None, kubeconfig: s
         port=port,
         https_port=https_port,
         kubeconfig_path=kubeconfig,
+        controllers=controllers,
+        nodes=nodes,
+        run_pods=run_pods,
     )
     async with local:
         click.echo(

@@ -15,6 +15,10 @@ cluster's identity (token, certificate authority and serving certificate, ports:
 otherwise they are kept in memory and each start is a new cluster. Without ``kubeconfig_path``
 a kubeconfig is written to a temporary directory
 that is removed on exit.
+
+The built-in controllers, scheduler and (simulated) kubelet run with the server unless
+``controllers=False``; ``nodes``, ``run_pods``, ``clock`` and ``simulated_run_seconds`` (how long
+a simulated container whose command ends by itself runs) configure them.
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
+from setpoint.cluster.controllers.framework.manager import ControllerManager
+from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.identity import ClusterIdentity, load_or_create_identity, remember_ports
 from setpoint.cluster.kubeconfig_file import write_kubeconfig
 
@@ -100,6 +107,11 @@ class LocalCluster:
         https_port: int | None = 0,
         kubeconfig_path: str | Path | None = None,
         token: str | None = None,
+        controllers: bool = True,
+        nodes: int = 1,
+        run_pods: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
+        simulated_run_seconds: float = 1.0,
     ) -> None:
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
@@ -111,7 +123,19 @@ class LocalCluster:
         self._token = token
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
+        self._controller_options = (
+            ControllerOptions(
+                clock=clock,
+                nodes=nodes,
+                run_pods=run_pods,
+                simulated_run_seconds=simulated_run_seconds,
+            )
+            if controllers
+            else None
+        )
         self.server: APIServer | None = None
+        #: The running controllers (None when started with ``controllers=False``).
+        self.controllers: ControllerManager | None = None
         self.storage: Storage | None = None
         self.kubeconfig_path: Path = Path()
 
@@ -165,6 +189,9 @@ class LocalCluster:
             await self.server.start()
             if self._data_dir is not None:
                 remember_ports(self._data_dir, self.server.port, self.server.https_port)
+            if self._controller_options is not None:
+                self.controllers = ControllerManager(self.server, self._controller_options)
+                await self.controllers.start()
             if self._requested_kubeconfig is None:
                 self._temporary_dir = tempfile.mkdtemp(prefix="setpoint-cluster-")
                 path: str | Path = Path(self._temporary_dir) / "kubeconfig"
@@ -182,7 +209,10 @@ class LocalCluster:
             raise
 
     async def stop(self) -> None:
-        """Stop the server, close the storage, remove temporary files."""
+        """Stop the controllers and the server, close the storage, remove temporary files."""
+        if self.controllers is not None:
+            await self.controllers.stop()
+            self.controllers = None
         if self.server is not None:
             await self.server.stop()
         if self.storage is not None:

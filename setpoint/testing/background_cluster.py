@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.local_cluster import LocalCluster
 
@@ -33,11 +34,21 @@ class BackgroundCluster:
         in_memory: bool = True,
         data_dir: str | Path | None = None,
         kubeconfig_path: str | Path | None = None,
+        controllers: bool = True,
+        nodes: int = 1,
+        run_pods: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
+        simulated_run_seconds: float = 1.0,
     ) -> None:
         self._options: dict[str, Any] = {
             "in_memory": in_memory,
             "data_dir": data_dir,
             "kubeconfig_path": kubeconfig_path,
+            "controllers": controllers,
+            "nodes": nodes,
+            "run_pods": run_pods,
+            "clock": clock,
+            "simulated_run_seconds": simulated_run_seconds,
         }
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

@@ -80,25 +80,37 @@ async def test_generation_follows_spec_changes_only(api: RawAPI, namespace: str)
 
 
 async def test_status_subresource_separates_status_and_spec(api: RawAPI, namespace: str) -> None:
-    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
-    created = await api.request("POST", path, {**_deployment("s"), "status": {"replicas": 9}})
-    assert created.body.get("status", {}).get("replicas") is None  # status dropped on create
+    # A Service: no controller of the local cluster writes its status (a Deployment's status
+    # belongs to the deployment controller).
+    path = f"/api/v1/namespaces/{namespace}/services"
+
+    def ingress(ip: str) -> dict[str, Any]:
+        return {"loadBalancer": {"ingress": [{"ip": ip}]}}
+
+    service = {
+        "metadata": {"name": "s"},
+        "spec": {"ports": [{"port": 80}], "selector": {"app": "a"}},
+        "status": ingress("10.0.0.9"),
+    }
+    created = await api.request("POST", path, service)
+    assert created.status == 201, created.body
+    assert not created.body.get("status", {}).get("loadBalancer", {}).get("ingress")
     status = await api.request(
         "PATCH",
         f"{path}/s/status",
-        {"status": {"replicas": 1}, "spec": {"replicas": 7}},
+        {"status": ingress("10.0.0.1"), "spec": {"selector": {"app": "b"}}},
         content_type=MERGE,
     )
-    assert status.body["status"]["replicas"] == 1
-    assert status.body["spec"]["replicas"] == 1  # a status write changes only status
+    assert status.body["status"] == ingress("10.0.0.1")
+    assert status.body["spec"]["selector"] == {"app": "a"}  # a status write changes only status
     main = await api.request(
         "PATCH",
         f"{path}/s",
-        {"status": {"replicas": 5}, "spec": {"replicas": 2}},
+        {"status": ingress("10.0.0.2"), "spec": {"selector": {"app": "c"}}},
         content_type=MERGE,
     )
-    assert main.body["status"]["replicas"] == 1  # a main write keeps the status
-    assert main.body["spec"]["replicas"] == 2
+    assert main.body["status"] == ingress("10.0.0.1")  # a main write keeps the status
+    assert main.body["spec"]["selector"] == {"app": "c"}
 
 
 async def test_scale_subresource(api: RawAPI, namespace: str) -> None:
@@ -254,7 +266,9 @@ async def test_system_namespaces_cannot_be_deleted(api: RawAPI) -> None:
 
 async def test_pod_deletion_is_immediate_unless_scheduled(api: RawAPI, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/pods"
-    spec = {"containers": [{"name": "c", "image": "busybox"}]}
+    # A scheduler name nobody serves keeps the pod unscheduled (the default scheduler would
+    # bind it at once); node-1 below has no kubelet, so its pod stays until forced.
+    spec = {"schedulerName": "nobody", "containers": [{"name": "c", "image": "busybox"}]}
     created = await api.request("POST", path, {"metadata": {"name": "p"}, "spec": spec})
     assert created.body["status"]["phase"] == "Pending"
     deleted = await api.request("DELETE", f"{path}/p")

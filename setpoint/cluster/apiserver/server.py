@@ -14,6 +14,7 @@ from typing import Final
 from aiohttp import web
 
 from setpoint.cluster.apiserver.http.handler import APIHandler
+from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
 from setpoint.cluster.apiserver.http.protocol_errors import StatusServer
 from setpoint.cluster.apiserver.http.serving_certificate import (
     ServingCertificate,
@@ -25,9 +26,7 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
     SYSTEM_NAMESPACES,
     NamespaceAdmission,
     NamespaceBehaviour,
-    NamespaceCleaner,
     delete_namespace,
-    namespace_terminating,
     new_namespace,
 )
 from setpoint.cluster.apiserver.kinds.pods import PodBehaviour
@@ -45,9 +44,6 @@ from setpoint.cluster.apiserver.registry.object_operations import (
     WriteOptions,
 )
 from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
-from setpoint.cluster.apiserver.registry.selection import (
-    decode,
-)
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import Storage
@@ -96,14 +92,10 @@ class APIServer:
         self.operations = ObjectOperations(storage, self._behaviour_for, admission.admit)
         for resource in builtin_resources():
             self.registry.add(resource)
-        namespaces = self._builtin("", "namespaces")
-        self.namespace_cleaner = NamespaceCleaner(
-            self.operations, self.registry.namespaced_resources, namespaces
-        )
         self._custom_behaviour = CustomResourceBehaviour()
         self.crds = CRDBehaviour(self.registry, self.operations, validator)
         self._behaviours: dict[str, KindBehaviour] = {
-            "/core/namespaces/": NamespaceBehaviour(self.namespace_cleaner.start_cleanup),
+            "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
             "/core/pods/": PodBehaviour(validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
@@ -113,6 +105,14 @@ class APIServer:
         }
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
+        #: What runs the pods' containers (the kubelet sets itself here): serves pods/log.
+        self.pod_runtime: PodRuntime | None = None
+
+    def _namespace_terminating(self, name: str) -> None:
+        # The namespace controller (setpoint.cluster.controllers.namespace) empties and
+        # finalizes terminating namespaces; without controllers they stay Terminating, as
+        # with a kube-apiserver that has no kube-controller-manager.
+        return None
 
     def _builtin(self, group: str, plural: str) -> ServedResource:
         resource = self.registry.get(group, "v1", plural)
@@ -141,8 +141,9 @@ class APIServer:
             self.registry,
             self.operations,
             self.token,
-            on_namespace_terminating=self.namespace_cleaner.start_cleanup,
+            on_namespace_terminating=self._namespace_terminating,
             server_address=lambda: f"{LOOPBACK}:{self.port}",
+            pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
@@ -177,10 +178,6 @@ class APIServer:
             if self.storage.get(namespaces.storage_key(None, name)) is None:
                 await self.operations.create(namespaces, None, new_namespace(name), WriteOptions())
         await self.crds.serve_stored()
-        for record in self.storage.list(namespaces.storage_root):
-            obj = decode(record.value)
-            if namespace_terminating(obj):
-                self.namespace_cleaner.start_cleanup(obj["metadata"]["name"])
 
     async def create_namespace(self, name: str) -> None:
         """Create namespace ``name`` directly (no HTTP round trip); 409 APIError if it exists."""
@@ -196,7 +193,7 @@ class APIServer:
                 namespaces,
                 name,
                 DeleteOptions(),
-                self.namespace_cleaner.start_cleanup,
+                self._namespace_terminating,
             )
         except APIError as exc:
             if exc.code != 404:
@@ -204,7 +201,6 @@ class APIServer:
 
     async def stop(self) -> None:
         """Stop listening, end watches, and stop background work (the storage stays open)."""
-        await self.namespace_cleaner.close()
         await self.crds.close()
         if self._handler is not None:
             self._handler.close_watches()

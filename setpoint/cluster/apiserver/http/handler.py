@@ -40,6 +40,7 @@ from setpoint.cluster.apiserver.http.media_types import (
     MediaTypeCache,
     json_to_yaml,
 )
+from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints
 from setpoint.cluster.apiserver.http.request_options import (
     apply_patch,
     delete_options,
@@ -137,6 +138,7 @@ class APIHandler:
         *,
         on_namespace_terminating: Callable[[str], None],
         server_address: Callable[[], str],
+        pod_endpoints: PodEndpoints | None = None,
     ) -> None:
         self._registry = registry
         self._operations = operations
@@ -144,6 +146,7 @@ class APIHandler:
         self._redact = LogRedactor(token)
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
+        self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
         self._media_types = MediaTypeCache()
         self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
@@ -354,6 +357,10 @@ class APIHandler:
                 return _result(result)
             raise _method_not_allowed()
         name = target.name
+        if self.pod_endpoints.serves(resource, target.subresource):
+            return await self.pod_endpoints.serve(
+                request, ops, resource, target.namespace or "", name, target.subresource
+            )
         if target.subresource == "scale":
             return await self._scale(request, resource, target.namespace, name)
         if target.subresource == "finalize":

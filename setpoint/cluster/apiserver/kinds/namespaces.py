@@ -4,16 +4,13 @@ A namespace gets ``spec.finalizers: ["kubernetes"]``, ``status.phase: Active`` a
 ``kubernetes.io/metadata.name``. Deleting one marks it ``Terminating``; from then on new content
 is refused (403, cause ``NamespaceTerminating``), as the NamespaceLifecycle admission plugin does.
 
-Upstream, the namespace controller then deletes the content and removes the ``kubernetes``
-finalizer. Until setpoint has a controller manager, :class:`NamespaceCleaner` is that
-controller's stand-in inside the server: it deletes everything in a terminating namespace,
-waits for finalizers to clear, then finalizes the namespace so that it disappears.
+The namespace controller (``setpoint.cluster.controllers.namespace``) then deletes the content
+and removes the ``kubernetes`` finalizer through ``/finalize``; :func:`finalize_namespace` is
+that write, which deletes the namespace once no finalizer remains.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any, Final
@@ -43,10 +40,6 @@ PHASE_TERMINATING: Final = "Terminating"
 SYSTEM_NAMESPACES: Final = ("default", "kube-system", "kube-public", "kube-node-lease")
 #: Upstream refuses to delete these (403 "this namespace may not be deleted").
 UNDELETABLE_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public"})
-#: Polling of a terminating namespace's content: starts fast (tests wait on it), backs off
-#: while finalizers hold objects, so an abandoned namespace costs next to nothing.
-CLEANUP_FIRST_DELAY_SECONDS: Final = 0.02
-CLEANUP_MAX_DELAY_SECONDS: Final = 2.0
 
 NAMESPACES_ROOT: Final = "/core/namespaces/"
 
@@ -160,88 +153,6 @@ class NamespaceAdmission:
                     }
                 ],
             )
-
-
-class NamespaceCleaner:
-    """Stand-in for the namespace controller: empties and finalizes terminating namespaces."""
-
-    def __init__(
-        self,
-        operations: ObjectOperations,
-        namespaced_resources: Callable[[], list[ServedResource]],
-        namespaces: ServedResource,
-    ) -> None:
-        self._operations = operations
-        self._namespaced_resources = namespaced_resources
-        self._namespaces = namespaces
-        self._tasks: dict[str, asyncio.Task[None]] = {}
-
-    def start_cleanup(self, namespace: str) -> None:
-        """Begin emptying ``namespace`` unless that is already under way."""
-        task = self._tasks.get(namespace)
-        if task is not None and not task.done():
-            return
-        self._tasks[namespace] = asyncio.get_running_loop().create_task(
-            self._clean(namespace), name=f"namespace-cleanup-{namespace}"
-        )
-
-    async def close(self) -> None:
-        """Stop every cleanup (the server is shutting down)."""
-        tasks = [t for t in self._tasks.values() if not t.done()]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks.clear()
-
-    async def _clean(self, namespace: str) -> None:
-        delay = CLEANUP_FIRST_DELAY_SECONDS
-        try:
-            while True:
-                remaining = await self._delete_content(namespace)
-                if remaining == 0:
-                    await self._finalize(namespace)
-                    return
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, CLEANUP_MAX_DELAY_SECONDS)
-        except status_errors.APIError as exc:
-            log.error("deleting namespace %s failed: %s", namespace, exc.message)
-
-    async def _delete_content(self, namespace: str) -> int:
-        storage = self._operations.storage
-        remaining = 0
-        for resource in self._namespaced_resources():
-            prefix = resource.storage_prefix(namespace)
-            for record in storage.list(prefix):
-                if b'"deletionTimestamp"' in record.value:
-                    continue  # already deleting; its finalizers decide
-                try:
-                    await self._operations.delete_record(
-                        resource, record, DeleteOptions(propagation_policy="Background")
-                    )
-                except status_errors.APIError as exc:
-                    if exc.code not in (404, 409):
-                        log.warning("namespace %s cleanup: %s", namespace, exc.message)
-            remaining += storage.count(prefix)
-        return remaining
-
-    async def _finalize(self, namespace: str) -> None:
-        storage = self._operations.storage
-        record = storage.get(NAMESPACES_ROOT + namespace)
-        if record is None:
-            return
-        obj = decode(record.value)
-        spec = obj.get("spec") or {}
-        finalizers = [f for f in spec.get("finalizers") or [] if f != NAMESPACE_FINALIZER]
-        if finalizers:
-            spec["finalizers"] = finalizers
-        else:
-            spec.pop("finalizers", None)
-        obj["spec"] = spec
-        await finalize_namespace(
-            self._operations, self._namespaces, record.key, obj, record.revision
-        )
 
 
 async def finalize_namespace(

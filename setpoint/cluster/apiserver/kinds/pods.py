@@ -54,6 +54,10 @@ class PodBehaviour(KindBehaviour):
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         spec = obj.get("spec")
+        if isinstance(spec, dict):
+            # The ServiceAccount admission plugin: every pod runs as a service account.
+            account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+            spec["serviceAccountName"] = spec["serviceAccount"] = account
         obj["status"] = {
             "phase": "Pending",
             "qosClass": qos_class(spec if isinstance(spec, dict) else {}),

@@ -120,7 +120,7 @@ def builtin_resources() -> list[ServedResource]:
             "pod",
             ("po",),
             ("all",),
-            subresources=status,
+            subresources=("binding", "exec", "log", "status"),
             field_selectors=_POD_FIELDS,
         ),
         ServedResource(
@@ -137,6 +137,16 @@ def builtin_resources() -> list[ServedResource]:
         ),
         ServedResource("", "v1", "endpoints", "Endpoints", True, "endpoints", ("ep",)),
         ServedResource("", "v1", "configmaps", "ConfigMap", True, "configmap", ("cm",)),
+        ServedResource(
+            "",
+            "v1",
+            "persistentvolumeclaims",
+            "PersistentVolumeClaim",
+            True,
+            "persistentvolumeclaim",
+            ("pvc",),
+            subresources=("status",),
+        ),
         ServedResource(
             "",
             "v1",
@@ -208,6 +218,9 @@ def builtin_resources() -> list[ServedResource]:
             ("all",),
             subresources=status_scale,
             tracks_generation=True,
+        ),
+        ServedResource(
+            "apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"
         ),
         ServedResource(
             "apps",

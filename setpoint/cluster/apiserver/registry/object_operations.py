@@ -182,6 +182,10 @@ class WriteOptions:
         """The field manager of the write."""
         return self.field_manager or manager_from_user_agent(self.user_agent)
 
+    #: Skip the schema check: only for objects the server builds itself (the controllers'
+    #: Events), valid by construction; metadata and the kind's own rules are still checked.
+    server_built: bool = False
+
 
 @dataclass(slots=True)
 class DeleteOptions:
@@ -566,7 +570,11 @@ class ObjectOperations:
         errors = validate_object_meta(
             metadata, namespaced=resource.namespaced, name_rule=resource.name_rule
         )
-        kind_errors, unknown = behaviour.validate(resource, obj, old, subresource)
+        if options.server_built:
+            kind_errors = behaviour.kind_errors(resource, obj, old, subresource)
+            unknown: list[str] = []
+        else:
+            kind_errors, unknown = behaviour.validate(resource, obj, old, subresource)
         errors.extend(kind_errors)
         warnings: list[str] = []
         if unknown and options.field_validation == "Strict":

@@ -213,9 +213,25 @@ def _resource_entries(resources: Iterable[ServedResource]) -> Iterator[dict[str,
             if sub == "scale":
                 sub_entry.update(group="autoscaling", version="v1", kind="Scale")
             else:
-                sub_entry["kind"] = resource.kind
-            sub_entry["verbs"] = ["update"] if sub == "finalize" else list(SUBRESOURCE_VERBS)
+                sub_entry["kind"] = POD_SUBRESOURCES.get(sub, (resource.kind, ()))[0]
+            sub_entry["verbs"] = _subresource_verbs(sub)
             yield sub_entry
+
+
+#: Pod subresources served for the kubelet and scheduler: their kind and verbs in discovery.
+POD_SUBRESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "binding": ("Binding", ("create",)),
+    "log": ("Pod", ("get",)),
+    "exec": ("PodExecOptions", ("create", "get")),
+}
+
+
+def _subresource_verbs(sub: str) -> list[str]:
+    if sub == "finalize":
+        return ["update"]
+    if sub in POD_SUBRESOURCES:
+        return list(POD_SUBRESOURCES[sub][1])
+    return list(SUBRESOURCE_VERBS)
 
 
 def _aggregated_entry(resource: ServedResource) -> dict[str, Any]:
@@ -235,9 +251,11 @@ def _aggregated_entry(resource: ServedResource) -> dict[str, Any]:
     for sub in resource.subresources:
         if sub == "scale":
             response = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+        elif sub in POD_SUBRESOURCES:
+            response = {"group": "", "version": "v1", "kind": POD_SUBRESOURCES[sub][0]}
         else:
             response = kind
-        verbs = ["update"] if sub == "finalize" else list(SUBRESOURCE_VERBS)
+        verbs = _subresource_verbs(sub)
         subresources.append({"subresource": sub, "responseKind": response, "verbs": verbs})
     if subresources:
         entry["subresources"] = subresources

@@ -1,0 +1,137 @@
+"""``pods/exec`` over WebSocket, as kubectl 1.30+ speaks it (``v5.channel.k8s.io``, and v4).
+
+Every message is binary: byte 0 is the channel (0 stdin, 1 stdout, 2 stderr, 3 status,
+4 resize; v5 adds 255, "close this channel"), the rest the payload. The command runs where the
+kubelet says (the pod's working directory and the container's environment) and its exit is
+reported on channel 3 as a ``Status``, which kubectl turns into its exit code. SPDY, which older
+kubectl speaks, is not served: the upgrade fails with a clear message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Final
+
+from aiohttp import WSMsgType, web
+
+from setpoint.cluster.apiserver import status_errors
+
+PROTOCOLS: Final = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
+READ_CHUNK: Final = 64 * 1024
+
+
+def exit_status(code: int) -> dict[str, Any]:
+    """The Status kubectl reads on channel 3 for exit ``code``."""
+    if code == 0:
+        return {"metadata": {}, "status": "Success"}
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"command terminated with non-zero exit code: exit status {code}",
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
+    }
+
+
+def exec_container(pod: Mapping[str, Any], requested: str) -> str:
+    """The container an exec targets (``container`` or the only one), or a 400."""
+    names: list[str] = [c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or []]
+    init: list[str] = [
+        c.get("name", "") for c in (pod.get("spec") or {}).get("initContainers") or []
+    ]
+    name = pod["metadata"]["name"]
+    if not requested:
+        if len(names) != 1:
+            raise status_errors.bad_request(
+                f"a container name must be specified for pod {name}, choose one of: "
+                f"[{' '.join(names)}]"
+            )
+        return names[0]
+    if requested not in names and requested not in init:
+        raise status_errors.bad_request(f"container {requested} is not valid for pod {name}")
+    return requested
+
+
+async def serve_exec(
+    request: web.BaseRequest, command: list[str], cwd: str, env: dict[str, str]
+) -> web.StreamResponse:
+    """Upgrade to a WebSocket, run ``command`` and stream it (see the module docstring)."""
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        raise status_errors.bad_request(
+            "pods/exec is served over WebSocket only (kubectl 1.30 or newer); SPDY is not supported"
+        )
+    query = request.query
+    want_stdin = query.get("stdin") == "true"
+    tty = query.get("tty") == "true"
+    socket = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, heartbeat=None)
+    await socket.prepare(request)
+    v5 = socket.ws_protocol == PROTOCOLS[0]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            cwd=cwd,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env},
+            stdin=asyncio.subprocess.PIPE if want_stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if tty else asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        missing = isinstance(exc, FileNotFoundError)
+        why = "executable file not found in $PATH" if missing else str(exc.strerror)
+        status = {
+            "metadata": {},
+            "status": "Failure",
+            "message": "Internal error occurred: error executing command in container: failed "
+            f'to exec in container: OCI runtime exec failed: exec: "{command[0]}": {why}: '
+            "unknown",
+            "reason": "InternalError",
+            "code": 500,
+        }
+        await socket.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+        await socket.close()
+        return socket
+
+    async def pump(stream: asyncio.StreamReader | None, channel: int) -> None:
+        if stream is None:
+            return
+        while chunk := await stream.read(READ_CHUNK):
+            await socket.send_bytes(bytes([channel]) + chunk)
+
+    async def feed() -> None:
+        async for message in socket:
+            if message.type != WSMsgType.BINARY or not message.data:
+                continue
+            channel, payload = message.data[0], message.data[1:]
+            if channel == STDIN and process.stdin is not None:
+                process.stdin.write(payload)
+                with contextlib.suppress(ConnectionError):
+                    await process.stdin.drain()
+            elif (
+                channel == CLOSE
+                and v5
+                and payload[:1] == bytes([STDIN])
+                and process.stdin is not None
+            ):
+                process.stdin.close()
+
+    feeder = asyncio.create_task(feed())
+    try:
+        await asyncio.gather(pump(process.stdout, STDOUT), pump(process.stderr, STDERR))
+        code = await process.wait()
+        code = code if code >= 0 else 128 - code
+        await socket.send_bytes(bytes([ERROR]) + json.dumps(exit_status(code)).encode())
+    finally:
+        feeder.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await feeder
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        await socket.close()
+    return socket

@@ -1,0 +1,26 @@
+"""The core controllers of the local cluster (the workload ones are in ``workload_controllers``)."""
+
+from __future__ import annotations
+
+from setpoint.cluster.controllers.endpoints.endpoints_controller import EndpointsController
+from setpoint.cluster.controllers.endpoints.slice_controller import EndpointSliceController
+from setpoint.cluster.controllers.framework.controller import Controller
+from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.controllers.garbage_collector.collector import GarbageCollector
+from setpoint.cluster.controllers.kubelet.kubelet import Kubelet
+from setpoint.cluster.controllers.namespace.controller import NamespaceController
+from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
+from setpoint.cluster.controllers.service_accounts.controller import ServiceAccountController
+
+
+def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
+    """Namespace, garbage collector, nodes, scheduler, kubelet, ServiceAccounts, endpoints."""
+    return [
+        NamespaceController,
+        GarbageCollector,
+        ServiceAccountController,
+        Kubelet,
+        Scheduler,
+        EndpointsController,
+        EndpointSliceController,
+    ]

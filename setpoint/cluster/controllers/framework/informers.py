@@ -1,0 +1,199 @@
+"""Informers: a cache of one resource's objects, listed from storage and kept current by watch.
+
+An informer reads the storage directly (list at a revision, then a watch from that revision),
+so it sees every write, the controllers' own included, in the order clients see them. Objects
+are decoded once and shared: readers must not mutate them. A watch that falls too far behind is
+dropped by the storage; the informer then lists again and reports the differences as events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final, NamedTuple
+
+from setpoint.cluster.apiserver.registry.selection import decode
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.storage import Storage, WatchOverflowError
+
+log = logging.getLogger(__name__)
+
+#: Live events an informer may hold unread before the storage drops its watch (it then
+#: re-lists); generous, since a burst of thousands of pods arrives in one loop turn.
+INFORMER_WATCH_BUFFER: Final = 200_000
+
+Object = dict[str, Any]
+#: Called with (new, old): (obj, None) on add, (obj, old) on update, (None, old) on delete.
+Handler = Callable[[Object | None, Object | None], None]
+
+
+class ObjectKey(NamedTuple):
+    """A namespaced name ('' namespace for cluster-scoped objects); the work queue's item."""
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def key_of(obj: Mapping[str, Any]) -> ObjectKey:
+    """The key of an object."""
+    meta = obj.get("metadata") or {}
+    return ObjectKey(meta.get("namespace") or "", meta.get("name") or "")
+
+
+def revision_of(obj: Object) -> int:
+    """The object's resourceVersion as a number (0 when missing)."""
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+class Informer:
+    """The cache of one resource; call :meth:`start` once, then read and add handlers."""
+
+    def __init__(self, storage: Storage, resource: ServedResource) -> None:
+        self.storage = storage
+        self.resource = resource
+        self._objects: dict[ObjectKey, Object] = {}
+        self._by_namespace: dict[str, dict[str, Object]] = {}
+        self._handlers: list[Handler] = []
+        self._task: asyncio.Task[None] | None = None
+
+    # -- reading ----------------------------------------------------------------------
+
+    def get(self, namespace: str | None, name: str) -> Object | None:
+        """The cached object, or None."""
+        return self._objects.get(ObjectKey(namespace or "", name))
+
+    def list(self, namespace: str | None = None) -> list[Object]:
+        """Every cached object (in ``namespace`` when given)."""
+        if namespace is None:
+            return list(self._objects.values())
+        return list((self._by_namespace.get(namespace) or {}).values())
+
+    def __iter__(self) -> Iterator[Object]:
+        return iter(list(self._objects.values()))
+
+    def __len__(self) -> int:
+        return len(self._objects)
+
+    def namespaces(self) -> builtins.list[str]:
+        """The namespaces that hold at least one cached object."""
+        return [ns for ns, objects in self._by_namespace.items() if objects]
+
+    # -- handlers ---------------------------------------------------------------------
+
+    def add_handler(self, handler: Handler) -> None:
+        """Call ``handler`` on every change from now on, after an add for each cached object."""
+        self._handlers.append(handler)
+        for obj in list(self._objects.values()):
+            handler(obj, None)
+
+    # -- running ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """List now (the cache is complete when this returns), then follow the watch."""
+        revision = self._relist()
+        self._task = asyncio.get_running_loop().create_task(
+            self._follow(revision), name=f"informer-{self.resource.plural}"
+        )
+
+    async def stop(self) -> None:
+        """Stop following the watch."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def observe(self, obj: Object) -> None:
+        """Put an object just written by a controller into the cache (read-your-writes).
+
+        Handlers are not called: the watch event that follows does that.
+        """
+        key = key_of(obj)
+        current = self._objects.get(key)
+        if current is None or revision_of(current) < revision_of(obj):
+            self._put(key, obj)
+
+    def forget(self, obj: Object) -> None:
+        """Drop an object a controller just deleted (read-your-writes)."""
+        self._remove(key_of(obj))
+
+    def _relist(self) -> int:
+        revision = self.storage.revision
+        fresh: dict[ObjectKey, Object] = {}
+        for record in self.storage.list(self.resource.storage_root):
+            obj = decode(record.value)
+            fresh[key_of(obj)] = obj
+        old_objects = self._objects
+        self._objects = {}
+        self._by_namespace = {}
+        for key, obj in fresh.items():
+            self._put(key, obj)
+            old = old_objects.get(key)
+            if old is None or revision_of(old) != revision_of(obj):
+                self._notify(obj, old)
+        for key, old in old_objects.items():
+            if key not in fresh:
+                self._notify(None, old)
+        return revision
+
+    async def _follow(self, revision: int) -> None:
+        while True:
+            watch = self.storage.watch(
+                self.resource.storage_root, revision, buffer=INFORMER_WATCH_BUFFER
+            )
+            try:
+                async for event in watch:
+                    revision = event.revision
+                    self._apply(event.type == "DELETED", event.value, event.prev_value)
+            except WatchOverflowError:
+                log.warning("informer %s fell behind; listing again", self.resource.plural)
+            finally:
+                watch.close()
+            revision = self._relist()
+
+    def _apply(self, deleted: bool, value: bytes, prev_value: bytes | None) -> None:
+        if not deleted:
+            obj = decode(value)
+            key = key_of(obj)
+            old = self._objects.get(key)
+            if old is None or revision_of(old) <= revision_of(obj):
+                self._put(key, obj)
+            self._notify(obj, old if old is not None else _decoded(prev_value))
+        else:
+            old = decode(value)
+            key = key_of(old)
+            cached = self._objects.get(key)
+            self._remove(key)
+            self._notify(None, cached if cached is not None else old)
+
+    def _put(self, key: ObjectKey, obj: Object) -> None:
+        self._objects[key] = obj
+        self._by_namespace.setdefault(key.namespace, {})[key.name] = obj
+
+    def _remove(self, key: ObjectKey) -> None:
+        self._objects.pop(key, None)
+        bucket = self._by_namespace.get(key.namespace)
+        if bucket is not None:
+            bucket.pop(key.name, None)
+            if not bucket:
+                del self._by_namespace[key.namespace]
+
+    def _notify(self, obj: Object | None, old: Object | None) -> None:
+        for handler in self._handlers:
+            try:
+                handler(obj, old)
+            except Exception:
+                log.exception("informer handler of %s failed", self.resource.plural)
+
+
+def _decoded(value: bytes | None) -> Object | None:
+    return decode(value) if value else None

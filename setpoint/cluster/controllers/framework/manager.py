@@ -1,0 +1,91 @@
+"""The controller manager: informers, Event recorder and every controller of one local cluster.
+
+::
+
+    manager = ControllerManager(server, ControllerOptions(clock=clock, nodes=3))
+    await manager.start()   # after server.start()
+    ...
+    await manager.stop()
+
+Each controller gets its own :class:`ClusterAccess` (its identity) over the shared informers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from setpoint.cluster.apiserver.server import APIServer
+from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess
+from setpoint.cluster.controllers.framework.controller import Controller
+from setpoint.cluster.controllers.framework.event_recorder import EventRecorder
+from setpoint.cluster.controllers.framework.informer_set import InformerSet
+from setpoint.cluster.controllers.framework.options import ControllerOptions
+
+log = logging.getLogger(__name__)
+
+
+class ControllerManager:
+    """Runs ``controllers`` (classes; default: the catalog) inside ``server``'s event loop."""
+
+    def __init__(
+        self,
+        server: APIServer,
+        options: ControllerOptions | None = None,
+        controllers: Sequence[type[Controller]] | None = None,
+    ) -> None:
+        self.server = server
+        self.options = options or ControllerOptions()
+        if controllers is None:
+            from setpoint.cluster.controllers.catalog import controller_classes
+
+            controllers = controller_classes(self.options)
+        self._classes = list(controllers)
+        self.informers = InformerSet(server.storage, server.registry)
+        self.recorder = EventRecorder(server.operations, server.registry, self.options.clock)
+        self.controllers: list[Controller] = []
+
+    def access(self, controller: type[Controller]) -> ClusterAccess:
+        """A :class:`ClusterAccess` with ``controller``'s identity."""
+        return ClusterAccess(
+            self.server.operations,
+            self.informers,
+            self.recorder,
+            self.options.clock,
+            controller.identity(),
+        )
+
+    def controller(self, name: str) -> Controller:
+        """The running controller called ``name`` (KeyError if none)."""
+        for controller in self.controllers:
+            if controller.name == name:
+                return controller
+        raise KeyError(name)
+
+    async def start(self) -> None:
+        """Create the controllers, wire their watches, start informers and workers."""
+        self.recorder.start()
+        for cls in self._classes:
+            controller = cls(self.access(cls), self.options)
+            self.controllers.append(controller)
+            for watch in controller.watches():
+                self.informers.informer(watch.resource).add_handler(controller.handler_for(watch))
+        self.informers.start()
+        for controller in self.controllers:
+            runtime = controller.pod_runtime()
+            if runtime is not None:
+                self.server.pod_runtime = runtime
+        for controller in self.controllers:
+            await controller.start()
+        for controller in self.controllers:
+            controller.run()
+        log.info("controllers running: %s", ", ".join(c.name for c in self.controllers))
+
+    async def stop(self) -> None:
+        """Stop the controllers, then the informers, then the Event recorder."""
+        self.server.pod_runtime = None
+        for controller in reversed(self.controllers):
+            await controller.stop()
+        self.controllers.clear()
+        await self.informers.stop()
+        await self.recorder.stop()

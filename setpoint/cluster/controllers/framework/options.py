@@ -1,0 +1,35 @@
+"""What the controllers of one local cluster are told at start (flags of ``cluster serve``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
+
+#: The one node of a default local cluster.
+DEFAULT_NODE_NAME: Final = "setpoint-node"
+
+
+@dataclass(slots=True)
+class ControllerOptions:
+    """Options shared by every controller, the scheduler and the kubelet."""
+
+    clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
+    #: The clock of failure back-offs and "again at once" retries: real time, even when
+    #: ``clock`` is a FakeClock (tests of the back-off itself pass a FakeClock here too).
+    retry_clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
+    #: Node objects to create: ``setpoint-node`` for 1, ``setpoint-node-0..N-1`` for more.
+    nodes: int = 1
+    #: Run containers' commands as local processes (``--run-pods``) instead of simulating.
+    run_pods: bool = False
+    #: Seconds a simulated container with a command that ends by itself runs before it exits 0.
+    simulated_run_seconds: float = 1.0
+    #: Working directories of ``--run-pods`` pods ('' for a temporary directory).
+    pods_dir: str = ""
+
+    def node_names(self) -> list[str]:
+        """The names of the nodes this cluster has."""
+        if self.nodes <= 1:
+            return [DEFAULT_NODE_NAME] if self.nodes == 1 else []
+        return [f"{DEFAULT_NODE_NAME}-{index}" for index in range(self.nodes)]

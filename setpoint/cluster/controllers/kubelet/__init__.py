@@ -1,0 +1,11 @@
+"""The kubelet of the local cluster's nodes, simulated by default.
+
+It registers the Node objects (Ready, with capacity and allocatable) and renews their Leases in
+``kube-node-lease``, then runs the pods bound to those nodes: it allocates a pod IP, reports
+the containers created and started (Events ``Pulled``, ``Created``, ``Started`` as the kubelet
+writes them), and keeps ``status`` as kubelet 1.32 does (phase, the five conditions,
+``containerStatuses``). Readiness follows ``readinessProbe.initialDelaySeconds`` on the cluster
+clock; a container with a command that ends by itself (restartPolicy Never or OnFailure)
+exits 0 after a short, configurable time. A deleted pod keeps its ``deletionTimestamp`` until
+the kubelet has stopped its containers (``Killing``) and removes it, as upstream.
+"""

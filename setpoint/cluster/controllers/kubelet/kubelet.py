@@ -1,0 +1,463 @@
+"""The kubelet controller: node registration, leases, simulated pods, logs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Final
+
+from setpoint.api.clock import TimerHandle
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.pod_endpoints import LogOptions, PodRuntime
+from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess, Identity
+from setpoint.cluster.controllers.framework.controller import Controller, Watch
+from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
+from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.controllers.framework.timestamps import micro_time_text, parse_time, time_text
+from setpoint.cluster.controllers.kubelet.container_env import container_env
+from setpoint.cluster.controllers.kubelet.container_logs import read_log
+from setpoint.cluster.controllers.kubelet.node_objects import (
+    NODE_LEASE_NAMESPACE,
+    node_address,
+    node_lease,
+    node_object,
+    node_status,
+)
+from setpoint.cluster.controllers.kubelet.pod_addresses import PodAddresses
+from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
+from setpoint.cluster.controllers.kubelet.simulated_pod import SimulatedPod
+from setpoint.cluster.controllers.workload_context import WriteError
+
+log = logging.getLogger(__name__)
+
+#: The kubelet renews its node Lease every 10 s (a quarter of its 40 s duration).
+LEASE_RENEW_SECONDS: Final = 10.0
+_MANAGED_STATUS: Final = (
+    "phase",
+    "conditions",
+    "hostIP",
+    "hostIPs",
+    "podIP",
+    "podIPs",
+    "startTime",
+    "containerStatuses",
+    "initContainerStatuses",
+)
+SIMULATED_LOG_LINE: Final = (
+    "setpoint: this container's output is simulated (no process ran); serve the cluster "
+    "with --run-pods to run the command of each container\n"
+)
+
+
+class Kubelet(Controller):
+    """Runs the pods bound to this cluster's nodes (simulated)."""
+
+    name: ClassVar[str] = "kubelet"
+    workers: ClassVar[int] = 4
+
+    def __init__(self, access: ClusterAccess, options: ControllerOptions) -> None:
+        super().__init__(access, options)
+        self.nodes = {name: index for index, name in enumerate(options.node_names())}
+        self.addresses = PodAddresses()
+        self._runs: dict[str, SimulatedPod | ProcessPod] = {}
+        self._stopping: dict[str, asyncio.Task[list[str]]] = {}
+        self._pods_root: Path | None = None
+        self._temporary_root = False
+        self._uid_at: dict[ObjectKey, str] = {}
+        self._lease_timer: TimerHandle | None = None
+        self._renewal: asyncio.Task[None] | None = None
+
+    @classmethod
+    def identity(cls) -> Identity:
+        return Identity(
+            user="system:node:setpoint-node", field_manager="kubelet", component="kubelet"
+        )
+
+    def watches(self) -> list[Watch]:
+        return [Watch("pods", self._my_pods)]
+
+    def _my_pods(self, pod: Object) -> Iterable[ObjectKey]:
+        if (pod.get("spec") or {}).get("nodeName") in self.nodes:
+            return (key_of(pod),)
+        return ()
+
+    def pod_runtime(self) -> PodRuntime | None:
+        return self
+
+    # -- nodes and leases ---------------------------------------------------------------
+
+    async def start(self) -> None:
+        for name, index in self.nodes.items():
+            await self._register(name, index)
+        self._schedule_lease_renewal()
+
+    async def _register(self, name: str, index: int) -> None:
+        nodes = self.access.resource("nodes")
+        node = self.access.read_stored(nodes, None, name)
+        if node is None:
+            node = await self.access.create_in(nodes, node_object(name))
+        node["status"] = node_status(index, name, time_text(self.access.clock))
+        node = await self.access.update_in(nodes, node, "status")
+        leases = self.access.resource("coordination.k8s.io/leases")
+        lease = node_lease(name, node["metadata"]["uid"], micro_time_text(self.access.clock))
+        stored = self.access.read_stored(leases, NODE_LEASE_NAMESPACE, name)
+        if stored is None:
+            await self.access.create_in(leases, lease)
+        else:
+            stored["spec"] = lease["spec"]
+            stored["metadata"]["ownerReferences"] = lease["metadata"]["ownerReferences"]
+            await self.access.update_in(leases, stored)
+
+    def _schedule_lease_renewal(self) -> None:
+        def renew() -> None:
+            self._renewal = asyncio.get_running_loop().create_task(self._renew_leases())
+
+        self._lease_timer = self.access.clock.call_later(LEASE_RENEW_SECONDS, renew)
+
+    async def _renew_leases(self) -> None:
+        leases = self.access.resource("coordination.k8s.io/leases")
+        for name in self.nodes:
+            try:
+                await self.access.patch_in(
+                    leases,
+                    NODE_LEASE_NAMESPACE,
+                    name,
+                    {"spec": {"renewTime": micro_time_text(self.access.clock)}},
+                )
+            except WriteError as exc:
+                log.debug("lease %s not renewed: %s", name, exc.message)
+        self._schedule_lease_renewal()
+
+    async def stop(self) -> None:
+        if self._lease_timer is not None:
+            self._lease_timer.cancel()
+        await super().stop()
+        pending = [*self._stopping.values(), *([self._renewal] if self._renewal else [])]
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for run in self._runs.values():
+            if isinstance(run, ProcessPod):
+                run.kill_now()
+        if self._pods_root is not None and self._temporary_root:
+            shutil.rmtree(self._pods_root, ignore_errors=True)
+
+    def _pod_directory(self, pod: Mapping[str, Any]) -> Path:
+        if self._pods_root is None:
+            if self.options.pods_dir:
+                self._pods_root = Path(self.options.pods_dir).expanduser()
+            else:
+                self._pods_root = Path(tempfile.mkdtemp(prefix="setpoint-pods-"))
+                self._temporary_root = True
+        meta = pod["metadata"]
+        directory = self._pods_root / f"{meta['namespace']}_{meta['name']}_{meta['uid']}"
+        directory.mkdir(parents=True, exist_ok=True)
+        return directory
+
+    # -- pods ---------------------------------------------------------------------------
+
+    def _forget(self, key: ObjectKey) -> None:
+        uid = self._uid_at.pop(key, None)
+        if uid is not None:
+            run = self._runs.pop(uid, None)
+            if isinstance(run, ProcessPod):
+                run.kill_now()
+            self._stopping.pop(uid, None)
+            self.addresses.release(uid)
+
+    async def reconcile(self, key: ObjectKey) -> float | None:
+        pod = self.access.get("pods", key.namespace, key.name)
+        if pod is None:
+            self._forget(key)
+            return None
+        spec = pod.get("spec") or {}
+        node = spec.get("nodeName")
+        if node not in self.nodes:
+            return None
+        meta = pod["metadata"]
+        uid = str(meta["uid"])
+        if self._uid_at.get(key) not in (None, uid):
+            self._forget(key)
+        now = self.access.clock.now()
+        run = self._runs.get(uid)
+        phase = (pod.get("status") or {}).get("phase")
+        if "deletionTimestamp" in meta:
+            if isinstance(run, ProcessPod) and not run.stopped:
+                self._stop_processes(key, pod, run, node)
+                return None
+            if (
+                run is None
+                and not self.options.run_pods
+                and phase not in ("Succeeded", "Failed")
+                and (pod.get("status") or {}).get("podIP")
+            ):
+                run = self._start(pod, node, now)  # ran before this kubelet started
+            await self._terminate(pod, run, node)
+            return None
+        if phase in ("Succeeded", "Failed") and run is None:
+            return None
+        if run is None:
+            run = self._start(pod, node, now)
+        if isinstance(run, ProcessPod):
+            await run.advance()
+            self._flush_events(pod, node, run)
+        status = run.status(pod, now, _scheduled(pod, run))
+        current = pod.get("status") or {}
+        if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
+            await self.access.write_status_in(
+                self.access.resource("pods"),
+                key.namespace,
+                key.name,
+                status,
+                uid=uid,
+                server_built=True,
+            )
+        delay = run.next_change(now)
+        if delay is None:
+            return None
+        # Time may have moved during the awaits above (a test advancing a FakeClock): the
+        # next change is due that much sooner, at once if it has passed.
+        return delay - (self.access.clock.now() - now).total_seconds()
+
+    def _start(self, pod: Mapping[str, Any], node: str, now: Any) -> SimulatedPod | ProcessPod:
+        meta = pod["metadata"]
+        uid = str(meta["uid"])
+        status = pod.get("status") or {}
+        if self.options.run_pods:
+            return self._start_processes(pod, node)
+        started = parse_time(status.get("startTime"))
+        if status.get("podIP") and started is not None:
+            # Running before this kubelet started (a restarted --data-dir cluster): adopt it.
+            self.addresses.reserve(uid, status["podIP"])
+            run = SimulatedPod.start(
+                pod, started, status["podIP"], node_address(self.nodes[node]), self._run_seconds
+            )
+        else:
+            run = SimulatedPod.start(
+                pod,
+                now,
+                self.addresses.allocate(uid),
+                node_address(self.nodes[node]),
+                self._run_seconds,
+            )
+            self._started_events(pod, node)
+        self._runs[uid] = run
+        self._uid_at[key_of(pod)] = uid
+        return run
+
+    def _start_processes(self, pod: Mapping[str, Any], node: str) -> ProcessPod:
+        meta = pod["metadata"]
+        uid = str(meta["uid"])
+        key = key_of(pod)
+        pod_ip = self.addresses.allocate(uid)
+        host_ip = node_address(self.nodes[node])
+        view = copy.deepcopy(dict(pod))
+        view.setdefault("status", {}).update(podIP=pod_ip, hostIP=host_ip)
+
+        def environment(container: Mapping[str, Any]) -> dict[str, str]:
+            return container_env(view, container, self._lookup)
+
+        run = ProcessPod(
+            pod,
+            self._pod_directory(pod),
+            pod_ip,
+            host_ip,
+            self.access.clock,
+            environment,
+            lambda: self.enqueue(key),
+        )
+        spec = pod.get("spec") or {}
+        for kind in ("initContainers", "containers"):
+            for container in spec.get(kind) or []:
+                image = container.get("image", "")
+                self._event(
+                    pod,
+                    node,
+                    "Pulled",
+                    f'Container image "{image}" already present on machine',
+                    f"spec.{kind}{{{container.get('name', '')}}}",
+                )
+        self._runs[uid] = run
+        self._uid_at[key] = uid
+        return run
+
+    def _lookup(self, resource: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        found: Mapping[str, Any] | None = self.access.read_stored(
+            self.access.resource(resource), namespace, name
+        )
+        return found
+
+    def _flush_events(self, pod: Mapping[str, Any], node: str, run: ProcessPod) -> None:
+        init_names = {c.name for c in run.init}
+        for type_, reason, message, container in run.events:
+            kind = "initContainers" if container in init_names else "containers"
+            self.access.recorder.record(
+                pod,
+                type_,
+                reason,
+                message,
+                "kubelet",
+                host=node,
+                field_path=f"spec.{kind}{{{container}}}",
+            )
+        run.events.clear()
+
+    def _stop_processes(
+        self, key: ObjectKey, pod: Mapping[str, Any], run: ProcessPod, node: str
+    ) -> None:
+        if run.uid in self._stopping:
+            return
+        grace = pod["metadata"].get("deletionGracePeriodSeconds")
+        grace_seconds = float(grace) if isinstance(grace, int) else 30.0
+        for container in run.containers:
+            if container.running():
+                self._event(
+                    pod,
+                    node,
+                    "Killing",
+                    f"Stopping container {container.name}",
+                    f"spec.containers{{{container.name}}}",
+                )
+        task = asyncio.get_running_loop().create_task(run.stop(grace_seconds))
+        task.add_done_callback(lambda _: self.enqueue(key))
+        self._stopping[run.uid] = task
+
+    @property
+    def _run_seconds(self) -> float:
+        return self.options.simulated_run_seconds
+
+    def _started_events(self, pod: Mapping[str, Any], node: str) -> None:
+        spec = pod.get("spec") or {}
+        for kind, containers in (
+            ("initContainers", spec.get("initContainers") or []),
+            ("containers", spec.get("containers") or []),
+        ):
+            for container in containers:
+                name = container.get("name", "")
+                path = f"spec.{kind}{{{name}}}"
+                image = container.get("image", "")
+                self._event(
+                    pod,
+                    node,
+                    "Pulled",
+                    f'Container image "{image}" already present on machine',
+                    path,
+                )
+                self._event(pod, node, "Created", f"Created container: {name}", path)
+                self._event(pod, node, "Started", f"Started container {name}", path)
+
+    def _event(
+        self, pod: Mapping[str, Any], node: str, reason: str, message: str, path: str
+    ) -> None:
+        self.access.recorder.record(
+            pod, "Normal", reason, message, "kubelet", host=node, field_path=path
+        )
+
+    async def _terminate(
+        self, pod: Mapping[str, Any], run: SimulatedPod | ProcessPod | None, node: str
+    ) -> None:
+        meta = pod["metadata"]
+        pods = self.access.resource("pods")
+        if run is not None:
+            now = self.access.clock.now()
+            if isinstance(run, SimulatedPod):
+                for name in run.kill(now):
+                    self._event(
+                        pod,
+                        node,
+                        "Killing",
+                        f"Stopping container {name}",
+                        f"spec.containers{{{name}}}",
+                    )
+            status = run.status(pod, now, _scheduled(pod, run))
+            try:
+                await self.access.write_status_in(
+                    pods,
+                    meta["namespace"],
+                    meta["name"],
+                    status,
+                    uid=meta["uid"],
+                    server_built=True,
+                )
+            except WriteError as exc:
+                if exc.code not in (404, 409):
+                    raise
+        try:
+            await self.access.delete_in(
+                pods, meta["namespace"], meta["name"], uid=meta["uid"], grace_period_seconds=0
+            )
+        except WriteError as exc:
+            if exc.code not in (404, 409):
+                raise
+        self._forget(key_of(pod))
+
+    # -- logs ---------------------------------------------------------------------------
+
+    def exec_context(self, pod: dict[str, Any], container: str) -> tuple[str, dict[str, str]]:
+        """The pod's working directory and ``container``'s environment (``--run-pods``)."""
+        run = self._runs.get(str(pod["metadata"].get("uid")))
+        if not isinstance(run, ProcessPod):
+            raise status_errors.bad_request(
+                "containers are simulated: serve the cluster with --run-pods to exec into them"
+            )
+        found = run.container(container)
+        if found is None or not found.running():
+            raise status_errors.bad_request(
+                f'unable to upgrade connection: container not found ("{container}")'
+            )
+        view = copy.deepcopy(pod)
+        view.setdefault("status", {}).update(podIP=run.pod_ip, hostIP=run.host_ip)
+        try:
+            env = container_env(view, found.spec, self._lookup)
+        except Exception as exc:
+            raise status_errors.bad_request(str(exc)) from exc
+        return str(run.directory), env
+
+    async def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
+        """The container's output: its log file under --run-pods, else one line saying the
+        output is simulated."""
+        run = self._runs.get(str(pod["metadata"].get("uid")))
+        if isinstance(run, ProcessPod):
+            container = run.container(options.container)
+            if container is not None:
+                async for chunk in read_log(container, options, self.access.clock):
+                    yield chunk
+                return
+        line = SIMULATED_LOG_LINE
+        if options.timestamps:
+            line = f"{micro_time_text(self.access.clock).replace('.000000Z', 'Z')} {line}"
+        if options.tail_lines == 0:
+            return
+        data = line.encode()
+        if options.limit_bytes is not None:
+            data = data[: options.limit_bytes]
+        yield data
+
+
+def _scheduled(pod: Mapping[str, Any], run: SimulatedPod | ProcessPod) -> Mapping[str, Any]:
+    """The PodScheduled condition to report: the scheduler's, or (a pod created with
+    ``nodeName``) True since the pod started, as the kubelet adds it."""
+    found = _condition(pod, "PodScheduled")
+    if found is not None:
+        return found
+    return {
+        "type": "PodScheduled",
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": run.started_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def _condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == type_:
+            return condition  # type: ignore[no-any-return]
+    return None

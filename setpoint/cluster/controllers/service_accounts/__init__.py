@@ -1,0 +1,5 @@
+"""The ServiceAccount controller: a ``default`` ServiceAccount in every active namespace,
+re-created if deleted (``pkg/controller/serviceaccount``). Pods get ``serviceAccountName:
+default`` from the API server's admission (``kinds/pods.py``), as upstream's ServiceAccount
+admission plugin does.
+"""

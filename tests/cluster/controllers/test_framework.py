@@ -1,0 +1,127 @@
+"""The controller framework: watches become keys, writes go through the API, Events aggregate."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from setpoint.api.clock import FakeClock
+from setpoint.cluster.controllers.framework.controller import Controller, Watch
+from setpoint.cluster.controllers.framework.informers import ObjectKey
+from setpoint.cluster.controllers.framework.manager import ControllerManager
+from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.local_cluster import LocalCluster
+from tests.cluster.controllers.waiting import eventually
+from tests.cluster.raw_api import raw_api
+
+
+class Stamper(Controller):
+    """Copies data.want of a ConfigMap into an annotation and records an Event."""
+
+    name = "stamper"
+
+    def watches(self) -> list[Watch]:
+        return [Watch("configmaps")]
+
+    async def reconcile(self, key: ObjectKey) -> float | None:
+        obj = self.access.get("configmaps", key.namespace, key.name)
+        if obj is None:
+            return None
+        want = (obj.get("data") or {}).get("want", "")
+        if (obj["metadata"].get("annotations") or {}).get("stamp") == want:
+            return None
+        await self.access.patch(
+            "configmaps", key.namespace, key.name, {"metadata": {"annotations": {"stamp": want}}}
+        )
+        self.access.event(obj, "Normal", "Stamped", "stamped the config map")
+        return 30.0  # asks to be called again on the (fake) clock
+
+
+async def test_controller_writes_through_the_api_and_records_aggregated_events() -> None:
+    clock = FakeClock()
+    async with LocalCluster(controllers=False) as cluster:
+        assert cluster.server is not None
+        manager = ControllerManager(cluster.server, ControllerOptions(clock=clock), [Stamper])
+        await manager.start()
+        try:
+            async with raw_api(cluster.url, cluster.token) as api:
+                base = "/api/v1/namespaces/default/configmaps"
+                await api.request(
+                    "POST", base, {"metadata": {"name": "c"}, "data": {"want": "one"}}
+                )
+
+                async def stamped() -> Any:
+                    body = (await api.request("GET", f"{base}/c")).body
+                    return (body["metadata"].get("annotations") or {}).get("stamp") == "one"
+
+                await eventually(stamped)
+                await api.request(
+                    "PATCH",
+                    f"{base}/c",
+                    {"data": {"want": "two"}},
+                    content_type="application/merge-patch+json",
+                )
+
+                async def stamped_two() -> Any:
+                    body = (await api.request("GET", f"{base}/c")).body
+                    return (body["metadata"].get("annotations") or {}).get("stamp") == "two"
+
+                await eventually(stamped_two)
+                await manager.recorder.flush()
+                events = (await api.request("GET", "/api/v1/namespaces/default/events")).body[
+                    "items"
+                ]
+                stamped_events = [e for e in events if e["reason"] == "Stamped"]
+                assert len(stamped_events) == 1
+                event = stamped_events[0]
+                assert event["count"] == 2
+                assert event["source"] == {"component": "stamper-controller"}
+                assert event["involvedObject"]["name"] == "c"
+                assert event["involvedObject"]["kind"] == "ConfigMap"
+        finally:
+            await manager.stop()
+
+
+class Impatient(Controller):
+    """Asks to be called again at once, every time."""
+
+    name = "impatient"
+    calls = 0
+
+    def watches(self) -> list[Watch]:
+        return [Watch("configmaps")]
+
+    async def reconcile(self, key: ObjectKey) -> float | None:
+        if key.name == "again":
+            type(self).calls += 1
+            return 0.0
+        return None
+
+
+async def test_again_at_once_is_rate_limited_on_the_clock() -> None:
+    clock = FakeClock()
+    async with LocalCluster(controllers=False) as cluster:
+        assert cluster.server is not None
+        options = ControllerOptions(clock=clock, retry_clock=clock)
+        manager = ControllerManager(cluster.server, options, [Impatient])
+        await manager.start()
+        try:
+            async with raw_api(cluster.url, cluster.token) as api:
+                path = "/api/v1/namespaces/default/configmaps"
+                await api.request("POST", path, {"metadata": {"name": "again"}})
+
+                async def called(times: int) -> bool:
+                    return Impatient.calls >= times
+
+                await eventually(lambda: called(1), "the first reconcile")
+                for _ in range(20):  # let the loop run: nothing may happen without the clock
+                    await asyncio.sleep(0)
+                assert Impatient.calls == 1
+                clock.advance(0.005)  # the first back-off step
+                await eventually(lambda: called(2), "the second reconcile")
+                clock.advance(0.005)  # not yet: the back-off doubled to 10 ms
+                for _ in range(20):
+                    await asyncio.sleep(0)
+                assert Impatient.calls == 2
+        finally:
+            await manager.stop()
