@@ -1,8 +1,8 @@
 """Shared pytest configuration. Area fixtures live in each area's conftest.py."""
 
-pytest_plugins = ["setpoint.testing.plugin"]
-
 import pytest
+
+pytest_plugins = ["setpoint.testing.plugin"]
 
 # Tests written, in parallel branches, before the built-in controllers existed: they expect a
 # Deployment to stay at 0/2, a Pod to stay Pending, or only the test's own field manager in
