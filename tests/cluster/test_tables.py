@@ -3,6 +3,7 @@ asks for them: list metadata kept, ``includeObject``, one Table per watch event,
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -158,6 +159,13 @@ async def test_the_scale_subresource_has_its_own_columns(api: RawAPI, namespace:
         },
     }
     assert (await api.request("POST", path, body)).status == 201
+    # The built-in controllers bring the Deployment up; once its Scale reports three
+    # replicas, the table's Available column must say so too.
+    for _ in range(200):
+        scale = (await api.request("GET", f"{path}/web/scale")).body
+        if scale.get("status", {}).get("replicas") == 3:
+            break
+        await asyncio.sleep(0.05)
     table = (await api.request("GET", f"{path}/web/scale", headers=TABLE)).body
     assert [(c["name"], c["type"]) for c in table["columnDefinitions"]] == [
         ("Name", "string"),
@@ -165,7 +173,7 @@ async def test_the_scale_subresource_has_its_own_columns(api: RawAPI, namespace:
         ("Available", "integer"),
         ("Age", "string"),
     ]
-    assert table["rows"][0]["cells"][:3] == ["web", 3, 0]
+    assert table["rows"][0]["cells"][:3] == ["web", 3, 3]
 
 
 async def test_events_of_both_apis_print_as_events(api: RawAPI, namespace: str) -> None:
