@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv test lint format demo bench clean test-crash test-fuzz
+.PHONY: venv test lint format demo bench clean test-crash test-fuzz examples-config
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,3 +46,7 @@ test-crash: venv
 
 test-fuzz: venv
 	SETPOINT_LONG_RUNS=1 FUZZ_EXAMPLES=3000 $(BIN)/pytest -m slow tests/cluster/hardening/test_fuzz.py $(PYTEST_ARGS)
+
+# Regenerate every example's config/ from its code (a test checks that this changes nothing).
+examples-config: venv
+	$(BIN)/python -m tests.examples.projects

@@ -93,6 +93,8 @@ def _install(target: str, kubeconfig: Path, samples: bool, workdir: Path) -> boo
 
 def _watched_directory(target: str) -> Path:
     location = target.split(":", 1)[0]
+    if Path(location).is_dir():
+        return Path(location).resolve()
     if location.endswith(".py") or os.sep in location:
         return Path(location).resolve().parent
     return Path.cwd()

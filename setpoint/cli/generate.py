@@ -21,7 +21,12 @@ from setpoint.api.resources.custom_resource import CustomResource
 from setpoint.api.resources.definition import crd_manifests
 from setpoint.api.resources.schema import SchemaError
 from setpoint.manager.operator import Operator
-from setpoint.manager.target import TargetError, find_managers, load_target_module
+from setpoint.manager.target import (
+    TargetError,
+    find_managers,
+    load_target_modules,
+    project_operator_module,
+)
 
 __all__ = ["generate_command", "install_command", "load_models_and_operators", "uninstall_command"]
 
@@ -31,9 +36,10 @@ def load_models_and_operators(target: str) -> tuple[list[Operator], list[type[Cu
     from setpoint.generate.project import models_of
 
     location = target.rpartition(":")[0] if ":" in target and not target.endswith(":") else target
-    module = load_target_module(location if location else target)
+    modules = load_target_modules(location if location else target)
     defined = [
         value
+        for module in modules
         for value in vars(module).values()
         if isinstance(value, type)
         and issubclass(value, CustomResource)
@@ -50,7 +56,12 @@ def load_models_and_operators(target: str) -> tuple[list[Operator], list[type[Cu
 
 
 def _target_in_image(target: str) -> str:
-    """A file TARGET becomes its module name inside the image (``pkg/op.py`` -> ``pkg.op``)."""
+    """A file TARGET becomes its module name inside the image (``pkg/op.py`` -> ``pkg.op``),
+    a project directory its operator module (``examples/cnat`` -> ``cnat_operator.operator``)."""
+    if Path(target).is_dir():
+        module = project_operator_module(Path(target))
+        if module is not None:
+            return module
     if not target.endswith(".py"):
         return target
     path = Path(target).resolve()
