@@ -25,6 +25,7 @@ from setpoint.manager.target import (
     TargetError,
     find_managers,
     load_target_modules,
+    project_directories,
     project_operator_module,
 )
 
@@ -231,12 +232,16 @@ def check_bundle_command(directory: str) -> None:
 
 def _crds_from(source: str) -> list[dict[str, Any]]:
     path = Path(source)
-    if path.is_dir():
+    if path.is_dir() and not project_directories(path):
         documents: list[dict[str, Any]] = []
         for file in sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")):
+            try:
+                loaded = list(yaml.safe_load_all(file.read_text()))
+            except yaml.YAMLError:
+                continue  # not plain YAML (a Helm template): it holds no CRD to apply as is
             documents.extend(
                 doc
-                for doc in yaml.safe_load_all(file.read_text())
+                for doc in loaded
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
             )
         if not documents:
@@ -293,7 +298,10 @@ def _run_install(source: str, kubeconfig: str | None, delete: bool, debug: bool)
             raise
         from setpoint.cli.run_errors import describe_failure
 
-        click.echo(f"Error: {describe_failure(error)}", err=True)
+        message = describe_failure(error)
+        if message is None:
+            raise  # a bug: its traceback is the useful report
+        click.echo(f"Error: {message}", err=True)
         sys.exit(1)
 
 

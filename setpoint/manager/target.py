@@ -136,16 +136,27 @@ def _import_from(directory: Path, module_name: str) -> ModuleType:
         ) from error
 
 
+def project_directories(directory: Path) -> list[Path]:
+    """The projects a directory TARGET stands for: itself, or each project directly inside it."""
+    if _project_operator(directory) is not None:
+        return [directory]
+    return [
+        child
+        for child in sorted(directory.iterdir())
+        if child.is_dir() and _project_operator(child) is not None
+    ]
+
+
 def load_target_modules(location: str) -> list[ModuleType]:
     """Like :func:`load_target_module`, and a directory gives the module of each project in it."""
     path = Path(location)
     if not path.is_dir() or location.endswith(".py"):
         return [load_target_module(location)]
-    path = path.resolve()
-    projects = [_project_operator(path)]
-    if projects[0] is None:
-        projects = [_project_operator(child) for child in sorted(path.iterdir()) if child.is_dir()]
-    found = [project for project in projects if project is not None]
+    found = [
+        project
+        for project in map(_project_operator, project_directories(path.resolve()))
+        if project is not None
+    ]
     if not found:
         raise TargetError(
             f"TARGET {location!r}: a directory without an operator (expected operator.py, a "

@@ -1,4 +1,4 @@
-"""The `setpoint` command: its groups, its version, and the commands not built yet."""
+"""The `setpoint` command: its groups, its version."""
 
 from __future__ import annotations
 
@@ -28,12 +28,6 @@ def test_version_is_the_package_version() -> None:
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"setpoint, version {__version__}"
-
-
-def test_a_command_not_built_yet_says_so_and_fails() -> None:
-    result = CliRunner().invoke(cli, ["demo"])
-    assert result.exit_code == 2
-    assert "not built yet" in result.output
 
 
 def test_the_console_entry_point_runs_as_a_module() -> None:
