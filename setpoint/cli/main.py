@@ -22,6 +22,7 @@ LAZY_COMMANDS = {
     "check": "setpoint.cli.generate:check_group",
     "create": "setpoint.cli.scaffold:create_group",
     "demo": "setpoint.cli.demo.command:demo_command",
+    "rbac": "setpoint.cli.rbac:rbac_group",
 }
 
 

@@ -27,7 +27,7 @@ from setpoint.api.rbac import READ_VERBS, SENSITIVE_RESOURCES
 from setpoint.api.resources.custom_resource import CustomResource, default_plural
 from setpoint.manager.operator import ReconcilerDeclaration
 
-__all__ = ["Rule", "leader_election_rules", "plural_of", "role_rules"]
+__all__ = ["Rule", "leader_election_rules", "ordered_verbs", "plural_of", "role_rules"]
 
 # Built-in kinds whose plural is not the regular one.
 _IRREGULAR_PLURALS = {"Endpoints": "endpoints"}
@@ -68,7 +68,8 @@ def _group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-def _ordered(verbs: Iterable[str]) -> tuple[str, ...]:
+def ordered_verbs(verbs: Iterable[str]) -> tuple[str, ...]:
+    """Verbs in the usual Kubernetes order (read, then write), others sorted after."""
     unique = set(verbs)
     known = [verb for verb in _VERB_ORDER if verb in unique]
     return (*known, *sorted(unique - set(_VERB_ORDER)))
@@ -119,7 +120,7 @@ def role_rules(declarations: Sequence[ReconcilerDeclaration]) -> list[Rule]:
     merged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     merged_notes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for (group, resource, names), verbs in grants.items():
-        merged_key = (group, _ordered(verbs), names)
+        merged_key = (group, ordered_verbs(verbs), names)
         merged.setdefault(merged_key, []).append(resource)
         merged_notes.setdefault(merged_key, []).extend(notes.get((group, resource, names), []))
     rules = [
