@@ -24,6 +24,7 @@ from setpoint.manager.operator import Operator
 from setpoint.manager.target import (
     TargetError,
     find_managers,
+    holds_projects,
     load_target_modules,
     project_operator_module,
 )
@@ -231,7 +232,8 @@ def check_bundle_command(directory: str) -> None:
 
 def _crds_from(source: str) -> list[dict[str, Any]]:
     path = Path(source)
-    if path.is_dir():
+    # A project directory is a TARGET (its models), even with a generated config/ inside.
+    if path.is_dir() and not holds_projects(path):
         documents: list[dict[str, Any]] = []
         for file in sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")):
             documents.extend(
