@@ -29,10 +29,10 @@ def sample_object(model: type[CustomResource]) -> dict[str, Any]:
     else:
         schema = openapi_schema(model)
         body = {}
-        for name in ("spec",):
-            child = schema.get("properties", {}).get(name)
+        for field in ("spec",):
+            child = schema.get("properties", {}).get(field)
             if child is not None:
-                body[name] = _value(child, name)
+                body[field] = _value(child, field)
     body.pop("status", None)
     body.pop("apiVersion", None)
     body.pop("kind", None)

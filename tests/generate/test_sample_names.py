@@ -40,3 +40,11 @@ def test_sample_keeps_the_name_its_model_gives() -> None:
 
 def test_sample_without_a_name_is_named_after_the_singular() -> None:
     assert sample_object(Gadget)["metadata"] == {"name": "gadget-sample"}
+
+
+class Plain(CustomResource, group="samples.example.com", version="v1", kind="Plain"):
+    spec: GizmoSpec = GizmoSpec()
+
+
+def test_a_sample_made_from_the_schema_is_named_after_the_singular() -> None:
+    assert sample_object(Plain)["metadata"] == {"name": "plain-sample"}
