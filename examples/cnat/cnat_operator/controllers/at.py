@@ -16,6 +16,7 @@ import setpoint
 from cnat_operator.api.v1alpha1.at import DONE, FAILED, PENDING, RUNNING, At, AtStatus
 from cnat_operator.operator import op
 from setpoint import kinds
+from setpoint.api.rbac import Permission
 from setpoint.controller import is_controlled_by, set_controller_reference
 
 #: The original's only accepted layout (Go's ``2006-01-02T15:04:05Z``): UTC, no fractions.
@@ -72,7 +73,19 @@ def desired_pod(at: At, argv: list[str]) -> dict[str, Any]:
     return pod
 
 
-@op.reconciler(for_=At, owns=[kinds.Pod])
+GROUP: Final = "cnat.programming-kubernetes.info"
+#: Exactly what this reconciler does, instead of all that `for_` and `owns` could imply.
+PERMISSIONS: Final = [
+    Permission(GROUP, "ats", ["get", "list", "watch"]),
+    Permission(GROUP, "ats/status", ["get", "update", "patch"]),
+    # The pod's owner reference blocks the At's deletion (blockOwnerDeletion), which clusters
+    # running the OwnerReferencesPermissionEnforcement admission plugin allow only to this.
+    Permission(GROUP, "ats/finalizers", ["update"]),
+    Permission("", "pods", ["get", "list", "watch", "create"]),
+]
+
+
+@op.reconciler(for_=At, owns=[kinds.Pod], infer_permissions=False, permissions=PERMISSIONS)
 async def reconcile_at(ctx: setpoint.Context, request: setpoint.Request) -> setpoint.Result | None:
     at: At | None = await ctx.get()
     if at is None:

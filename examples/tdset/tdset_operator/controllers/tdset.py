@@ -12,6 +12,7 @@ from typing import Any, Final
 
 import setpoint
 from setpoint import kinds
+from setpoint.api.rbac import Permission
 from tdset_operator.api.v1.tdset import TDSet
 from tdset_operator.operator import op
 from tdset_operator.schedule import (
@@ -52,7 +53,22 @@ def deployment_spec(tdset: TDSet, replicas: int) -> dict[str, Any]:
     }
 
 
-@op.reconciler(for_=TDSet, owns=[kinds.Deployment])
+GROUP: Final = "schedule.rs"
+#: Exactly what this reconciler does, instead of all that `for_` and `owns` could imply.
+PERMISSIONS: Final = [
+    Permission(GROUP, "tdsets", ["get", "list", "watch"]),
+    Permission(GROUP, "tdsets/status", ["get", "update", "patch"]),
+    # The Deployment's owner reference blocks the TDSet's deletion (blockOwnerDeletion), which
+    # clusters running the OwnerReferencesPermissionEnforcement admission plugin allow only to
+    # this.
+    Permission(GROUP, "tdsets/finalizers", ["update"]),
+    Permission("apps", "deployments", ["get", "list", "watch", "create", "update"]),
+]
+
+
+@op.reconciler(
+    for_=TDSet, owns=[kinds.Deployment], infer_permissions=False, permissions=PERMISSIONS
+)
 async def reconcile_tdset(
     ctx: setpoint.Context, request: setpoint.Request
 ) -> setpoint.Result | None:
