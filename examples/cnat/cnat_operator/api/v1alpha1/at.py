@@ -59,7 +59,7 @@ class At(
         PrinterColumn("Age", ".metadata.creationTimestamp", "date"),
     ],
 ):
-    """At runs ``spec.command`` in a pod ``<name>-pod`` once ``spec.schedule`` has come."""
+    """At runs spec.command once, in pod <name>-pod, when spec.schedule has come."""
 
     spec: AtSpec = AtSpec()
     status: AtStatus | None = None

@@ -28,15 +28,15 @@ class ServiceSpec(BaseModel):
 
 
 class SchedulingRange(BaseModel):
-    """``replica`` pods from ``startTime`` (inclusive) to ``endTime`` (exclusive), in hours.
-
-    An ``endTime`` at or before ``startTime`` crosses midnight: 22 to 2 is 22:00-01:59, 23 to
-    0 is 23:00-23:59, and 5 to 5 is the whole day.
-    """
+    """A replica count for the hours from startTime to endTime (exclusive)."""
 
     start_time: int = Field(alias="startTime", ge=0, le=23, description="First hour, 0-23.")
     end_time: int = Field(
-        alias="endTime", ge=0, le=23, description="Hour the range ends (exclusive), 0-23."
+        alias="endTime",
+        ge=0,
+        le=23,
+        description="Hour the range ends (exclusive), 0-23; at or before startTime, the range "
+        "crosses midnight (22 to 2 is 22:00-01:59, 23 to 0 is 23:00-23:59, 5 to 5 the whole day).",
     )
     replica: int = Field(ge=0, description="Replicas during the range.")
 
@@ -87,7 +87,7 @@ class TDSet(
         PrinterColumn("Age", ".metadata.creationTimestamp", "date"),
     ],
 ):
-    """TDSet keeps Deployment ``<name>`` at the replica count of the current hour's range."""
+    """TDSet keeps Deployment <name> at the replica count of the current hour's range."""
 
     spec: TDSetSpec
     status: TDSetStatus | None = None
