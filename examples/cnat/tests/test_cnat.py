@@ -16,6 +16,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+import yaml
 from cnat_operator.api.v1alpha1.at import At, AtSpec
 from cnat_operator.controllers.at import InvalidSpec, parse_schedule, split_command
 from cnat_operator.operator import op
@@ -261,3 +262,23 @@ async def test_with_run_pods_a_pod_deleted_while_running_is_recreated(
             await wait_for(
                 lambda: no_pods(client, namespace), timeout=TIMEOUT, what="the pod to be deleted"
             )
+
+
+def test_the_generated_role_is_least_privilege() -> None:
+    """What the reconciler declares, as committed in config/ (kept fresh by tests/examples)."""
+    group = "cnat.programming-kubernetes.info"
+    role_file = Path(__file__).parents[1] / "config" / "rbac" / "role.yaml"
+    (role,) = [doc for doc in yaml.safe_load_all(role_file.read_text()) if doc]
+    rules = {
+        (rule["apiGroups"][0], resource): rule["verbs"]
+        for rule in role["rules"]
+        for resource in rule["resources"]
+    }
+    assert rules == {
+        ("", "events"): ["create", "patch"],
+        ("events.k8s.io", "events"): ["create", "patch"],
+        ("", "pods"): ["get", "list", "watch", "create"],
+        (group, "ats"): ["get", "list", "watch"],
+        (group, "ats/status"): ["get", "update", "patch"],
+        (group, "ats/finalizers"): ["update"],
+    }

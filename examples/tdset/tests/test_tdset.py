@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from tdset_operator.api.v1.tdset import SchedulingRange, TDSet
 from tdset_operator.operator import op
 from tdset_operator.schedule import covers, desired_replicas, next_boundary, time_zone
@@ -289,3 +291,23 @@ def test_the_next_boundary_ignores_hours_no_range_uses() -> None:
     assert next_boundary(ranges((9, 17, 4)), at(17), UTC) == at(9, day=16)
     assert next_boundary(ranges((9, 17, 4)), at(8, 59), UTC) == at(9)
     assert next_boundary(ranges((9, 17, 4)), at(9) - timedelta(microseconds=1), UTC) == at(9)
+
+
+def test_the_generated_role_is_least_privilege() -> None:
+    """What the reconciler declares, as committed in config/ (kept fresh by tests/examples)."""
+    group = "schedule.rs"
+    role_file = Path(__file__).parents[1] / "config" / "rbac" / "role.yaml"
+    (role,) = [doc for doc in yaml.safe_load_all(role_file.read_text()) if doc]
+    rules = {
+        (rule["apiGroups"][0], resource): rule["verbs"]
+        for rule in role["rules"]
+        for resource in rule["resources"]
+    }
+    assert rules == {
+        ("", "events"): ["create", "patch"],
+        ("events.k8s.io", "events"): ["create", "patch"],
+        ("apps", "deployments"): ["get", "list", "watch", "create", "update"],
+        (group, "tdsets"): ["get", "list", "watch"],
+        (group, "tdsets/status"): ["get", "update", "patch"],
+        (group, "tdsets/finalizers"): ["update"],
+    }
