@@ -160,6 +160,27 @@ async def test_a_future_schedule_waits_for_the_clock(
         await wait_for_phase(client, namespace, "DONE")
 
 
+async def test_a_schedule_edited_while_pending_is_honoured(
+    client: Client, kubeconfig: str, namespace: str
+) -> None:
+    clock = FakeClock()
+    await install_crds(client, At)
+    later = (clock.now() + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    sooner = (clock.now() + timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    async with run_operator(op, kubeconfig=kubeconfig, namespace=namespace, clock=clock):
+        await client.create(an_at(namespace, schedule=later))
+        pending = await wait_for_phase(client, namespace, "PENDING")
+        await client.patch(pending, {"spec": {"schedule": sooner}})
+        await wait_for(
+            lambda: client.get(At, "example-at", namespace=namespace),
+            lambda at: at.status is not None and at.status.message == f"runs at {sooner}",
+            timeout=TIMEOUT,
+            what="the new schedule in status",
+        )
+        clock.advance(30)
+        await wait_for_phase(client, namespace, "DONE")
+
+
 async def test_an_invalid_schedule_is_reported_until_the_spec_is_fixed(
     client: Client, kubeconfig: str, namespace: str
 ) -> None:
