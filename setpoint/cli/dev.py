@@ -11,6 +11,7 @@ again. File changes are watched with ``watchfiles``.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -62,6 +63,12 @@ def _install(target: str, kubeconfig: Path, samples: bool, workdir: Path) -> boo
     return True
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    # SIGTERM (a terminal closing, a supervisor, `kill`) stops like Ctrl-C, so the cluster and
+    # the operator started here stop too instead of outliving this process.
+    raise KeyboardInterrupt
+
+
 def _watched_directory(target: str) -> Path:
     location = target.split(":", 1)[0]
     if Path(location).is_dir():
@@ -101,6 +108,7 @@ def dev_command(
     workdir = Path(tempfile.mkdtemp(prefix="setpoint-dev-"))
     cluster: subprocess.Popen[bytes] | None = None
     operator: subprocess.Popen[bytes] | None = None
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         if kubeconfig is None:
             _say("starting a local cluster ...")

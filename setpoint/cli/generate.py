@@ -232,6 +232,7 @@ def check_bundle_command(directory: str) -> None:
 
 def _crds_from(source: str) -> list[dict[str, Any]]:
     path = Path(source)
+    # A project directory is a TARGET (its models), even with a generated config/ inside.
     if path.is_dir() and not project_directories(path):
         documents: list[dict[str, Any]] = []
         for file in sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")):

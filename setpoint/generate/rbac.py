@@ -12,14 +12,15 @@ What each reconciler implies (kubebuilder's markers, written out by hand there):
 - leader election: a namespaced Role on Leases (get, create, update) in the operator's
   namespace.
 
-Declared :class:`~setpoint.api.rbac.Permission` rules are added as they are. Nothing is a
+Declared :class:`~setpoint.api.rbac.Permission` rules are added as they are; a reconciler
+registered with ``infer_permissions=False`` gets only those (and Events). Nothing is a
 wildcard; secrets, RBAC writes and webhook configurations appear only when a reconciler names
 them, and then :func:`role_rules` reports why, for a comment in the output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,33 @@ def ordered_verbs(verbs: Iterable[str]) -> tuple[str, ...]:
     return (*known, *sorted(unique - set(_VERB_ORDER)))
 
 
+def _infer(
+    declaration: ReconcilerDeclaration,
+    grant: Callable[[str, str, Iterable[str]], None],
+    notes: dict[tuple[str, str, tuple[str, ...]], list[str]],
+) -> None:
+    """Grant what a reconciler's ``for_``, ``owns`` and ``watches`` imply."""
+    api_version, kind = declaration.for_
+    group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
+    grant(group, plural, (*READ_VERBS, "update", "patch"))
+    grant(group, f"{plural}/status", ("get", "update", "patch"))
+    grant(group, f"{plural}/finalizers", ("update",))
+    for api_version, kind in declaration.owns:
+        group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
+        grant(group, plural, (*READ_VERBS, "create", "update", "patch", "delete"))
+        if (group, plural) in SENSITIVE_RESOURCES:
+            notes.setdefault((group, plural, ()), []).append(
+                f"declared: reconciler {declaration.name!r} owns {kind}"
+            )
+    for api_version, kind in declaration.watches:
+        group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
+        grant(group, plural, READ_VERBS)
+        if (group, plural) == ("", "secrets"):
+            notes.setdefault((group, plural, ()), []).append(
+                f"declared: reconciler {declaration.name!r} watches {kind}"
+            )
+
+
 def role_rules(declarations: Sequence[ReconcilerDeclaration]) -> list[Rule]:
     """The merged, sorted rules every reconciler of an operator needs."""
     grants: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
@@ -84,25 +112,8 @@ def role_rules(declarations: Sequence[ReconcilerDeclaration]) -> list[Rule]:
         grants.setdefault((group, resource, names), set()).update(verbs)
 
     for declaration in declarations:
-        api_version, kind = declaration.for_
-        group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
-        grant(group, plural, (*READ_VERBS, "update", "patch"))
-        grant(group, f"{plural}/status", ("get", "update", "patch"))
-        grant(group, f"{plural}/finalizers", ("update",))
-        for api_version, kind in declaration.owns:
-            group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
-            grant(group, plural, (*READ_VERBS, "create", "update", "patch", "delete"))
-            if (group, plural) in SENSITIVE_RESOURCES:
-                notes.setdefault((group, plural, ()), []).append(
-                    f"declared: reconciler {declaration.name!r} owns {kind}"
-                )
-        for api_version, kind in declaration.watches:
-            group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
-            grant(group, plural, READ_VERBS)
-            if (group, plural) == ("", "secrets"):
-                notes.setdefault((group, plural, ()), []).append(
-                    f"declared: reconciler {declaration.name!r} watches {kind}"
-                )
+        if declaration.infer_permissions:
+            _infer(declaration, grant, notes)
         for permission in declaration.permissions:
             key = (permission.api_group, permission.resource, tuple(permission.resource_names))
             grant(*key[:2], permission.verbs, key[2])

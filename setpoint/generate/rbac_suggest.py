@@ -22,9 +22,9 @@ from setpoint.generate.rbac import Rule, ordered_verbs
 
 __all__ = [
     "AuditFormatError",
-    "default_role_name",
     "Observed",
     "Suggestion",
+    "default_role_name",
     "missing_rules",
     "observe_audit_events",
     "read_audit_log",
