@@ -12,7 +12,12 @@ __all__ = ["rbac_group"]
 
 @click.group(name="rbac")
 def rbac_group() -> None:
-    """RBAC from observed behaviour."""
+    """RBAC from observed behaviour.
+
+    \b
+    Example:
+      setpoint rbac suggest --user system:serviceaccount:ops:myop --audit audit.jsonl
+    """
 
 
 @rbac_group.command(name="suggest")

@@ -12,8 +12,9 @@ from setpoint import __version__
 from setpoint.cli.main import cli
 
 CONTRACT_GROUPS = ("cluster", "run", "dev", "generate", "init", "create", "demo")
-# Beyond DESIGN.md's contract: CRD installation (kubebuilder's install/uninstall), bundle checks.
-EXTRA_COMMANDS = ("install", "uninstall", "check")
+# Beyond DESIGN.md's contract: CRD installation (kubebuilder's install/uninstall), bundle checks,
+# RBAC suggestions from an audit log.
+EXTRA_COMMANDS = ("install", "uninstall", "check", "rbac")
 
 
 def test_help_lists_every_command_group_of_the_cli_contract() -> None:
