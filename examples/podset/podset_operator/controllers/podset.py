@@ -8,12 +8,13 @@ finished, create the missing ones, delete the excess, and report what is left.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import setpoint
 from podset_operator.api.v1alpha1.podset import PodSet
 from podset_operator.operator import op
 from setpoint import kinds
+from setpoint.api.rbac import Permission
 from setpoint.controller import set_controller_reference
 
 #: Pod phases that count as a live replica (the workshop's rule).
@@ -44,7 +45,20 @@ def _phase(pod: dict[str, Any]) -> str:
     return str((pod.get("status") or {}).get("phase") or "Pending")
 
 
-@op.reconciler(for_=PodSet, owns=[kinds.Pod])
+GROUP: Final = "app.example.com"
+#: Exactly what this reconciler does (the PodSet's least privilege), instead of all that
+#: `for_` and `owns` could imply.
+PERMISSIONS: Final = [
+    Permission(GROUP, "podsets", ["get", "list", "watch"]),
+    Permission(GROUP, "podsets/status", ["get", "update", "patch"]),
+    # The Pods' owner references block the PodSet's deletion (blockOwnerDeletion), which the
+    # OwnerReferencesPermissionEnforcement admission plugin allows only to this.
+    Permission(GROUP, "podsets/finalizers", ["update"]),
+    Permission("", "pods", ["get", "list", "watch", "create", "delete"]),
+]
+
+
+@op.reconciler(for_=PodSet, owns=[kinds.Pod], infer_permissions=False, permissions=PERMISSIONS)
 async def reconcile_podset(ctx: setpoint.Context, request: setpoint.Request) -> None:
     podset: PodSet | None = await ctx.get()
     if podset is None:

@@ -8,12 +8,13 @@ Deployment's available replicas into the Foo's status; a ``Synced`` Event.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import setpoint
 from sample_controller_operator.api.v1alpha1.foo import Foo
 from sample_controller_operator.operator import op
 from setpoint import kinds
+from setpoint.api.rbac import Permission
 
 #: sample-controller's messages, word for word.
 MESSAGE_RESOURCE_EXISTS = 'Resource "{name}" already exists and is not managed by Foo'
@@ -33,7 +34,20 @@ def deployment_spec(foo: Foo) -> dict[str, Any]:
     }
 
 
-@op.reconciler(for_=Foo, owns=[kinds.Deployment])
+GROUP: Final = "samplecontroller.k8s.io"
+#: Exactly what this reconciler does (sample-controller's least privilege), instead of all
+#: that `for_` and `owns` could imply.
+PERMISSIONS: Final = [
+    Permission(GROUP, "foos", ["get", "list", "watch"]),
+    Permission(GROUP, "foos/status", ["get", "update", "patch"]),
+    # The Deployment's owner reference blocks the Foo's deletion (blockOwnerDeletion), which
+    # the OwnerReferencesPermissionEnforcement admission plugin allows only to this.
+    Permission(GROUP, "foos/finalizers", ["update"]),
+    Permission("apps", "deployments", ["get", "list", "watch", "create", "update"]),
+]
+
+
+@op.reconciler(for_=Foo, owns=[kinds.Deployment], infer_permissions=False, permissions=PERMISSIONS)
 async def reconcile_foo(ctx: setpoint.Context, request: setpoint.Request) -> None:
     foo: Foo | None = await ctx.get()
     if foo is None:
