@@ -82,6 +82,14 @@ class AccessControl:
         self._aggregation = ClusterRoleAggregation(self.index, self._operations, roles)
         await self._aggregation.settle()
 
+    async def settle(self) -> None:
+        """Return once the index holds every stored RBAC object and aggregated roles are
+        current (for tests and tools that just wrote RBAC objects)."""
+        await self.index.caught_up()
+        if self._aggregation is not None:
+            await self._aggregation.settle()
+            await self.index.caught_up()
+
     async def stop(self) -> None:
         """Stop following RBAC changes."""
         if self._aggregation is not None:

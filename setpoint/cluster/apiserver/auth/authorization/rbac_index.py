@@ -128,6 +128,8 @@ class RBACIndex:
         self._bindings: dict[tuple[str, str], Binding] = {}
         self._cluster_by_subject: dict[SubjectKey, set[str]] = {}
         self._by_subject: dict[tuple[str, SubjectKey], set[str]] = {}
+        #: The revision of each indexed object, by storage key.
+        self._revisions: dict[str, int] = {}
         self._task: asyncio.Task[None] | None = None
         #: Called after a ClusterRole was added, changed or removed (aggregation listens).
         self.on_cluster_role_change: list[Callable[[], None]] = []
@@ -165,6 +167,17 @@ class RBACIndex:
             return self.roles.get((namespace, name))
         return None
 
+    def current(self) -> bool:
+        """Whether the index holds exactly the stored RBAC objects (at their revisions)."""
+        stored = {record.key: record.revision for record in self._storage.list(RBAC_PREFIX)}
+        return stored == self._revisions
+
+    async def caught_up(self, timeout: float = 30.0) -> None:
+        """Return once :meth:`current` (for tests and tools that just wrote RBAC objects)."""
+        async with asyncio.timeout(timeout):
+            while not self.current():
+                await asyncio.sleep(0.01)
+
     # -- keeping current ----------------------------------------------------------------
 
     async def start(self) -> None:
@@ -189,8 +202,10 @@ class RBACIndex:
         self._bindings.clear()
         self._cluster_by_subject.clear()
         self._by_subject.clear()
+        self._revisions.clear()
         for record in self._storage.list(RBAC_PREFIX):
             self._put(record.key, decode(record.value))
+            self._revisions[record.key] = record.revision
         self._cluster_roles_changed()
         return revision
 
@@ -200,11 +215,11 @@ class RBACIndex:
             try:
                 async for event in watch:
                     revision = event.revision
-                    if event.type == "DELETED":
-                        self._remove(event.key)
-                    else:
-                        self._remove(event.key)
+                    self._remove(event.key)
+                    self._revisions.pop(event.key, None)
+                    if event.type != "DELETED":
                         self._put(event.key, decode(event.value))
+                        self._revisions[event.key] = event.revision
                     if event.key.startswith(f"{RBAC_PREFIX}clusterroles/"):
                         self._cluster_roles_changed()
             except WatchOverflowError:
