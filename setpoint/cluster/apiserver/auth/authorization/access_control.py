@@ -8,6 +8,7 @@ request's attributes, or 403.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Final
 
@@ -48,6 +49,8 @@ log = logging.getLogger(__name__)
 
 #: The user agent of the bootstrap writes (kube-apiserver's own post-start hook).
 BOOTSTRAP_AGENT: Final = "kube-apiserver"
+#: How long :meth:`AccessControl.settle` waits for the index (generous: shared CPUs).
+SETTLE_TIMEOUT_SECONDS: Final = 30.0
 
 
 class AccessControl:
@@ -85,10 +88,11 @@ class AccessControl:
     async def settle(self) -> None:
         """Return once the index holds every stored RBAC object and aggregated roles are
         current (for tests and tools that just wrote RBAC objects)."""
-        await self.index.caught_up()
-        if self._aggregation is not None:
-            await self._aggregation.settle()
+        async with asyncio.timeout(SETTLE_TIMEOUT_SECONDS):
             await self.index.caught_up()
+            if self._aggregation is not None:
+                await self._aggregation.settle()
+                await self.index.caught_up()
 
     async def stop(self) -> None:
         """Stop following RBAC changes."""

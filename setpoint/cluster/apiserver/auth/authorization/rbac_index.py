@@ -131,6 +131,7 @@ class RBACIndex:
         #: The revision of each indexed object, by storage key.
         self._revisions: dict[str, int] = {}
         self._task: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
         #: Called after a ClusterRole was added, changed or removed (aggregation listens).
         self.on_cluster_role_change: list[Callable[[], None]] = []
 
@@ -172,11 +173,11 @@ class RBACIndex:
         stored = {record.key: record.revision for record in self._storage.list(RBAC_PREFIX)}
         return stored == self._revisions
 
-    async def caught_up(self, timeout: float = 30.0) -> None:
+    async def caught_up(self) -> None:
         """Return once :meth:`current` (for tests and tools that just wrote RBAC objects)."""
-        async with asyncio.timeout(timeout):
-            while not self.current():
-                await asyncio.sleep(0.01)
+        while not self.current():
+            self._changed.clear()
+            await self._changed.wait()
 
     # -- keeping current ----------------------------------------------------------------
 
@@ -220,6 +221,7 @@ class RBACIndex:
                     if event.type != "DELETED":
                         self._put(event.key, decode(event.value))
                         self._revisions[event.key] = event.revision
+                    self._changed.set()
                     if event.key.startswith(f"{RBAC_PREFIX}clusterroles/"):
                         self._cluster_roles_changed()
             except WatchOverflowError:
@@ -227,6 +229,7 @@ class RBACIndex:
             finally:
                 watch.close()
             revision = self._relist()
+            self._changed.set()
 
     def _cluster_roles_changed(self) -> None:
         for callback in self.on_cluster_role_change:
