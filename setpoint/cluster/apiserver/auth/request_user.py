@@ -19,7 +19,7 @@ from aiohttp import web
 from setpoint.cluster.apiserver.auth.identity import ADMIN, UserInfo
 
 #: The request key under which the request's user is kept.
-REQUEST_USER_KEY: Final = "setpoint.user"
+REQUEST_USER_KEY: Final = web.RequestKey("setpoint.user", UserInfo)
 
 #: The user of the API request being served in this task (None: the server itself).
 acting_user: ContextVar[UserInfo | None] = ContextVar("setpoint_acting_user", default=None)
