@@ -38,7 +38,6 @@ KIND_MESSAGES: Final[dict[tuple[str, str], str]] = {
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): (
         "authorization.v1.SelfSubjectRulesReview"
     ),
-    ("authorization.k8s.io/v1", "SubjectAccessReview"): "authorization.v1.SubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): (
         "authorization.v1.SelfSubjectAccessReview"
     ),

@@ -1363,21 +1363,6 @@ MESSAGES: tuple[Message, ...] = (
         field("nonResourceAttributes", 2, "authorization.v1.NonResourceAttributes", keep_zero=True),
     ),
     message(
-        "authorization.v1.SubjectAccessReview",
-        field("metadata", 1, "meta.v1.ObjectMeta"),
-        field("spec", 2, "authorization.v1.SubjectAccessReviewSpec"),
-        field("status", 3, "authorization.v1.SubjectAccessReviewStatus"),
-    ),
-    message(
-        "authorization.v1.SubjectAccessReviewSpec",
-        field("resourceAttributes", 1, "authorization.v1.ResourceAttributes", keep_zero=True),
-        field("nonResourceAttributes", 2, "authorization.v1.NonResourceAttributes", keep_zero=True),
-        field("user", 3, STRING),
-        repeated("groups", 4, STRING),
-        mapping("extra", 5, STRING_LIST),
-        field("uid", 6, STRING),
-    ),
-    message(
         "authorization.v1.SubjectAccessReviewStatus",
         field("allowed", 1, BOOL, keep_zero=True),
         field("denied", 4, BOOL),
