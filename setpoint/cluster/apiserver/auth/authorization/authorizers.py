@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from setpoint.api.field_errors import go_quote
 from setpoint.cluster.apiserver.auth.authorization.attributes import Attributes
@@ -32,13 +32,16 @@ EVERYTHING: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """An authorizer's answer."""
 
     allowed: bool
     reason: str = ""
     evaluation_error: str = ""
+
+
+ALLOWED: Final = Decision(True)
+NO_OPINION: Final = Decision(False)
 
 
 @dataclass(slots=True)
@@ -65,7 +68,7 @@ class AlwaysAllowAuthorizer(Authorizer):
     """``--authorization AlwaysAllow``: every request is allowed."""
 
     def authorize(self, attributes: Attributes) -> Decision:
-        return Decision(True)
+        return ALLOWED
 
     def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
         return RuleSet(list(EVERYTHING))
@@ -97,7 +100,7 @@ class RBACAuthorizer(Authorizer):
                     return Decision(True, f"RBAC: allowed by {binding.describe(subject)}")
         if errors:
             return Decision(False, f"RBAC: {_aggregate(errors)}")
-        return Decision(False)
+        return NO_OPINION
 
     def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
         found = RuleSet()
@@ -120,7 +123,7 @@ class PrivilegedGroupAuthorizer(Authorizer):
     """Members of ``system:masters`` may do anything; others get no opinion."""
 
     def authorize(self, attributes: Attributes) -> Decision:
-        return Decision(PRIVILEGED_GROUP in attributes.user.groups)
+        return ALLOWED if PRIVILEGED_GROUP in attributes.user.groups else NO_OPINION
 
     def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
         # Upstream's privileged-group authorizer lists no rules: system:masters sees its
@@ -142,7 +145,7 @@ class UnionAuthorizer(Authorizer):
                 return decision
             if decision.reason:
                 reasons.append(decision.reason)
-        return Decision(False, "\n".join(reasons))
+        return Decision(False, "\n".join(reasons)) if reasons else NO_OPINION
 
     def rules_for(self, user: UserInfo, namespace: str) -> RuleSet:
         found = RuleSet()
