@@ -124,3 +124,25 @@ async def test_serve_takes_the_authorization_mode(tmp_path: Path) -> None:
             assert response.status == 200
     finally:
         server.close()
+
+
+async def test_defaults_are_created_once_and_edits_survive_restarts(tmp_path: Path) -> None:
+    view = "/apis/rbac.authorization.k8s.io/v1/clusterroles/view"
+    binding = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/system:basic-user"
+    async with (
+        LocalCluster(data_dir=tmp_path, controllers=False, https_port=None) as cluster,
+        raw_api(cluster.url, cluster.token) as api,
+    ):
+        assert (await api.request("DELETE", binding)).status == 200
+        role = (await api.request("GET", view)).body
+        role["metadata"]["labels"]["edited"] = "yes"
+        assert (await api.request("PUT", view, role)).status == 200
+    async with (
+        LocalCluster(data_dir=tmp_path, controllers=False, https_port=None) as cluster,
+        raw_api(cluster.url, cluster.token) as api,
+    ):
+        again = (await api.request("GET", view)).body
+        assert again["metadata"]["labels"]["edited"] == "yes"
+        assert again["rules"]  # still aggregated
+        # a deleted default comes back (upstream's bootstrap reconciles missing defaults)
+        assert (await api.request("GET", binding)).status == 200

@@ -5,8 +5,9 @@ aggregated from the ``system:aggregate-to-*`` roles and from one another through
 ``rbac.authorization.k8s.io/aggregate-to-*`` labels) and the roles every authenticated user
 holds (``system:discovery``, ``system:basic-user``, ``system:public-info-viewer``), with
 upstream's labels, annotation and bindings. The rules are upstream's bootstrap policy
-(``plugin/pkg/auth/authorizer/rbac/bootstrappolicy``); they are created when missing and
-never overwritten, so an edited default stays edited across restarts.
+(``plugin/pkg/auth/authorizer/rbac/bootstrappolicy``). They are created at every start when
+missing and never overwritten: upstream also adds back rules and subjects removed from a
+default marked ``autoupdate``; here an edited default stays edited.
 """
 
 from __future__ import annotations
