@@ -367,3 +367,29 @@ def test_aggregation_through_the_api(kubectl: Kubectl, namespace: str) -> None:
         } in view["rules"]
     finally:
         kubectl.run("delete", "clusterrole", name, check=False)
+
+
+async def test_local_subject_access_review(api: RawAPI, namespace: str) -> None:
+    lsar = f"/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews"
+    attributes = {"verb": "get", "resource": "configmaps", "namespace": namespace}
+    reply = await api.request(
+        "POST", lsar, {"spec": {"user": "olivia", "resourceAttributes": attributes}}
+    )
+    assert (reply.status, reply.body["status"]) == (201, {"allowed": False})
+    assert reply.body["metadata"]["namespace"] == namespace
+    elsewhere = await api.request(
+        "POST",
+        lsar,
+        {"spec": {"user": "olivia", "resourceAttributes": {**attributes, "namespace": "other"}}},
+    )
+    assert (elsewhere.status, elsewhere.body["message"]) == (
+        422,
+        'LocalSubjectAccessReview.authorization.k8s.io "" is invalid: '
+        'spec.resourceAttributes.namespace: Invalid value: "other": must match metadata.namespace',
+    )
+    masters = await api.request(
+        "POST",
+        lsar,
+        {"spec": {"groups": ["system:masters"], "resourceAttributes": attributes}},
+    )
+    assert masters.body["status"] == {"allowed": True}

@@ -3,7 +3,8 @@
 - ``SelfSubjectReview`` (``kubectl auth whoami``): the caller's user info.
 - ``SelfSubjectAccessReview`` (``kubectl auth can-i``): may the caller do one thing (a verb
   on a resource, or on a non-resource URL).
-- ``SubjectAccessReview``: may the user described in ``spec`` (user, groups, uid, extra) do it.
+- ``SubjectAccessReview``: may the user described in ``spec`` (user, groups, uid, extra) do it;
+  ``LocalSubjectAccessReview`` asks the same within the request's namespace.
 - ``SelfSubjectRulesReview`` (``kubectl auth can-i --list``): every rule that applies to the
   caller in ``spec.namespace``.
 
@@ -31,6 +32,7 @@ REVIEW_RESOURCES: Final = frozenset(
         (AUTHORIZATION_GROUP, "selfsubjectaccessreviews"),
         (AUTHORIZATION_GROUP, "selfsubjectrulesreviews"),
         (AUTHORIZATION_GROUP, "subjectaccessreviews"),
+        (AUTHORIZATION_GROUP, "localsubjectaccessreviews"),
         (AUTHENTICATION_GROUP, "selfsubjectreviews"),
     }
 )
@@ -42,15 +44,23 @@ def is_review(group: str, plural: str) -> bool:
 
 
 def answer(
-    group: str, plural: str, body: dict[str, Any], user: UserInfo, authorizer: Authorizer
+    group: str,
+    plural: str,
+    body: dict[str, Any],
+    user: UserInfo,
+    authorizer: Authorizer,
+    namespace: str | None = None,
 ) -> dict[str, Any]:
-    """The review object with its ``status`` filled in, as the create response carries it."""
+    """The review object with its ``status`` filled in, as the create response carries it
+    (``namespace``: the request's, for ``LocalSubjectAccessReview``)."""
     if plural == "selfsubjectreviews":
         return self_subject_review(body, user)
     if plural == "selfsubjectrulesreviews":
         return self_subject_rules_review(body, user, authorizer)
     if plural == "subjectaccessreviews":
         return subject_access_review(body, authorizer)
+    if plural == "localsubjectaccessreviews":
+        return local_subject_access_review(body, namespace or "", authorizer)
     return self_subject_access_review(body, user, authorizer)
 
 
@@ -119,24 +129,64 @@ def self_subject_access_review(
 def subject_access_review(body: dict[str, Any], authorizer: Authorizer) -> dict[str, Any]:
     """``SubjectAccessReview``: may the user ``spec`` describes do what it describes."""
     spec = _access_spec(body, "SubjectAccessReview")
+    return _decide(body, _attributes(_subject(spec, "SubjectAccessReview", []), spec), authorizer)
+
+
+def local_subject_access_review(
+    body: dict[str, Any], namespace: str, authorizer: Authorizer
+) -> dict[str, Any]:
+    """``LocalSubjectAccessReview``: a SubjectAccessReview within the request's namespace."""
+    metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else None
+    body_namespace = (metadata or {}).get("namespace") or namespace
+    if body_namespace != namespace:
+        raise status_errors.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    kind = "LocalSubjectAccessReview"
+    spec = _access_spec(body, kind)
+    errors: list[fe.FieldError] = []
+    resource = spec.get("resourceAttributes")
+    if isinstance(resource, dict) and (resource.get("namespace") or "") != namespace:
+        errors.append(
+            fe.invalid(
+                "spec.resourceAttributes.namespace",
+                resource.get("namespace") or "",
+                "must match metadata.namespace",
+            )
+        )
+    if spec.get("nonResourceAttributes"):
+        errors.append(
+            fe.invalid(
+                "spec.nonResourceAttributes",
+                spec.get("nonResourceAttributes"),
+                "disallowed on this kind of request",
+            )
+        )
+    subject = _subject(spec, kind, errors)
+    review = _decide(body, _attributes(subject, spec), authorizer)
+    review["metadata"]["namespace"] = namespace
+    return review
+
+
+def _subject(spec: dict[str, Any], kind: str, errors: list[fe.FieldError]) -> UserInfo:
+    """The user a (Local)SubjectAccessReview asks about; 422 with ``errors`` and its own."""
     username = spec.get("user") or ""
     groups = spec.get("groups") or []
     if not username and not groups:
-        raise status_errors.invalid(
-            AUTHORIZATION_GROUP,
-            "SubjectAccessReview",
-            "",
-            [fe.invalid("spec.user", username, "at least one of user or group must be specified")],
-        )
+        errors = [
+            fe.invalid("spec.user", username, "at least one of user or group must be specified"),
+            *errors,
+        ]
+    if errors:
+        raise status_errors.invalid(AUTHORIZATION_GROUP, kind, "", errors)
     extra_value = spec.get("extra")
     extra: dict[str, Any] = extra_value if isinstance(extra_value, dict) else {}
-    subject = UserInfo(
+    return UserInfo(
         str(username),
         tuple(str(group) for group in groups if isinstance(group, str)),
         str(spec.get("uid") or ""),
         {str(k): tuple(str(v) for v in values or []) for k, values in extra.items()},
     )
-    return _decide(body, _attributes(subject, spec), authorizer)
 
 
 def _access_spec(body: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -352,6 +352,7 @@ class APIHandler:
                         obj,
                         request_user(request),
                         self._access.authorizer,
+                        target.namespace,
                     )
                     return json_response(201, encode_json(answer))
                 duplicates = check_duplicate_fields(request, body, resource)

@@ -390,6 +390,15 @@ def builtin_resources() -> list[ServedResource]:
         ServedResource(
             "authorization.k8s.io",
             "v1",
+            "localsubjectaccessreviews",
+            "LocalSubjectAccessReview",
+            True,
+            "localsubjectaccessreview",
+            verbs=("create",),
+        ),
+        ServedResource(
+            "authorization.k8s.io",
+            "v1",
             "subjectaccessreviews",
             "SubjectAccessReview",
             False,
