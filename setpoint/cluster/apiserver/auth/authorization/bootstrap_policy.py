@@ -3,7 +3,8 @@
 The user-facing roles (``cluster-admin``; ``admin``, ``edit`` and ``view``, which are
 aggregated from the ``system:aggregate-to-*`` roles and from one another through their
 ``rbac.authorization.k8s.io/aggregate-to-*`` labels) and the roles every authenticated user
-holds (``system:discovery``, ``system:basic-user``, ``system:public-info-viewer``), with
+holds (``system:discovery``, ``system:basic-user``, ``system:public-info-viewer``), and
+``system:monitoring`` (health and metrics URLs, for the group of that name), with
 upstream's labels, annotation and bindings. The rules are upstream's bootstrap policy
 (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy``). They are created at every start when
 missing and never overwritten: upstream also adds back rules and subjects removed from a
@@ -237,6 +238,16 @@ _DISCOVERY_URLS: Final = [
     "/version",
     "/version/",
 ]
+_MONITORING_URLS: Final = [
+    "/healthz",
+    "/healthz/*",
+    "/livez",
+    "/livez/*",
+    "/metrics",
+    "/metrics/slis",
+    "/readyz",
+    "/readyz/*",
+]
 _PUBLIC_INFO_URLS: Final = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
 
 AUTHENTICATED: Final = "system:authenticated"
@@ -277,6 +288,7 @@ def cluster_roles() -> list[dict[str, Any]]:
             ],
         ),
         _role("system:discovery", [{"nonResourceURLs": _DISCOVERY_URLS, "verbs": ["get"]}]),
+        _role("system:monitoring", [{"nonResourceURLs": _MONITORING_URLS, "verbs": ["get"]}]),
         _role(
             "system:public-info-viewer",
             [{"nonResourceURLs": _PUBLIC_INFO_URLS, "verbs": ["get"]}],
@@ -291,5 +303,6 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
         _binding("cluster-admin", ["system:masters"]),
         _binding("system:basic-user", [AUTHENTICATED]),
         _binding("system:discovery", [AUTHENTICATED]),
+        _binding("system:monitoring", ["system:monitoring"]),
         _binding("system:public-info-viewer", [AUTHENTICATED, UNAUTHENTICATED]),
     ]
