@@ -21,7 +21,7 @@ from typing import Any, Final
 from setpoint.cluster.apiserver.auth.authorization.rules import PolicyRule, rules_of
 from setpoint.cluster.apiserver.auth.identity import UserInfo
 from setpoint.cluster.apiserver.registry.selection import decode
-from setpoint.cluster.apiserver.storage import Storage, WatchOverflowError
+from setpoint.cluster.apiserver.storage import Storage, Watch, WatchOverflowError
 
 log = logging.getLogger(__name__)
 
@@ -183,8 +183,8 @@ class RBACIndex:
 
     async def start(self) -> None:
         """List the RBAC objects, then follow their changes in the background."""
-        revision = self._relist()
-        self._task = asyncio.create_task(self._follow(revision), name="rbac-index")
+        watch = self._list_and_watch()
+        self._task = asyncio.create_task(self._follow(watch), name="rbac-index")
 
     async def stop(self) -> None:
         """Stop following changes."""
@@ -194,7 +194,9 @@ class RBACIndex:
                 await self._task
             self._task = None
 
-    def _relist(self) -> int:
+    def _list_and_watch(self) -> Watch:
+        """Relist, and watch from the revision listed (no await between: nothing is missed,
+        and the history cannot move past that revision in between)."""
         revision = self._storage.revision
         self.roles.clear()
         self.cluster_roles.clear()
@@ -207,15 +209,15 @@ class RBACIndex:
         for record in self._storage.list(RBAC_PREFIX):
             self._put(record.key, decode(record.value))
             self._revisions[record.key] = record.revision
+        watch = self._storage.watch(RBAC_PREFIX, revision, buffer=WATCH_BUFFER)
         self._cluster_roles_changed()
-        return revision
+        self._changed.set()
+        return watch
 
-    async def _follow(self, revision: int) -> None:
+    async def _follow(self, watch: Watch) -> None:
         while True:
-            watch = self._storage.watch(RBAC_PREFIX, revision, buffer=WATCH_BUFFER)
             try:
                 async for event in watch:
-                    revision = event.revision
                     self._remove(event.key)
                     self._revisions.pop(event.key, None)
                     if event.type != "DELETED":
@@ -224,12 +226,12 @@ class RBACIndex:
                     self._changed.set()
                     if event.key.startswith(f"{RBAC_PREFIX}clusterroles/"):
                         self._cluster_roles_changed()
+                return  # the storage closed the watch: it is shutting down
             except WatchOverflowError:
                 log.warning("RBAC index fell behind; listing again")
             finally:
                 watch.close()
-            revision = self._relist()
-            self._changed.set()
+            watch = self._list_and_watch()
 
     def _cluster_roles_changed(self) -> None:
         for callback in self.on_cluster_role_change:
