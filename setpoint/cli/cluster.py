@@ -18,6 +18,7 @@ from setpoint.cluster.local_cluster import LocalCluster
 #: Name of the kubeconfig written into ``--data-dir`` when ``--kubeconfig`` is not given.
 DATA_DIR_KUBECONFIG = "kubeconfig"
 LOG_LEVELS = ("debug", "info", "warning", "error")
+AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 
 
 @click.group()
@@ -80,6 +81,14 @@ def cluster() -> None:
     help="Serve the API only: no controllers, scheduler or kubelet (for benchmarks).",
 )
 @click.option(
+    "--authorization",
+    type=click.Choice(AUTHORIZATION_MODES),
+    default="RBAC",
+    show_default=True,
+    help="RBAC enforces Roles and bindings (the kubeconfig's admin may do anything); "
+    "AlwaysAllow lets every authenticated request through.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -95,6 +104,7 @@ def serve(
     nodes: int,
     run_pods: bool,
     no_controllers: bool,
+    authorization: str,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -130,6 +140,7 @@ def serve(
                 controllers=not no_controllers,
                 nodes=nodes,
                 run_pods=run_pods,
+                authorization=authorization,
             )
         )
     except (StorageOpenError, IdentityError) as exc:
@@ -148,6 +159,7 @@ async def _serve(
     controllers: bool,
     nodes: int,
     run_pods: bool,
+    authorization: str,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -162,6 +174,7 @@ async def _serve(
         controllers=controllers,
         nodes=nodes,
         run_pods=run_pods,
+        authorization=authorization,
     )
     async with local:
         click.echo(

@@ -19,6 +19,9 @@ that is removed on exit.
 The built-in controllers, scheduler and (simulated) kubelet run with the server unless
 ``controllers=False``; ``nodes``, ``run_pods``, ``clock`` and ``simulated_run_seconds`` (how long
 a simulated container whose command ends by itself runs) configure them.
+
+``authorization`` is ``"RBAC"`` (the default: Roles and bindings are enforced, the admin token
+is in ``system:masters`` and may do anything) or ``"AlwaysAllow"``.
 """
 
 from __future__ import annotations
@@ -112,6 +115,7 @@ class LocalCluster:
         run_pods: bool = False,
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
+        authorization: str = "RBAC",
     ) -> None:
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
@@ -121,6 +125,7 @@ class LocalCluster:
         self._port = port
         self._https_port = https_port
         self._token = token
+        self._authorization = authorization
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         self._controller_options = (
@@ -184,6 +189,7 @@ class LocalCluster:
             https_port=https_port,
             token=self._token or (identity.token if identity else None),
             certificate=identity.certificate if identity else None,
+            authorization=self._authorization,
         )
         try:
             await self.server.start()

@@ -39,6 +39,7 @@ class BackgroundCluster:
         run_pods: bool = False,
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
+        authorization: str = "RBAC",
     ) -> None:
         self._options: dict[str, Any] = {
             "in_memory": in_memory,
@@ -49,6 +50,7 @@ class BackgroundCluster:
             "run_pods": run_pods,
             "clock": clock,
             "simulated_run_seconds": simulated_run_seconds,
+            "authorization": authorization,
         }
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

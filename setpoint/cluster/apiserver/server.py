@@ -13,6 +13,10 @@ from typing import Final
 
 from aiohttp import web
 
+from setpoint.cluster.apiserver.auth.authorization.access_control import AccessControl
+from setpoint.cluster.apiserver.auth.authorization.authorizers import RBAC
+from setpoint.cluster.apiserver.auth.authorization.escalation import RBACBehaviour
+from setpoint.cluster.apiserver.auth.authorization.rbac_index import RBAC_GROUP
 from setpoint.cluster.apiserver.http.handler import APIHandler
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
 from setpoint.cluster.apiserver.http.protocol_errors import StatusServer
@@ -58,6 +62,9 @@ TOKEN_BYTES: Final = 32
 SHUTDOWN_TIMEOUT_SECONDS: Final = 2.0
 
 
+RBAC_PLURALS: Final = ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
+
+
 def generate_token() -> str:
     """A fresh random bearer token."""
     return secrets.token_urlsafe(TOKEN_BYTES)
@@ -74,6 +81,7 @@ class APIServer:
         token: str | None = None,
         https_port: int | None = 0,
         certificate: ServingCertificate | None = None,
+        authorization: str = RBAC,
     ) -> None:
         self.storage = storage
         self.token = token or generate_token()
@@ -94,6 +102,9 @@ class APIServer:
             self.registry.add(resource)
         self._custom_behaviour = CustomResourceBehaviour()
         self.crds = CRDBehaviour(self.registry, self.operations, validator)
+        #: Authorization (RBAC or AlwaysAllow), the default roles and ClusterRole aggregation.
+        self.access = AccessControl(self.operations, authorization)
+        rbac = RBACBehaviour(validator, lambda: self.access.authorizer, self.access.index)
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
             "/core/pods/": PodBehaviour(validator),
@@ -102,6 +113,7 @@ class APIServer:
             "/batch/jobs/": JobBehaviour(validator),
             "/core/services/": ServiceBehaviour(storage, validator),
             CRD_STORAGE_ROOT: self.crds,
+            **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},
         }
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
@@ -144,6 +156,7 @@ class APIServer:
             on_namespace_terminating=self._namespace_terminating,
             server_address=lambda: f"{LOOPBACK}:{self.port}",
             pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
+            access=self.access,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
@@ -178,6 +191,7 @@ class APIServer:
             if self.storage.get(namespaces.storage_key(None, name)) is None:
                 await self.operations.create(namespaces, None, new_namespace(name), WriteOptions())
         await self.crds.serve_stored()
+        await self.access.start(self.registry)
 
     async def create_namespace(self, name: str) -> None:
         """Create namespace ``name`` directly (no HTTP round trip); 409 APIError if it exists."""
@@ -202,6 +216,7 @@ class APIServer:
     async def stop(self) -> None:
         """Stop listening, end watches, and stop background work (the storage stays open)."""
         await self.crds.close()
+        await self.access.stop()
         if self._handler is not None:
             self._handler.close_watches()
         if self._runner is not None:

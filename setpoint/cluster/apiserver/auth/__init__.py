@@ -1,9 +1,10 @@
 """Who is calling, and what they may do.
 
-Today the local cluster has one credential, the admin bearer token written to the kubeconfig,
-and one identity behind it (:data:`identity.ADMIN`, a member of ``system:masters``, allowed
-everything). :mod:`.reviews` answers the review APIs clients use to ask about that identity:
-``SelfSubjectReview`` (``kubectl auth whoami``) and ``SelfSubjectAccessReview`` (``kubectl auth
-can-i``). Real authentication (more users, service account tokens) and RBAC authorization will
-replace the fixed identity and the "always allowed" decision here, behind the same functions.
+:mod:`.identity` describes users (:data:`identity.ADMIN` is the admin token's user, a member
+of ``system:masters``); :mod:`.request_user` is where authentication leaves the user of a
+request for everything after it. :mod:`.authorization` decides what that user may do (RBAC,
+impersonation, escalation prevention), and :mod:`.reviews` answers the review APIs clients
+use to ask about it: ``SelfSubjectReview`` (``kubectl auth whoami``),
+``SelfSubjectAccessReview`` and ``SubjectAccessReview`` (``kubectl auth can-i``) and
+``SelfSubjectRulesReview`` (``kubectl auth can-i --list``).
 """

@@ -23,7 +23,8 @@ from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
 from setpoint.cluster.apiserver.auth import reviews
-from setpoint.cluster.apiserver.auth.identity import ADMIN
+from setpoint.cluster.apiserver.auth.authorization.access_control import AccessControl
+from setpoint.cluster.apiserver.auth.request_user import request_user
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.body_limits import object_too_large
 from setpoint.cluster.apiserver.http.duplicate_fields import check_duplicate_fields
@@ -139,6 +140,7 @@ class APIHandler:
         on_namespace_terminating: Callable[[str], None],
         server_address: Callable[[], str],
         pod_endpoints: PodEndpoints | None = None,
+        access: AccessControl | None = None,
     ) -> None:
         self._registry = registry
         self._operations = operations
@@ -147,6 +149,7 @@ class APIHandler:
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
+        self._access = access or AccessControl(operations)
         self._media_types = MediaTypeCache()
         self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
@@ -193,6 +196,7 @@ class APIHandler:
             return self._public(request, parts)
         if not self._authorized(request):
             raise status_errors.unauthorized()
+        self._access.admit(request)  # impersonation, then authorization (or 403)
         if head == "openapi":
             return serve_openapi(request, parts, self._openapi)
         if head not in ("api", "apis"):
@@ -342,7 +346,14 @@ class APIHandler:
                 body = await request_body.read_body(request)
                 obj = request_body.decode_object_body(request, body)
                 if reviews.is_review(resource.group, resource.plural):
-                    answer = reviews.answer(resource.group, resource.plural, obj, ADMIN)
+                    answer = reviews.answer(
+                        resource.group,
+                        resource.plural,
+                        obj,
+                        request_user(request),
+                        self._access.authorizer,
+                        target.namespace,
+                    )
                     return json_response(201, encode_json(answer))
                 duplicates = check_duplicate_fields(request, body, resource)
                 result = await ops.create(resource, target.namespace, obj, write_options(request))
