@@ -92,6 +92,7 @@ class ScriptedClient:
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
         send_initial_events: bool = False,
+        announce_open: bool = False,
     ) -> AsyncIterator[bytes]:
         self.watch_calls.append(
             {

@@ -13,6 +13,7 @@ from typing import Final
 
 from aiohttp import web
 
+from setpoint.cluster.apiserver.http.fault_injection import FaultInjector
 from setpoint.cluster.apiserver.http.handler import APIHandler
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
 from setpoint.cluster.apiserver.http.protocol_errors import StatusServer
@@ -105,6 +106,8 @@ class APIServer:
         }
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
+        #: Fault injection for tests (off until rules are set).
+        self.faults = FaultInjector()
         #: What runs the pods' containers (the kubelet sets itself here): serves pods/log.
         self.pod_runtime: PodRuntime | None = None
 
@@ -144,6 +147,7 @@ class APIServer:
             on_namespace_terminating=self._namespace_terminating,
             server_address=lambda: f"{LOOPBACK}:{self.port}",
             pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
+            faults=self.faults,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
