@@ -21,6 +21,9 @@ from typing import Any
 from setpoint.client.client import Client
 
 WIDGET_OPERATOR = """
+import asyncio
+import os
+
 import setpoint.manager
 
 op = setpoint.manager.Operator("widgets")
@@ -43,6 +46,8 @@ async def reconcile(ctx, request):
             "data": data,
         }
     )
+    # WIDGET_DELAY: seconds between the child and the status, to be killed mid-reconcile.
+    await asyncio.sleep(float(os.environ.get("WIDGET_DELAY", "0")))
     wanted = data.get("size", "")
     if (parent["metadata"].get("annotations") or {}).get("widgets/observed") != wanted:
         parent["metadata"].setdefault("annotations", {})["widgets/observed"] = wanted
@@ -60,7 +65,11 @@ def write_operator(directory: Path, source: str = WIDGET_OPERATOR) -> Path:
 
 
 async def start_run(
-    target: Path, kubeconfig: str | Path, *args: str, log_file: Path | None = None
+    target: Path,
+    kubeconfig: str | Path,
+    *args: str,
+    log_file: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> asyncio.subprocess.Process:
     """`setpoint run TARGET` in a subprocess (JSON logs on stderr, or into ``log_file``)."""
     stderr: Any = asyncio.subprocess.PIPE
@@ -71,6 +80,7 @@ async def start_run(
             sys.executable, "-m", "setpoint", "run", str(target),
             "--kubeconfig", str(kubeconfig), "--log-format", "json", *args,
             stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+            env={**os.environ, **(env or {})},
         )  # fmt: skip
     finally:
         if log_file is not None:
@@ -222,3 +232,9 @@ async def wait_status(url: str, status: int, limit: float = 120) -> tuple[float,
             last = error
         await asyncio.sleep(0.25)
     raise AssertionError(f"{url} did not answer {status} within {limit}s; last: {last!r}")
+
+
+async def child_uids(client: Client, namespace: str) -> dict[str, str]:
+    """name -> uid of the child ConfigMaps (a child deleted and created again changes uid)."""
+    listed = await client.list("v1", "ConfigMap", namespace=namespace, label_selector="role=child")
+    return {item["metadata"]["name"]: item["metadata"]["uid"] for item in listed.items}
