@@ -136,6 +136,12 @@ async def run_operators(
     type=click.FloatRange(min=0, min_open=True),
     help="Seconds an informer may fail to list/watch before /healthz fails (default 180).",
 )
+@click.option(
+    "--watch-idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a watch may stay silent (no event, no bookmark) before it is cut and "
+    "started again (default 120).",
+)
 @click.option("--debug", is_flag=True, help="Print tracebacks of expected failures too.")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="human", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
@@ -162,6 +168,7 @@ def run_command(
     cache_sync_timeout: float | None,
     cache_unready_after: float | None,
     cache_unhealthy_after: float | None,
+    watch_idle_timeout: float | None,
 ) -> None:
     """Run the operator defined in TARGET (a .py file or a module, optionally :attribute).
 
@@ -207,6 +214,7 @@ def run_command(
                 cache_sync_timeout=cache_sync_timeout,
                 cache_unready_after=cache_unready_after,
                 cache_unhealthy_after=cache_unhealthy_after,
+                watch_idle_timeout=watch_idle_timeout,
             )
             if not first:
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))

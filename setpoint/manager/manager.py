@@ -313,6 +313,7 @@ class Manager:
         cache_sync_timeout: float | None = None,
         cache_unready_after: float | None = None,
         cache_unhealthy_after: float | None = None,
+        watch_idle_timeout: float | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -364,6 +365,17 @@ class Manager:
             self.warm_up_caches = warm_up_caches
         if cache_sync_timeout is not None:
             self.cache_sync_timeout = _positive(cache_sync_timeout, "cache_sync_timeout")
+        if watch_idle_timeout is not None:
+            if self._cache is not None:
+                raise ManagerError(
+                    "Manager.configure: watch_idle_timeout cannot change once the cache exists; "
+                    "pass cache_options=CacheOptions(reflector=ReflectorOptions(idle_timeout=...))"
+                )
+            options = self._cache_options or CacheOptions()
+            reflector = dataclasses.replace(
+                options.reflector, idle_timeout=_positive(watch_idle_timeout, "watch_idle_timeout")
+            )
+            self._cache_options = dataclasses.replace(options, reflector=reflector)
         if cache_unready_after is not None:
             self.cache_health.unready_after = _positive(cache_unready_after, "cache_unready_after")
         if cache_unhealthy_after is not None:

@@ -88,3 +88,17 @@ async def test_a_silently_stalled_watch_is_noticed_and_recovered(
         f"FIGURES stalled watch noticed {noticed:.1f}s after the stall (idle timeout "
         f"{IDLE_TIMEOUT:g}s); converged {recovered:.1f}s after the path came back"
     )
+
+
+async def test_the_idle_timeout_is_an_option_of_setpoint_run(
+    local_cluster: BackgroundCluster,
+) -> None:
+    from setpoint.manager import Manager
+
+    manager = Manager()
+    manager.configure(kubeconfig=str(local_cluster.kubeconfig_path), watch_idle_timeout=7)
+    await manager.connect()
+    try:
+        assert manager.cache.options.reflector.idle_timeout == 7
+    finally:
+        await manager.close_client()
