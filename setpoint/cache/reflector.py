@@ -201,6 +201,7 @@ class Reflector:
         #: Monotonic time of the first list/watch failure since the last success (None while
         #: the reflector lists and watches fine): what the manager's probes look at.
         self.failing_since: float | None = None
+        self._failing_before_open: float | None = None
         #: Counters, for observability and tests.
         self.lists = 0
         self.watches = 0
@@ -233,6 +234,10 @@ class Reflector:
 
     async def _recover(self, exc: Exception) -> None:
         listing = self._needs_list
+        if isinstance(exc, ShortWatchError) and self._failing_before_open is not None:
+            # Accepted and closed at once: the outage goes on (a broken proxy must not look
+            # healthy for an instant every few seconds, or the probes would never fail).
+            self.failing_since = self._failing_before_open
         if self.failing_since is None:
             self.failing_since = asyncio.get_running_loop().time()
         self.last_error = exc
@@ -375,6 +380,7 @@ class Reflector:
                     deadline.reschedule(loop.time() + idle_timeout)
                     if not line:
                         opened = True
+                        self._failing_before_open = self.failing_since
                         self._succeeded()  # the server accepted the watch
                         continue
                     if line.strip():
