@@ -134,6 +134,14 @@ class SharedInformer:
         """True between :meth:`start` and :meth:`stop`."""
         return bool(self._tasks)
 
+    def failing(self, now: float) -> tuple[float, BaseException | None]:
+        """How long (seconds) some watch of this informer has been unable to list or watch,
+        and its last error; ``(0.0, None)`` while every watch works. ``now`` is the event
+        loop's time."""
+        worst = max(self.reflectors, key=lambda reflector: reflector.failing_for(now))
+        seconds = worst.failing_for(now)
+        return (seconds, worst.last_error) if seconds > 0 else (0.0, None)
+
     @property
     def last_sync_error(self) -> BaseException | None:
         """The error of the most recent failed list, if some watch has not listed since."""

@@ -54,6 +54,7 @@ __all__ = [
     "Reflector",
     "ReflectorOptions",
     "ShortWatchError",
+    "WatchStalled",
     "describe_resource",
 ]
 
@@ -75,6 +76,10 @@ DEFAULT_SLICE_S: Final = 0.02
 #: "very short watch"): a proxy or server that closes every watch at once would otherwise be
 #: re-watched in a hot loop.
 MIN_WATCH_DURATION_S: Final = 1.0
+
+
+class WatchStalled(Exception):
+    """The server did not even answer a watch request within the idle timeout."""
 
 
 class ShortWatchError(Exception):
@@ -114,8 +119,10 @@ class ListWatchClient(Protocol):
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
         send_initial_events: bool = False,
+        announce_open: bool = False,
     ) -> AsyncIterator[bytes]:
-        """Watch event lines until the server ends the stream."""
+        """Watch event lines until the server ends the stream (with ``announce_open``, an
+        empty line first, once the server has accepted the watch)."""
         ...
 
 
@@ -191,6 +198,10 @@ class Reflector:
         self.last_list_error: BaseException | None = None
         self.has_synced = False
         self.synced = asyncio.Event()
+        #: Monotonic time of the first list/watch failure since the last success (None while
+        #: the reflector lists and watches fine): what the manager's probes look at.
+        self.failing_since: float | None = None
+        self._failing_before_open: float | None = None
         #: Counters, for observability and tests.
         self.lists = 0
         self.watches = 0
@@ -212,8 +223,23 @@ class Reflector:
             except Exception as exc:
                 await self._recover(exc)
 
+    def failing_for(self, now: float) -> float:
+        """Seconds this reflector has been unable to list or watch (0.0 while it can)."""
+        return 0.0 if self.failing_since is None else max(0.0, now - self.failing_since)
+
+    def _succeeded(self) -> None:
+        if self.failing_since is not None:
+            logger.info("%s: listing and watching again", self.description)
+        self.failing_since = None
+
     async def _recover(self, exc: Exception) -> None:
         listing = self._needs_list
+        if isinstance(exc, ShortWatchError) and self._failing_before_open is not None:
+            # Accepted and closed at once: the outage goes on (a broken proxy must not look
+            # healthy for an instant every few seconds, or the probes would never fail).
+            self.failing_since = self._failing_before_open
+        if self.failing_since is None:
+            self.failing_since = asyncio.get_running_loop().time()
         self.last_error = exc
         if listing:
             self.last_list_error = exc
@@ -248,6 +274,7 @@ class Reflector:
         self._needs_list = False
         self._progress_since_list = False
         self.last_error = self.last_list_error = None
+        self._succeeded()
         self.lists += 1
         count = len(self.store) if self.namespace is None else self.store.count(self.namespace)
         logger.debug(
@@ -330,6 +357,7 @@ class Reflector:
             field_selector=self.field_selector,
             allow_bookmarks=True,
             timeout_seconds=random.randint(low, high),
+            announce_open=True,
         )
         self.watches += 1
         try:
@@ -340,8 +368,9 @@ class Reflector:
     async def _consume(self, stream: AsyncIterator[bytes]) -> None:
         idle_timeout = self.options.idle_timeout
         loop = asyncio.get_running_loop()
-        opened = loop.time()
+        started = loop.time()
         received = False
+        opened = False
         # One deadline for the whole stream, pushed back on every line (cheaper than a new
         # timeout per event). Only the await on the stream can be interrupted by it.
         deadline = asyncio.timeout(idle_timeout)
@@ -349,6 +378,11 @@ class Reflector:
             async with deadline:
                 async for line in stream:
                     deadline.reschedule(loop.time() + idle_timeout)
+                    if not line:
+                        opened = True
+                        self._failing_before_open = self.failing_since
+                        self._succeeded()  # the server accepted the watch
+                        continue
                     if line.strip():
                         self._handle_line(line)
                         if not received:
@@ -361,13 +395,18 @@ class Reflector:
         except TimeoutError:
             if not deadline.expired():
                 raise
+            if not opened and not received:
+                # Not even the response headers came: the connection is stuck, not quiet.
+                raise WatchStalled(
+                    f"no answer to the watch request within {idle_timeout:g}s"
+                ) from None
             logger.info(
                 "%s: no event or bookmark for %.0fs; reconnecting the watch",
                 self.description,
                 idle_timeout,
             )
             return
-        lasted = loop.time() - opened
+        lasted = loop.time() - started
         if not received and lasted < MIN_WATCH_DURATION_S:
             raise ShortWatchError(
                 f"very short watch: the server ended it after {lasted:.3f}s without any event"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
 from setpoint.cluster.identity import IdentityError
 from setpoint.cluster.local_cluster import LocalCluster
@@ -89,6 +90,15 @@ def cluster() -> None:
     "AlwaysAllow lets every authenticated request through.",
 )
 @click.option(
+    "--faults",
+    "faults",
+    default=None,
+    metavar="SPEC",
+    help="Inject faults into a fraction of API requests (off by default), e.g. "
+    "'429=0.1:2,503=0.05,reset=0.05,latency=0.2:0.5;verbs=create|update;seed=7' "
+    "(see docs/local-cluster.md).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -105,6 +115,7 @@ def serve(
     run_pods: bool,
     no_controllers: bool,
     authorization: str,
+    faults: str | None,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -122,6 +133,11 @@ def serve(
     for value, hint in ((port, "--port"), (https_port, "--https-port")):
         if not 0 <= value <= 65535:
             raise click.BadParameter(f"{value} is not a port number (0-65535)", param_hint=hint)
+    if faults is not None:
+        try:
+            parse_fault_spec(faults)
+        except FaultSpecError as error:
+            raise click.BadParameter(str(error), param_hint="--faults") from None
     logging.basicConfig(
         level=log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -141,6 +157,7 @@ def serve(
                 nodes=nodes,
                 run_pods=run_pods,
                 authorization=authorization,
+                faults=faults,
             )
         )
     except (StorageOpenError, IdentityError) as exc:
@@ -160,6 +177,7 @@ async def _serve(
     nodes: int,
     run_pods: bool,
     authorization: str,
+    faults: str | None = None,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -175,6 +193,7 @@ async def _serve(
         nodes=nodes,
         run_pods=run_pods,
         authorization=authorization,
+        faults=faults,
     )
     async with local:
         click.echo(

@@ -23,6 +23,7 @@ from pathlib import Path
 import click
 
 from setpoint.cli.run_errors import describe_failure
+from setpoint.manager.api_server_wait import wait_for_api_server
 from setpoint.manager.health import HealthCheck
 from setpoint.manager.manager import Manager, ManagerError
 from setpoint.manager.run_managers import run_managers
@@ -50,10 +51,11 @@ def in_cluster() -> bool:
 
 async def _preflight(managers: Sequence[Manager]) -> None:
     """Connect and make the first request, so a wrong kubeconfig or a dead server fails here,
-    once, with its own message (not as a failure of every controller)."""
+    once, with its own message (not as a failure of every controller). A server that is not
+    up yet is waited for, up to the cache-sync timeout (see `wait_for_api_server`)."""
     for manager in managers:
         await manager.connect()
-        await manager.client.server_version()
+        await wait_for_api_server(manager.client, manager.cache_sync_timeout)
 
 
 async def run_operators(
@@ -118,6 +120,28 @@ async def run_operators(
     help="Address of /healthz and /readyz; '0' disables them. Default: ':8081' in a pod, "
     "else '127.0.0.1:0'.",
 )
+@click.option(
+    "--cache-sync-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds to wait for the API server to answer at start, and for the caches to sync "
+    "(default 120, controller-runtime's).",
+)
+@click.option(
+    "--cache-unready-after",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds an informer may fail to list/watch before /readyz fails (default 30).",
+)
+@click.option(
+    "--cache-unhealthy-after",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds an informer may fail to list/watch before /healthz fails (default 180).",
+)
+@click.option(
+    "--watch-idle-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Seconds a watch may stay silent (no event, no bookmark) before it is cut and "
+    "started again (default 120).",
+)
 @click.option("--debug", is_flag=True, help="Print tracebacks of expected failures too.")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="human", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
@@ -141,6 +165,10 @@ def run_command(
     log_format: str,
     log_level: str,
     graceful_shutdown_timeout: float | None,
+    cache_sync_timeout: float | None,
+    cache_unready_after: float | None,
+    cache_unhealthy_after: float | None,
+    watch_idle_timeout: float | None,
 ) -> None:
     """Run the operator defined in TARGET (a .py file or a module, optionally :attribute).
 
@@ -183,6 +211,10 @@ def run_command(
                 health_probe_bind_address=health_probe_bind_address if first else "0",
                 graceful_shutdown_timeout=graceful_shutdown_timeout,
                 warm_up_caches=warm_up_caches,
+                cache_sync_timeout=cache_sync_timeout,
+                cache_unready_after=cache_unready_after,
+                cache_unhealthy_after=cache_unhealthy_after,
+                watch_idle_timeout=watch_idle_timeout,
             )
             if not first:
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))

@@ -19,6 +19,7 @@ from setpoint.client.errors import (
     NoKindMatch,
     Unauthorized,
 )
+from setpoint.manager.api_server_wait import ApiServerUnreachable
 from setpoint.manager.leader_election import LeaderElectionLost
 from setpoint.manager.manager import ManagerError, RunnableFailed
 
@@ -70,6 +71,11 @@ def describe_failure(error: BaseException) -> str | None:
         return None if inner is None else inner
     if isinstance(error, LeaderElectionLost):
         return f"{error}; exiting so that this replica restarts as a candidate"
+    if isinstance(error, ApiServerUnreachable):
+        return (
+            f"cannot reach the API server at {error.url} ({error.reason}) after waiting "
+            f"{error.waited:.0f}s ({error.attempts} attempts): {CONNECTION_HINT}"
+        )
     if isinstance(error, ConnectionFailed):
         return f"cannot reach {_server(error)} ({_connection_reason(error)}): {CONNECTION_HINT}"
     if isinstance(error, ConfigError):

@@ -19,6 +19,7 @@ Start with ``async with Client.from_kubeconfig() as client:`` (or ``Client.in_cl
 
 from setpoint.client.client import DEFAULT_PAGE_SIZE, Client, ClientOpening, ObjectList
 from setpoint.client.config import ClientConfig
+from setpoint.client.conflicts import retry_on_conflict
 from setpoint.client.credentials import (
     AuthInfo,
     BasicAuth,
@@ -101,4 +102,5 @@ __all__ = [
     "UnsupportedMediaType",
     "WatchEvent",
     "WatchEventType",
+    "retry_on_conflict",
 ]

@@ -306,8 +306,12 @@ class Client:
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
         send_initial_events: bool = False,
+        announce_open: bool = False,
     ) -> AsyncGenerator[bytes, None]:
         """Stream raw watch event lines (bytes without the newline), one per event.
+
+        ``announce_open`` first yields one empty line as soon as the server has accepted the
+        watch, so that a caller can tell "connected, nothing happened yet" from "connecting".
 
         Raises :class:`~setpoint.client.errors.ApiError` (e.g. ``Gone``) if the server refuses
         the watch, and :class:`~setpoint.client.errors.ConnectionFailed` if the connection
@@ -335,6 +339,8 @@ class Client:
         )
         finished = False
         try:
+            if announce_open:
+                yield b""
             async for line in watch_lines(response, path):
                 yield line
             finished = True

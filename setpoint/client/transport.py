@@ -165,10 +165,24 @@ class Transport:
         content_type: str | None = None,
         accept: str = JSON,
         idempotent: bool | None = None,
+        retry: RetryPolicy | None = None,
     ) -> RawResponse:
-        """Send one request (with retries) and return the 2xx answer; raises typed errors."""
+        """Send one request (with retries) and return the 2xx answer; raises typed errors.
+
+        ``retry`` overrides the transport's policy for this request (e.g. ``RetryPolicy(0)``
+        for a caller that runs its own retry loop).
+        """
         response, data = await self._perform(
-            method, path, params, body, content_type, accept, idempotent, None, stream=False
+            method,
+            path,
+            params,
+            body,
+            content_type,
+            accept,
+            idempotent,
+            None,
+            stream=False,
+            retry=retry,
         )
         return RawResponse(response.status, response.headers, data)
 
@@ -206,12 +220,13 @@ class Transport:
         client_timeout: aiohttp.ClientTimeout | None,
         *,
         stream: bool,
+        retry: RetryPolicy | None = None,
     ) -> tuple[aiohttp.ClientResponse, bytes]:
         session = self._require_session()
         method = method.upper()
         url = self.config.server + path
         safe = is_idempotent_method(method) if idempotent is None else idempotent
-        policy = self.options.retry
+        policy = retry or self.options.retry
         retries = 0
         reauthenticated = False
         while True:

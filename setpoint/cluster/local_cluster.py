@@ -21,7 +21,9 @@ The built-in controllers, scheduler and (simulated) kubelet run with the server 
 a simulated container whose command ends by itself runs) configure them.
 
 ``authorization`` is ``"RBAC"`` (the default: Roles and bindings are enforced, the admin token
-is in ``system:masters`` and may do anything) or ``"AlwaysAllow"``.
+is in ``system:masters`` and may do anything) or ``"AlwaysAllow"``. ``faults`` (a SPEC, off by
+default) injects errors, resets and latency into API requests; tests change them at run time
+through :attr:`LocalCluster.faults`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from types import TracebackType
 from typing import Final
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.http.fault_injection import FaultInjector, parse_fault_spec
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
@@ -116,7 +119,11 @@ class LocalCluster:
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",
+        faults: str | None = None,
     ) -> None:
+        if faults is not None:
+            parse_fault_spec(faults)  # a bad SPEC fails here, before anything starts
+        self._faults_spec = faults
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
         self._data_dir = None if in_memory else data_dir
@@ -161,6 +168,13 @@ class LocalCluster:
         return certificate.trusted_pem if certificate is not None else None
 
     @property
+    def faults(self) -> FaultInjector:
+        """Fault injection (off by default): ``cluster.faults.set("503=0.2;seed=1")``,
+        ``cluster.faults.clear()``, ``cluster.faults.total()``; see
+        :mod:`setpoint.cluster.apiserver.http.fault_injection`."""
+        return self._running().faults
+
+    @property
     def token(self) -> str:
         """The bearer token clients must send."""
         return self._running().token
@@ -191,6 +205,8 @@ class LocalCluster:
             certificate=identity.certificate if identity else None,
             authorization=self._authorization,
         )
+        if self._faults_spec:
+            self.server.faults.set(self._faults_spec)
         try:
             await self.server.start()
             if self._data_dir is not None:

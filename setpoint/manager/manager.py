@@ -26,10 +26,16 @@ from typing import Any, Self
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.api.names import validate_dns1123_subdomain
 from setpoint.cache import Cache, CacheOptions
+from setpoint.cache.options import DEFAULT_SYNC_TIMEOUT_S
 from setpoint.client.client import Client
 from setpoint.client.errors import ClientError
 from setpoint.controller.recorder import EventRecorder
 from setpoint.controller.source import KindSource
+from setpoint.manager.cache_health import (
+    DEFAULT_UNHEALTHY_AFTER_S,
+    DEFAULT_UNREADY_AFTER_S,
+    CacheHealth,
+)
 from setpoint.manager.health import HealthCheck, HealthChecks, build_probe_app
 from setpoint.manager.http_endpoint import HttpEndpoint, parse_bind_address
 from setpoint.manager.leader_election import (
@@ -103,6 +109,10 @@ class Manager:
     to hostname_uuid; `warm_up_caches` starts the controllers' informers before leadership.
     `metrics_bind_address` / `health_probe_bind_address` (`"0"` = off, `":8080"`,
     `"127.0.0.1:0"`). `graceful_shutdown_timeout`: seconds in-flight reconciles get on stop.
+    `cache_sync_timeout`: how long `setpoint run` waits for the API server to answer and
+    an `Operator`'s controllers wait for their caches (controller-runtime's 2 min).
+    `cache_unready_after` / `cache_unhealthy_after` (30 s / 180 s): an informer that cannot
+    list or watch that long fails `/readyz`, then `/healthz` (check `informers`).
     `clock` (default: the system clock) times the controllers' delayed re-runs and is what
     `ctx.now()` reads; pass a `FakeClock` to test time-based logic without sleeping.
     """
@@ -128,6 +138,9 @@ class Manager:
         graceful_shutdown_timeout: float = GRACEFUL_SHUTDOWN_TIMEOUT,
         warm_up_caches: bool = False,
         clock: Clock = SYSTEM_CLOCK,
+        cache_sync_timeout: float = DEFAULT_SYNC_TIMEOUT_S,
+        cache_unready_after: float = DEFAULT_UNREADY_AFTER_S,
+        cache_unhealthy_after: float = DEFAULT_UNHEALTHY_AFTER_S,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -170,10 +183,19 @@ class Manager:
         self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
         self.warm_up_caches = warm_up_caches
         self.clock = clock
+        self.cache_sync_timeout = _positive(cache_sync_timeout, "cache_sync_timeout")
 
         self.healthz = HealthChecks("healthz")
         self.readyz = HealthChecks("readyz")
         self.readyz.add("cache-sync", self._cache_synced_check)
+        self.cache_health = CacheHealth(
+            lambda: self._cache.informers if self._cache is not None else [],
+            unready_after=_positive(cache_unready_after, "cache_unready_after"),
+            unhealthy_after=_positive(cache_unhealthy_after, "cache_unhealthy_after"),
+        )
+        self.readyz.add("informers", self.cache_health.readiness_check)
+        self.healthz.add("informers", self.cache_health.liveness_check)
+        self._health_monitor: asyncio.Task[None] | None = None
         self._runnables: list[ManagedRunnable] = []
         self._recorders: dict[str, EventRecorder] = {}
         self._endpoints: list[HttpEndpoint] = []
@@ -288,6 +310,10 @@ class Manager:
         health_probe_bind_address: str | None = None,
         graceful_shutdown_timeout: float | None = None,
         warm_up_caches: bool | None = None,
+        cache_sync_timeout: float | None = None,
+        cache_unready_after: float | None = None,
+        cache_unhealthy_after: float | None = None,
+        watch_idle_timeout: float | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -337,6 +363,25 @@ class Manager:
             self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
         if warm_up_caches is not None:
             self.warm_up_caches = warm_up_caches
+        if cache_sync_timeout is not None:
+            self.cache_sync_timeout = _positive(cache_sync_timeout, "cache_sync_timeout")
+        if watch_idle_timeout is not None:
+            if self._cache is not None:
+                raise ManagerError(
+                    "Manager.configure: watch_idle_timeout cannot change once the cache exists; "
+                    "pass cache_options=CacheOptions(reflector=ReflectorOptions(idle_timeout=...))"
+                )
+            options = self._cache_options or CacheOptions()
+            reflector = dataclasses.replace(
+                options.reflector, idle_timeout=_positive(watch_idle_timeout, "watch_idle_timeout")
+            )
+            self._cache_options = dataclasses.replace(options, reflector=reflector)
+        if cache_unready_after is not None:
+            self.cache_health.unready_after = _positive(cache_unready_after, "cache_unready_after")
+        if cache_unhealthy_after is not None:
+            self.cache_health.unhealthy_after = _positive(
+                cache_unhealthy_after, "cache_unhealthy_after"
+            )
 
     # ----- lifecycle -----
 
@@ -367,6 +412,9 @@ class Manager:
         except BaseException:
             await self._cleanup()
             raise
+        self._health_monitor = asyncio.create_task(
+            self.cache_health.monitor(), name="cache health monitor"
+        )
         for managed in self._runnables:
             if not managed.needs_leader_election:
                 managed.start(self._runnable_failed)
@@ -583,6 +631,8 @@ class Manager:
                 await self._abort_task
         if self._election_task is not None:
             await _cancel(self._election_task)
+        if self._health_monitor is not None:
+            await _cancel(self._health_monitor)
         if self._cache is not None:
             try:
                 async with asyncio.timeout(CLEANUP_TIMEOUT):
@@ -635,6 +685,12 @@ async def _start_endpoint(endpoint: HttpEndpoint, what: str, option: str) -> Non
             f"cannot serve {what} on {address}: address already in use; choose another with "
             f"{option} ({flag} for setpoint run), e.g. '127.0.0.1:0', or '0' to disable"
         ) from error
+
+
+def _positive(value: float, option: str) -> float:
+    if not value > 0:
+        raise ManagerError(f"Manager: {option} must be > 0 seconds, got {value}")
+    return float(value)
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:

@@ -371,6 +371,7 @@ class Operator(Manager):
             clock=self.clock,
             resync_period=registration.resync if registration.resync is not None else self.resync,
             ignore_own_writes=registration.ignore_own_writes,
+            cache_sync_timeout=self.cache_sync_timeout,
         ).complete(reconciler)
 
 

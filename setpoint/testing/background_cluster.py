@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.http.fault_injection import FaultInjector
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.local_cluster import LocalCluster
 
@@ -40,8 +41,10 @@ class BackgroundCluster:
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",
+        faults: str | None = None,
     ) -> None:
         self._options: dict[str, Any] = {
+            "faults": faults,
             "in_memory": in_memory,
             "data_dir": data_dir,
             "kubeconfig_path": kubeconfig_path,
@@ -68,6 +71,11 @@ class BackgroundCluster:
     def https_url(self) -> str:
         """``https://127.0.0.1:PORT``: the TLS listener the kubeconfig points at."""
         return self._cluster().https_url
+
+    @property
+    def faults(self) -> FaultInjector:
+        """The server's fault injection: ``faults.set(...)`` / ``clear()`` from any thread."""
+        return self._cluster().faults
 
     @property
     def token(self) -> str:

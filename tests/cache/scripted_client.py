@@ -92,6 +92,7 @@ class ScriptedClient:
         allow_bookmarks: bool = True,
         timeout_seconds: int | None = None,
         send_initial_events: bool = False,
+        announce_open: bool = False,
     ) -> AsyncIterator[bytes]:
         self.watch_calls.append(
             {
@@ -105,11 +106,14 @@ class ScriptedClient:
             }
         )
         script = self.watch_scripts.popleft() if self.watch_scripts else WatchScript([], True)
-        return self._stream(script)
+        return self._stream(script, announce_open)
 
-    async def _stream(self, script: WatchScript) -> AsyncIterator[bytes]:
+    async def _stream(self, script: WatchScript, announce_open: bool) -> AsyncIterator[bytes]:
         self.open_watches += 1
         try:
+            refused = bool(script.items) and isinstance(script.items[0], BaseException)
+            if announce_open and not refused:
+                yield b""  # as Client.watch_raw: the server accepted the watch
             for item in script.items:
                 await asyncio.sleep(0)
                 if isinstance(item, BaseException):

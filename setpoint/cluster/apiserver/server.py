@@ -17,6 +17,7 @@ from setpoint.cluster.apiserver.auth.authorization.access_control import AccessC
 from setpoint.cluster.apiserver.auth.authorization.authorizers import RBAC
 from setpoint.cluster.apiserver.auth.authorization.escalation import RBACBehaviour
 from setpoint.cluster.apiserver.auth.authorization.rbac_index import RBAC_GROUP
+from setpoint.cluster.apiserver.http.fault_injection import FaultInjector
 from setpoint.cluster.apiserver.http.handler import APIHandler
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
 from setpoint.cluster.apiserver.http.protocol_errors import StatusServer
@@ -117,6 +118,8 @@ class APIServer:
         }
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
+        #: Fault injection for tests (off until rules are set).
+        self.faults = FaultInjector()
         #: What runs the pods' containers (the kubelet sets itself here): serves pods/log.
         self.pod_runtime: PodRuntime | None = None
 
@@ -157,6 +160,7 @@ class APIServer:
             server_address=lambda: f"{LOOPBACK}:{self.port}",
             pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
             access=self.access,
+            faults=self.faults,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches

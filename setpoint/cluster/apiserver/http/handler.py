@@ -28,6 +28,7 @@ from setpoint.cluster.apiserver.auth.request_user import request_user
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.body_limits import object_too_large
 from setpoint.cluster.apiserver.http.duplicate_fields import check_duplicate_fields
+from setpoint.cluster.apiserver.http.fault_injection import FaultInjector
 from setpoint.cluster.apiserver.http.list_options import (
     parse_list_options,
     parse_resource_version,
@@ -141,8 +142,11 @@ class APIHandler:
         server_address: Callable[[], str],
         pod_endpoints: PodEndpoints | None = None,
         access: AccessControl | None = None,
+        faults: FaultInjector | None = None,
     ) -> None:
         self._registry = registry
+        #: Fault injection (off unless rules are set; see fault_injection).
+        self.faults = faults or FaultInjector()
         self._operations = operations
         self._expected_authorization = f"Bearer {token}"
         self._redact = LogRedactor(token)
@@ -165,7 +169,8 @@ class APIHandler:
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         started = time.perf_counter()
         try:
-            response = await self._dispatch(request)
+            injected = await self.faults.intercept(request) if self.faults.rules else None
+            response = injected or await self._dispatch(request)
         except APIError as error:
             response = status_response(error)
         except ValueTooLargeError as exc:

@@ -1,0 +1,145 @@
+"""Waiting for an API server that is not up yet.
+
+An operator often starts before its API server answers: the control plane restarts, a kind or
+local cluster is still booting, the network is not there yet. controller-runtime then waits for
+its caches to sync (2 minutes by default) before giving up; `wait_for_api_server` does the same
+for the first request, with exponential backoff and one log line per failed attempt, and gives up
+with :class:`ApiServerUnreachable` (one line naming the server) once the deadline passes.
+
+Only failures that time can cure are waited on: no connection (refused, reset, timed out, host
+unknown) and 429/5xx answers. A TLS or credentials error fails at once: waiting would not fix it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import socket
+import ssl
+from typing import Final
+from urllib.parse import urlsplit
+
+from setpoint.client.client import Client
+from setpoint.client.errors import ApiError, ConnectionFailed
+from setpoint.client.retry_policy import RetryPolicy
+
+__all__ = ["ApiServerUnreachable", "wait_for_api_server"]
+
+log = logging.getLogger("setpoint.manager")
+
+#: First wait between attempts; doubled each time up to MAX_DELAY_S (with jitter).
+INITIAL_DELAY_S: Final = 0.5
+#: Longest wait between two attempts: a server that comes up is noticed within this.
+MAX_DELAY_S: Final = 10.0
+#: One attempt is one request: the loop here does the retrying, and logs each attempt.
+_SINGLE_ATTEMPT: Final = RetryPolicy(max_retries=0)
+
+
+class ApiServerUnreachable(ConnectionFailed):
+    """The API server did not answer within the wait; ``waited`` seconds, ``attempts`` tries."""
+
+    def __init__(self, *, url: str, reason: str, waited: float, attempts: int) -> None:
+        super().__init__(
+            f"the API server at {url} ({reason}) did not answer after waiting {waited:.0f}s "
+            f"({attempts} attempts)",
+            method="GET",
+            url=url,
+        )
+        self.reason = reason
+        self.waited = waited
+        self.attempts = attempts
+
+
+def _server_of(client: Client) -> str:
+    parts = urlsplit(client.config.server)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else client.config.server
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _tls_problem(error: BaseException) -> bool:
+    return any(
+        isinstance(cause, ssl.SSLError | ssl.CertificateError)
+        or "SSL" in type(cause).__name__
+        or "Certificate" in type(cause).__name__
+        for cause in _chain(error)
+    )
+
+
+def _waitable(error: Exception) -> bool:
+    if isinstance(error, ApiError):
+        return error.code == 429 or error.code >= 500
+    # A TLS or certificate problem is a configuration error, not a server still starting.
+    return isinstance(error, ConnectionFailed) and not _tls_problem(error)
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, ApiError):
+        return f"HTTP {error.code} {error.reason}".strip()
+    for cause in _chain(error):
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset"
+        if isinstance(cause, TimeoutError):
+            return "timed out"
+        if isinstance(cause, socket.gaierror):
+            return "host name not found"
+    return "no answer"
+
+
+async def wait_for_api_server(client: Client, timeout: float) -> None:  # noqa: ASYNC109
+    """Return once ``GET /version`` succeeds; retry with backoff for up to ``timeout`` seconds.
+
+    Logs one warning per failed attempt. Raises :class:`ApiServerUnreachable` when the time is
+    up, or the first error that waiting cannot cure (TLS, 401, 403, ...).
+    """
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    deadline = started + timeout
+    server = _server_of(client)
+    delay = INITIAL_DELAY_S
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            await client.transport.request("GET", "/version", retry=_SINGLE_ATTEMPT)
+        except (ApiError, ConnectionFailed) as error:
+            if not _waitable(error):
+                raise
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                waited = loop.time() - started
+                raise ApiServerUnreachable(
+                    url=server,
+                    reason=_reason(error),
+                    waited=waited,
+                    attempts=attempts,
+                ) from error
+            wait = min(remaining, delay * (1.0 + 0.5 * random.random()))
+            log.warning(
+                "waiting for the API server at %s (%s); attempt %d, next in %.1fs",
+                server,
+                _reason(error),
+                attempts,
+                wait,
+            )
+            await asyncio.sleep(wait)
+            delay = min(MAX_DELAY_S, delay * 2)
+            continue
+        if attempts > 1:
+            log.info(
+                "the API server at %s answers after %.1fs (%d attempts)",
+                server,
+                loop.time() - started,
+                attempts,
+            )
+        return
