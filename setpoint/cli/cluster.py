@@ -61,6 +61,13 @@ def cluster() -> None:
     help="Where to write the kubeconfig once ready.",
 )
 @click.option(
+    "--client-ca",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="PEM CA whose client certificates authenticate users (CN: user, O: groups); "
+    "default: the cluster's own CA.",
+)
+@click.option(
     "--nodes",
     type=click.IntRange(0, 10_000),
     default=1,
@@ -92,6 +99,7 @@ def serve(
     data_dir: str | None,
     in_memory: bool,
     kubeconfig: str | None,
+    client_ca: str | None,
     nodes: int,
     run_pods: bool,
     no_controllers: bool,
@@ -130,6 +138,7 @@ def serve(
                 controllers=not no_controllers,
                 nodes=nodes,
                 run_pods=run_pods,
+                client_ca=client_ca,
             )
         )
     except (StorageOpenError, IdentityError) as exc:
@@ -148,6 +157,7 @@ async def _serve(
     controllers: bool,
     nodes: int,
     run_pods: bool,
+    client_ca: str | None,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -162,6 +172,7 @@ async def _serve(
         controllers=controllers,
         nodes=nodes,
         run_pods=run_pods,
+        client_ca=client_ca,
     )
     async with local:
         click.echo(

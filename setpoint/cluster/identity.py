@@ -1,11 +1,13 @@
-"""What makes a local cluster the same cluster after a restart: its token, TLS and ports.
+"""What makes a local cluster the same cluster after a restart: its token, keys, TLS and ports.
 
 With a data directory, the first start creates a certificate authority, a serving certificate
-issued by it and the admin bearer token, and writes them there (``pki/ca.crt``, ``pki/ca.key``,
-``pki/apiserver.crt``, ``pki/apiserver.key``, ``admin.token``; every file mode 0600, the
-``pki`` directory 0700), with the ports the server listened on (``serving.json``). Later starts
-read them back: clients holding the old kubeconfig (an operator that kept running, kubectl)
-still trust the certificate and still authenticate, on the same ports when they are free. A
+issued by it, the key that signs service account tokens and the admin bearer token, and writes
+them there (``pki/ca.crt``, ``pki/ca.key``, ``pki/apiserver.crt``, ``pki/apiserver.key``,
+``pki/sa.key``, ``admin.token``; every file mode 0600, the ``pki`` directory 0700), with the
+ports the server listened on (``serving.json``). Later starts read them back: clients holding
+the old kubeconfig (an operator that kept running, kubectl), a service account token or a
+client certificate still trust the certificate and still authenticate, on the same ports when
+they are free. A
 serving certificate close to expiry is re-issued by the same authority, which clients already
 trust. Without a data directory (``--in-memory``) nothing is kept: every start is a new
 cluster.
@@ -21,7 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import (
+    generate_signing_key,
+)
 from setpoint.cluster.apiserver.http.serving_certificate import (
+    CertificateAuthority,
     ServingCertificate,
     expires_within,
     generate_authority,
@@ -33,6 +39,8 @@ AUTHORITY_CERT: Final = "ca.crt"
 AUTHORITY_KEY: Final = "ca.key"
 SERVING_CERT: Final = "apiserver.crt"
 SERVING_KEY: Final = "apiserver.key"
+#: The service account token signing key (kubeadm's name).
+SERVICE_ACCOUNT_KEY: Final = "sa.key"
 TOKEN_FILE: Final = "admin.token"
 PORTS_FILE: Final = "serving.json"
 #: Bytes of randomness in a generated bearer token (256 bits).
@@ -47,10 +55,12 @@ class IdentityError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class ClusterIdentity:
-    """A cluster's admin token, serving certificate and last ports."""
+    """A cluster's admin token, keys, certificates and last ports."""
 
     token: str
     certificate: ServingCertificate
+    authority: CertificateAuthority
+    service_account_key_pem: bytes
     port: int = 0
     https_port: int = 0
 
@@ -115,13 +125,24 @@ def _load_or_create(root: Path, pki: Path) -> ClusterIdentity:
         certificate = issued
     else:
         certificate = ServingCertificate(serving, serving_key, authority)
+    service_account_key = _read(pki / SERVICE_ACCOUNT_KEY)
+    if service_account_key is None:
+        service_account_key = generate_signing_key()
+        _write_private(pki / SERVICE_ACCOUNT_KEY, service_account_key)
     token_bytes = _read(root / TOKEN_FILE)
     token = token_bytes.decode().strip() if token_bytes else ""
     if not token:
         token = secrets.token_urlsafe(TOKEN_BYTES)
         _write_private(root / TOKEN_FILE, token.encode() + b"\n")
     port, https_port = _read_ports(root / PORTS_FILE)
-    return ClusterIdentity(token, certificate, port, https_port)
+    return ClusterIdentity(
+        token,
+        certificate,
+        CertificateAuthority(authority, authority_key),
+        service_account_key,
+        port,
+        https_port,
+    )
 
 
 def _read_ports(path: Path) -> tuple[int, int]:

@@ -18,7 +18,11 @@ that is removed on exit.
 
 The built-in controllers, scheduler and (simulated) kubelet run with the server unless
 ``controllers=False``; ``nodes``, ``run_pods``, ``clock`` and ``simulated_run_seconds`` (how long
-a simulated container whose command ends by itself runs) configure them.
+a simulated container whose command ends by itself runs) configure them. ``clock`` is also the
+API server's, for the times of service account tokens.
+
+Clients may also log in with a client certificate: signed by the cluster's CA (see
+:meth:`LocalCluster.write_user_kubeconfig`), or by the CA of ``client_ca`` (a PEM file) instead.
 """
 
 from __future__ import annotations
@@ -40,8 +44,13 @@ from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
 from setpoint.cluster.controllers.framework.manager import ControllerManager
 from setpoint.cluster.controllers.framework.options import ControllerOptions
-from setpoint.cluster.identity import ClusterIdentity, load_or_create_identity, remember_ports
-from setpoint.cluster.kubeconfig_file import write_kubeconfig
+from setpoint.cluster.identity import (
+    ClusterIdentity,
+    IdentityError,
+    load_or_create_identity,
+    remember_ports,
+)
+from setpoint.cluster.kubeconfig_file import write_kubeconfig, write_user_kubeconfig
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +121,7 @@ class LocalCluster:
         run_pods: bool = False,
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
+        client_ca: str | Path | None = None,
     ) -> None:
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
@@ -121,6 +131,8 @@ class LocalCluster:
         self._port = port
         self._https_port = https_port
         self._token = token
+        self._clock = clock
+        self._client_ca = Path(client_ca).expanduser() if client_ca is not None else None
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         self._controller_options = (
@@ -170,6 +182,7 @@ class LocalCluster:
         identity: ClusterIdentity | None = None
         if self._data_dir is not None:
             identity = load_or_create_identity(self._data_dir)
+        client_ca_pem = self._read_client_ca()
         self.storage = open_storage(self._data_dir)
         port, https_port = self._port, self._https_port
         if identity is not None:
@@ -184,6 +197,10 @@ class LocalCluster:
             https_port=https_port,
             token=self._token or (identity.token if identity else None),
             certificate=identity.certificate if identity else None,
+            authority=identity.authority if identity else None,
+            client_ca_pem=client_ca_pem,
+            service_account_key_pem=identity.service_account_key_pem if identity else None,
+            clock=self._clock,
         )
         try:
             await self.server.start()
@@ -207,6 +224,39 @@ class LocalCluster:
         except BaseException:
             await self.stop()
             raise
+
+    def _read_client_ca(self) -> bytes | None:
+        if self._client_ca is None:
+            return None
+        try:
+            pem = self._client_ca.read_bytes()
+        except OSError as error:
+            raise IdentityError(
+                f"cannot read the client CA {self._client_ca}: {error.strerror or error}"
+            ) from error
+        if b"-----BEGIN CERTIFICATE-----" not in pem:
+            raise IdentityError(f"the client CA {self._client_ca} holds no PEM certificate")
+        return pem
+
+    def write_user_kubeconfig(
+        self, path: str | Path, user: str, groups: tuple[str, ...] = ()
+    ) -> Path:
+        """Write a kubeconfig that logs in as ``user`` in ``groups`` with a client certificate.
+
+        The certificate is signed by the cluster's CA; ``ValueError`` when the cluster checks
+        client certificates against another CA (``client_ca``).
+        """
+        server = self._running()
+        if server.certificate is None:
+            raise ValueError("client certificates need the HTTPS listener (https_port=None)")
+        issued = server.issue_client_certificate(user, groups)
+        return write_user_kubeconfig(
+            path,
+            server.https_url,
+            server.certificate.trusted_pem,
+            issued.certificate_pem,
+            issued.key_pem,
+        )
 
     async def stop(self) -> None:
         """Stop the controllers and the server, close the storage, remove temporary files."""

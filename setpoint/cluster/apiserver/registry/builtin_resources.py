@@ -157,7 +157,14 @@ def builtin_resources() -> list[ServedResource]:
             field_selectors={"type": _path("type")},
         ),
         ServedResource(
-            "", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",)
+            "",
+            "v1",
+            "serviceaccounts",
+            "ServiceAccount",
+            True,
+            "serviceaccount",
+            ("sa",),
+            subresources=("token",),
         ),
         ServedResource(
             "",

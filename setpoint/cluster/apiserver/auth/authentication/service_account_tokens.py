@@ -1,0 +1,238 @@
+"""Service account tokens: JWTs the API server signs for a ServiceAccount and later accepts.
+
+Claims are those of kube-apiserver's bound tokens: ``iss``, ``sub``
+(``system:serviceaccount:NS:NAME``), ``aud``, ``exp``, ``iat``, ``nbf``, ``jti`` and
+``kubernetes.io`` (namespace, the ServiceAccount's name and uid, the bound object if any).
+A token is accepted while its signature, time window (one minute of leeway, as upstream's JOSE
+library) and audience hold, and while the ServiceAccount (and a bound Pod, Secret or Node) still
+exists with the uid in the token: deleting the ServiceAccount revokes every token issued for
+it, even if one of the same name is created again (a terminating object's tokens last until one
+minute past its deletion deadline, as upstream).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.auth.authentication import jws
+from setpoint.cluster.apiserver.auth.identity import AUTHENTICATED_GROUP, UserInfo
+
+log = logging.getLogger(__name__)
+
+#: The issuer (and default audience) of the local cluster's tokens, as kubeadm and kind set it.
+DEFAULT_ISSUER: Final = "https://kubernetes.default.svc.cluster.local"
+USER_PREFIX: Final = "system:serviceaccount:"
+ALL_SERVICE_ACCOUNTS_GROUP: Final = "system:serviceaccounts"
+#: go-jose's ``DefaultLeeway``, which upstream's validator uses for exp and nbf.
+LEEWAY: Final = datetime.timedelta(minutes=1)
+CREDENTIAL_ID_EXTRA: Final = "authentication.kubernetes.io/credential-id"
+POD_NAME_EXTRA: Final = "authentication.kubernetes.io/pod-name"
+POD_UID_EXTRA: Final = "authentication.kubernetes.io/pod-uid"
+NODE_NAME_EXTRA: Final = "authentication.kubernetes.io/node-name"
+NODE_UID_EXTRA: Final = "authentication.kubernetes.io/node-uid"
+
+#: Finds a stored object: (plural, namespace or None, name) -> the object, or None if absent.
+ObjectLookup = Callable[[str, str | None, str], dict[str, Any] | None]
+
+
+class TokenRejected(ValueError):
+    """A token this issuer signed (or claims to have) that is not valid now."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundObject:
+    """The object a token is bound to: ``Pod``, ``Secret`` or ``Node``, with its uid."""
+
+    kind: str
+    name: str
+    uid: str
+
+
+def generate_signing_key() -> bytes:
+    """A new EC P-256 private key (PEM) for signing tokens."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+
+
+def service_account_username(namespace: str, name: str) -> str:
+    """``system:serviceaccount:NS:NAME``."""
+    return f"{USER_PREFIX}{namespace}:{name}"
+
+
+def service_account_groups(namespace: str) -> tuple[str, ...]:
+    """The groups of every ServiceAccount of ``namespace`` (authenticated included)."""
+    return (
+        ALL_SERVICE_ACCOUNTS_GROUP,
+        f"{ALL_SERVICE_ACCOUNTS_GROUP}:{namespace}",
+        AUTHENTICATED_GROUP,
+    )
+
+
+class ServiceAccountTokens:
+    """Issues and validates the cluster's service account tokens."""
+
+    def __init__(
+        self,
+        signing_key_pem: bytes,
+        lookup: ObjectLookup,
+        *,
+        issuer: str = DEFAULT_ISSUER,
+        audiences: Sequence[str] = (),
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        key = serialization.load_pem_private_key(signing_key_pem, password=None)
+        if not isinstance(key, ec.EllipticCurvePrivateKey) or not isinstance(
+            key.curve, ec.SECP256R1
+        ):
+            raise ValueError("the service account signing key is not an EC P-256 key")
+        self._key = key
+        self._public_key = key.public_key()
+        #: Reads the ServiceAccounts (and bound objects) tokens depend on.
+        self.lookup = lookup
+        self.issuer = issuer
+        #: What the API server accepts as a token's audience (upstream ``--api-audiences``).
+        self.audiences: tuple[str, ...] = tuple(audiences) or (issuer,)
+        self._clock = clock
+
+    def now(self) -> datetime.datetime:
+        """The time tokens are issued and checked at (the cluster's clock)."""
+        return self._clock.now()
+
+    def issue(
+        self,
+        account: dict[str, Any],
+        audiences: Sequence[str],
+        expiration_seconds: int,
+        bound: BoundObject | None = None,
+        *,
+        issued_at: datetime.datetime | None = None,
+    ) -> str:
+        """A token for the ServiceAccount object ``account``, valid from ``issued_at``."""
+        metadata = account["metadata"]
+        namespace, name = metadata["namespace"], metadata["name"]
+        now = int((issued_at or self.now()).timestamp())
+        private: dict[str, Any] = {
+            "namespace": namespace,
+            "serviceaccount": {"name": name, "uid": metadata.get("uid", "")},
+        }
+        if bound is not None:
+            private[bound.kind.lower()] = {"name": bound.name, "uid": bound.uid}
+        claims = {
+            "aud": list(audiences),
+            "exp": now + expiration_seconds,
+            "iat": now,
+            "iss": self.issuer,
+            "jti": str(uuid.uuid4()),
+            "kubernetes.io": private,
+            "nbf": now,
+            "sub": service_account_username(namespace, name),
+        }
+        return jws.sign(claims, self._key)
+
+    def is_ours(self, token: str) -> bool:
+        """Whether ``token`` is a JWT naming this issuer (others are for other authenticators)."""
+        try:
+            claims = jws.unverified_claims(token)
+        except jws.InvalidToken:
+            return False
+        return claims.get("iss") == self.issuer
+
+    def authenticate(self, token: str) -> UserInfo:
+        """The ServiceAccount user ``token`` stands for; :class:`TokenRejected` if invalid."""
+        try:
+            claims = jws.verify(token, self._public_key)
+        except jws.InvalidToken as error:
+            raise TokenRejected(str(error)) from error
+        if claims.get("iss") != self.issuer:
+            raise TokenRejected("token issuer is not this API server")
+        self._check_times(claims)
+        audiences = claims.get("aud")
+        if isinstance(audiences, str):
+            audiences = [audiences]
+        if not isinstance(audiences, list) or not set(audiences) & set(self.audiences):
+            raise TokenRejected(
+                f"token audiences {audiences!r} is invalid for the target audiences "
+                f"{list(self.audiences)!r}"
+            )
+        private = claims.get("kubernetes.io")
+        if not isinstance(private, dict):
+            raise TokenRejected("token has no kubernetes.io claim")
+        namespace = private.get("namespace")
+        account = private.get("serviceaccount")
+        if not isinstance(namespace, str) or not isinstance(account, dict):
+            raise TokenRejected("token names no service account")
+        name, uid = account.get("name"), account.get("uid")
+        if not isinstance(name, str) or not isinstance(uid, str):
+            raise TokenRejected("token names no service account")
+        if claims.get("sub") != service_account_username(namespace, name):
+            raise TokenRejected("token subject does not match its service account")
+        self._check_live("serviceaccounts", namespace, name, uid)
+        extra: dict[str, tuple[str, ...]] = {}
+        jti = claims.get("jti")
+        if isinstance(jti, str) and jti:
+            extra[CREDENTIAL_ID_EXTRA] = (f"JTI={jti}",)
+        pod = private.get("pod")
+        if isinstance(pod, dict):
+            self._check_live("pods", namespace, str(pod.get("name")), str(pod.get("uid")))
+            extra[POD_NAME_EXTRA] = (str(pod.get("name")),)
+            extra[POD_UID_EXTRA] = (str(pod.get("uid")),)
+        secret = private.get("secret")
+        if isinstance(secret, dict):
+            self._check_live("secrets", namespace, str(secret.get("name")), str(secret.get("uid")))
+        node = private.get("node")
+        if isinstance(node, dict):
+            self._check_live("nodes", None, str(node.get("name")), str(node.get("uid")))
+            extra[NODE_NAME_EXTRA] = (str(node.get("name")),)
+            extra[NODE_UID_EXTRA] = (str(node.get("uid")),)
+        return UserInfo(
+            service_account_username(namespace, name),
+            service_account_groups(namespace),
+            uid,
+            dict(sorted(extra.items())),
+        )
+
+    def _check_times(self, claims: dict[str, Any]) -> None:
+        now = self.now().timestamp()
+        leeway = LEEWAY.total_seconds()
+        expires, not_before, issued = claims.get("exp"), claims.get("nbf"), claims.get("iat")
+        if not isinstance(expires, int) or now - leeway > expires:
+            raise TokenRejected("service account token has expired")
+        if isinstance(not_before, int) and now + leeway < not_before:
+            raise TokenRejected("service account token is not valid yet")
+        if isinstance(issued, int) and now + leeway < issued:
+            raise TokenRejected("service account token is issued in the future")
+
+    def _check_live(self, plural: str, namespace: str | None, name: str, uid: str) -> None:
+        found = self.lookup(plural, namespace, name)
+        kind = plural[:-1]
+        where = f"{namespace}/{name}" if namespace else name
+        if found is None:
+            raise TokenRejected(f"{kind} {where} has been deleted")
+        metadata = found.get("metadata") or {}
+        if metadata.get("uid") != uid:
+            raise TokenRejected(f"{kind} UID ({metadata.get('uid')}) does not match claim ({uid})")
+        deleting = metadata.get("deletionTimestamp")
+        if isinstance(deleting, str) and _parse_time(deleting) < self.now() - LEEWAY:
+            # As upstream: a terminating object's tokens last one minute past its deadline.
+            raise TokenRejected(f"{kind} {where} is being deleted")
+
+
+def _parse_time(text: str) -> datetime.datetime:
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.datetime.min.replace(tzinfo=datetime.UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
