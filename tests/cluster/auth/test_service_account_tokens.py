@@ -329,3 +329,70 @@ def test_kubectl_create_token_and_whoami(
     denied = Kubectl(garbage, tmp_path / "cache").run("auth", "whoami", check=False)
     assert denied.returncode != 0
     assert "Unauthorized" in denied.stderr
+
+
+async def test_tokens_survive_a_restart_on_the_same_data_dir(tmp_path: Path) -> None:
+    async with LocalCluster(in_memory=False, data_dir=tmp_path, controllers=False) as first:
+        await first._running().create_namespace("team")
+        async with raw_api(first.url, first.token) as admin:
+            await _create_account(admin, "team", "keeper")
+            token = await _request_token(admin, "team", "keeper")
+    async with LocalCluster(in_memory=False, data_dir=tmp_path, controllers=False) as second:
+        status, body = await _whoami(second.url, token)
+        assert status == 201
+        assert body["status"]["userInfo"]["username"] == "system:serviceaccount:team:keeper"
+    # Another cluster (its own signing key) does not accept it.
+    async with LocalCluster(in_memory=True, controllers=False) as other:
+        await other._running().create_namespace("team")
+        async with raw_api(other.url, other.token) as admin:
+            await _create_account(admin, "team", "keeper")
+        assert await _whoami(other.url, token) == (401, UNAUTHORIZED)
+
+
+async def test_discovery_lists_the_token_subresource(api: RawAPI) -> None:
+    listed = (await api.request("GET", "/api/v1")).body["resources"]
+    entry = next(r for r in listed if r["name"] == "serviceaccounts/token")
+    assert entry == {
+        "name": "serviceaccounts/token",
+        "singularName": "",
+        "namespaced": True,
+        "group": "authentication.k8s.io",
+        "version": "v1",
+        "kind": "TokenRequest",
+        "verbs": ["create"],
+    }
+
+
+async def test_token_review(api: RawAPI, namespace: str) -> None:
+    account = await _create_account(api, namespace, "reviewed")
+    token = await _request_token(api, namespace, "reviewed", {"audiences": ["vault", ISSUER]})
+    path = "/apis/authentication.k8s.io/v1/tokenreviews"
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview"}
+    valid = await api.request("POST", path, {**review, "spec": {"token": token}})
+    assert valid.status == 201
+    assert valid.body["status"]["authenticated"] is True
+    assert valid.body["status"]["audiences"] == [ISSUER]
+    user = valid.body["status"]["user"]
+    assert (user["username"], user["uid"]) == (
+        f"system:serviceaccount:{namespace}:reviewed",
+        account["metadata"]["uid"],
+    )
+    for_vault = await api.request(
+        "POST", path, {**review, "spec": {"token": token, "audiences": ["vault"]}}
+    )
+    assert for_vault.body["status"]["audiences"] == ["vault"]
+    elsewhere = await api.request(
+        "POST", path, {**review, "spec": {"token": token, "audiences": ["db"]}}
+    )
+    assert elsewhere.status == 201
+    assert elsewhere.body["status"] == {
+        "user": {},
+        "error": f'token audiences ["vault" "{ISSUER}"] is invalid for the target audiences ["db"]',
+    }
+    garbage = await api.request("POST", path, {**review, "spec": {"token": "garbage"}})
+    assert garbage.body["status"] == {"user": {}, "error": "invalid bearer token"}
+    empty = await api.request("POST", path, {**review, "spec": {}})
+    assert (empty.status, empty.body["message"]) == (
+        400,
+        "token is required for TokenReview in authentication",
+    )

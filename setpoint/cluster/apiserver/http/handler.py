@@ -25,6 +25,10 @@ from setpoint.cluster.apiserver import crds, status_errors
 from setpoint.cluster.apiserver.auth import reviews
 from setpoint.cluster.apiserver.auth.authentication import Authenticator, request_user
 from setpoint.cluster.apiserver.auth.authentication.token_request import create_token
+from setpoint.cluster.apiserver.auth.authentication.token_review import (
+    is_token_review,
+    review_token,
+)
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.body_limits import object_too_large
 from setpoint.cluster.apiserver.http.duplicate_fields import check_duplicate_fields
@@ -344,6 +348,9 @@ class APIHandler:
                     answer = reviews.answer(
                         resource.group, resource.plural, obj, request_user(request)
                     )
+                    return json_response(201, encode_json(answer))
+                if is_token_review(resource.group, resource.plural):
+                    answer = review_token(obj, self.authenticator)
                     return json_response(201, encode_json(answer))
                 duplicates = check_duplicate_fields(request, body, resource)
                 result = await ops.create(resource, target.namespace, obj, write_options(request))

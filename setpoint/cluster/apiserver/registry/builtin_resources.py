@@ -414,6 +414,15 @@ def builtin_resources() -> list[ServedResource]:
         ),
         ServedResource(
             "authentication.k8s.io",
+            "v1",
+            "tokenreviews",
+            "TokenReview",
+            False,
+            "tokenreview",
+            verbs=("create",),
+        ),
+        ServedResource(
+            "authentication.k8s.io",
             "v1beta1",
             "selfsubjectreviews",
             "SelfSubjectReview",

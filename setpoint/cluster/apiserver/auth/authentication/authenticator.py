@@ -11,6 +11,8 @@ from __future__ import annotations
 import hmac
 import logging
 import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from aiohttp import web
@@ -54,6 +56,15 @@ def bearer_token(request: web.BaseRequest) -> str | None:
     return parts[1]
 
 
+@dataclass(frozen=True, slots=True)
+class TokenReviewResult:
+    """A token's user (None: not authenticated), the audiences it is valid for, the error."""
+
+    user: UserInfo | None
+    audiences: tuple[str, ...] = ()
+    error: str = ""
+
+
 class Authenticator:
     """Authenticates requests with the admin token, service account tokens and client certs."""
 
@@ -90,6 +101,20 @@ class Authenticator:
         if user is None:
             log.debug("client certificate names no user or is not for client authentication")
         return user
+
+    def review_token(self, token: str, audiences: Sequence[str] = ()) -> TokenReviewResult:
+        """What the token authenticators say of ``token`` (the TokenReview API)."""
+        if hmac.compare_digest(token.encode(), self._expected_admin):
+            # The admin token, like upstream's static tokens, is valid for any audience.
+            return TokenReviewResult(ADMIN, tuple(audiences))
+        accounts = self.service_accounts
+        if accounts is not None and accounts.is_ours(token):
+            try:
+                user, accepted = accounts.review(token, audiences)
+            except TokenRejected as error:
+                return TokenReviewResult(None, (), str(error))
+            return TokenReviewResult(user, accepted)
+        return TokenReviewResult(None, (), "invalid bearer token")
 
     def _token(self, request: web.BaseRequest) -> UserInfo | None:
         token = bearer_token(request)

@@ -13,6 +13,7 @@ minute past its deletion deadline, as upstream).
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -152,21 +153,30 @@ class ServiceAccountTokens:
 
     def authenticate(self, token: str) -> UserInfo:
         """The ServiceAccount user ``token`` stands for; :class:`TokenRejected` if invalid."""
+        return self.review(token)[0]
+
+    def review(self, token: str, audiences: Sequence[str] = ()) -> tuple[UserInfo, tuple[str, ...]]:
+        """The user ``token`` stands for and which of ``audiences`` (default: the API
+        server's) it is valid for; :class:`TokenRejected` if it is valid for none of them."""
+        wanted = tuple(audiences) or self.audiences
         try:
             claims = jws.verify(token, self._public_key)
         except jws.InvalidToken as error:
             raise TokenRejected(str(error)) from error
         if claims.get("iss") != self.issuer:
             raise TokenRejected("token issuer is not this API server")
-        self._check_times(claims)
-        audiences = claims.get("aud")
-        if isinstance(audiences, str):
-            audiences = [audiences]
-        if not isinstance(audiences, list) or not set(audiences) & set(self.audiences):
+        token_audiences = claims.get("aud")
+        if isinstance(token_audiences, str):
+            token_audiences = [token_audiences]
+        if not isinstance(token_audiences, list):
+            token_audiences = []
+        accepted = tuple(a for a in wanted if a in token_audiences)
+        if not accepted:
             raise TokenRejected(
-                f"token audiences {audiences!r} is invalid for the target audiences "
-                f"{list(self.audiences)!r}"
+                f"token audiences {_go_quote_list(token_audiences)} is invalid for the target "
+                f"audiences {_go_quote_list(wanted)}"
             )
+        self._check_times(claims)
         private = claims.get("kubernetes.io")
         if not isinstance(private, dict):
             raise TokenRejected("token has no kubernetes.io claim")
@@ -197,12 +207,13 @@ class ServiceAccountTokens:
             self._check_live("nodes", None, str(node.get("name")), str(node.get("uid")))
             extra[NODE_NAME_EXTRA] = (str(node.get("name")),)
             extra[NODE_UID_EXTRA] = (str(node.get("uid")),)
-        return UserInfo(
+        user = UserInfo(
             service_account_username(namespace, name),
             service_account_groups(namespace),
             uid,
             dict(sorted(extra.items())),
         )
+        return user, accepted
 
     def _check_times(self, claims: dict[str, Any]) -> None:
         now = self.now().timestamp()
@@ -228,6 +239,11 @@ class ServiceAccountTokens:
         if isinstance(deleting, str) and _parse_time(deleting) < self.now() - LEEWAY:
             # As upstream: a terminating object's tokens last one minute past its deadline.
             raise TokenRejected(f"{kind} {where} is being deleted")
+
+
+def _go_quote_list(values: Sequence[object]) -> str:
+    """A list of strings as Go's ``%q`` prints it: ``["a" "b"]``."""
+    return "[" + " ".join(json.dumps(str(value)) for value in values) + "]"
 
 
 def _parse_time(text: str) -> datetime.datetime:
