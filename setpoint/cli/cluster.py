@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
-from setpoint.cluster.identity import IdentityError
+from setpoint.cluster.identity import IdentityError, write_user_kubeconfig_for
 from setpoint.cluster.local_cluster import LocalCluster
 
 #: Name of the kubeconfig written into ``--data-dir`` when ``--kubeconfig`` is not given.
@@ -186,3 +186,45 @@ async def _serve(
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(Exception):
             loop.remove_signal_handler(signum)
+
+
+@cluster.command("user-kubeconfig")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, exists=True),
+    required=True,
+    help="The data directory of a cluster started with 'serve --data-dir' (its CA signs).",
+)
+@click.option("--user", "user", required=True, help="User name (the certificate's CN).")
+@click.option(
+    "--group",
+    "groups",
+    multiple=True,
+    help="A group of the user (the certificate's O); repeat for several.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Where to write the kubeconfig (mode 0600).",
+)
+def user_kubeconfig(data_dir: str, user: str, groups: tuple[str, ...], output: str) -> None:
+    """Write a kubeconfig that logs in as USER with a client certificate.
+
+    The certificate is signed by the cluster's CA in --data-dir; the kubeconfig names the
+    cluster's last HTTPS port. (A cluster served with --client-ca does not trust that CA.)
+
+    \b
+    Example:
+      setpoint cluster user-kubeconfig --data-dir ./cluster-data --user alice --group dev \\
+          -o alice.kubeconfig
+      kubectl --kubeconfig alice.kubeconfig auth whoami
+    """
+    if not user.strip():
+        raise click.BadParameter("must not be empty", param_hint="--user")
+    try:
+        path = write_user_kubeconfig_for(data_dir, output, user, groups)
+    except IdentityError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"setpoint: kubeconfig for {user} written to {path}", err=True)

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
+    issue_client_certificate,
+)
 from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import (
     generate_signing_key,
 )
@@ -33,6 +36,7 @@ from setpoint.cluster.apiserver.http.serving_certificate import (
     generate_authority,
     issue_serving_certificate,
 )
+from setpoint.cluster.kubeconfig_file import write_user_kubeconfig
 
 PKI_DIR: Final = "pki"
 AUTHORITY_CERT: Final = "ca.crt"
@@ -161,3 +165,35 @@ def remember_ports(directory: str | Path, port: int, https_port: int) -> None:
     """Record the ports a server listens on, to listen on them again after a restart."""
     document = json.dumps({"port": port, "httpsPort": https_port}).encode()
     _write_private(Path(directory).expanduser() / PORTS_FILE, document + b"\n")
+
+
+def write_user_kubeconfig_for(
+    directory: str | Path, output: str | Path, user: str, groups: tuple[str, ...] = ()
+) -> Path:
+    """Write a kubeconfig for ``user`` in ``groups`` of the cluster kept in ``directory``.
+
+    The client certificate is signed by that cluster's CA and the server is its last HTTPS
+    port; the cluster must have been started once (its identity exists), and must not have
+    been given another ``--client-ca``.
+    """
+    root = Path(directory).expanduser()
+    pki = root / PKI_DIR
+    authority = _read(pki / AUTHORITY_CERT)
+    authority_key = _read(pki / AUTHORITY_KEY)
+    _, https_port = _read_ports(root / PORTS_FILE)
+    if authority is None or authority_key is None or not https_port:
+        raise IdentityError(
+            f"no cluster has run with --data-dir {root} yet: start "
+            f"'setpoint cluster serve --data-dir {root}' once first"
+        )
+    try:
+        issued = issue_client_certificate(authority, authority_key, user, groups)
+    except ValueError as error:
+        raise IdentityError(f"cannot sign a certificate with the CA in {pki}: {error}") from error
+    return write_user_kubeconfig(
+        output,
+        f"https://127.0.0.1:{https_port}",
+        authority,
+        issued.certificate_pem,
+        issued.key_pem,
+    )

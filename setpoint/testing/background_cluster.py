@@ -39,8 +39,10 @@ class BackgroundCluster:
         run_pods: bool = False,
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
+        client_ca: str | Path | None = None,
     ) -> None:
         self._options: dict[str, Any] = {
+            "client_ca": client_ca,
             "in_memory": in_memory,
             "data_dir": data_dir,
             "kubeconfig_path": kubeconfig_path,

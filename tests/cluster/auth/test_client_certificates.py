@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import ssl
+import stat
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from setpoint.cli.cluster import cluster as cluster_command
 from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
     ClientCertificate,
     issue_client_certificate,
@@ -96,3 +101,51 @@ async def test_client_ca_option(tmp_path: Path) -> None:
             await _whoami_over_tls(cluster.https_url, _client_context(trusted, mallory, tmp_path))
         with pytest.raises(ValueError, match="--client-ca"):
             cluster.write_user_kubeconfig(tmp_path / "k", "dave")
+
+
+async def test_user_kubeconfig_command(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    runner = CliRunner()
+    data.mkdir()
+    empty = runner.invoke(
+        cluster_command, ["user-kubeconfig", "--data-dir", str(data), "--user", "x", "-o", "k"]
+    )
+    assert empty.exit_code == 1
+    assert "no cluster has run with --data-dir" in empty.output
+    async with LocalCluster(in_memory=False, data_dir=data, controllers=False) as cluster:
+        output = tmp_path / "frank.kubeconfig"
+        result = runner.invoke(
+            cluster_command,
+            [
+                "user-kubeconfig",
+                "--data-dir",
+                str(data),
+                "--user",
+                "frank",
+                "--group",
+                "a",
+                "--group",
+                "b",
+                "-o",
+                str(output),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        assert stat.S_IMODE(output.stat().st_mode) == 0o600
+        config = yaml.safe_load(output.read_text())
+        assert config["clusters"][0]["cluster"]["server"] == cluster.https_url
+        user_entry = config["users"][0]["user"]
+        certificate = ClientCertificate(
+            base64.b64decode(user_entry["client-certificate-data"]),
+            base64.b64decode(user_entry["client-key-data"]),
+        )
+        trusted = cluster.certificate_authority_pem
+        assert trusted is not None
+        status, body = await _whoami_over_tls(
+            cluster.https_url, _client_context(trusted, certificate, tmp_path)
+        )
+        assert status == 201
+        assert body["status"]["userInfo"] == {
+            "username": "frank",
+            "groups": ["a", "b", "system:authenticated"],
+        }
