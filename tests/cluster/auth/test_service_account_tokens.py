@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import shutil
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -396,3 +397,35 @@ async def test_token_review(api: RawAPI, namespace: str) -> None:
         400,
         "token is required for TokenReview in authentication",
     )
+
+
+@pytest.mark.parametrize("version", ["1.27", "1.33"])
+def test_kubectl_versions_create_bound_tokens(
+    local_cluster: BackgroundCluster, namespace: str, tmp_path: Path, version: str
+) -> None:
+    binary = f"/usr/lib/google-cloud-sdk/bin/kubectl.{version}"
+    if shutil.which(binary) is None:
+        pytest.skip(f"kubectl {version} is not installed")
+    kubectl = Kubectl(local_cluster.kubeconfig_path, tmp_path / "cache", binary)
+    kubectl.run("create", "serviceaccount", "bound", "-n", namespace)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "holder", "namespace": namespace},
+        "spec": {"serviceAccountName": "bound", "containers": [{"name": "c", "image": "x"}]},
+    }
+    kubectl.run("create", "--validate=false", "-f", "-", stdin=json.dumps(pod))
+    token = kubectl.run(
+        "create",
+        "token",
+        "bound",
+        "-n",
+        namespace,
+        "--bound-object-kind",
+        "Pod",
+        "--bound-object-name",
+        "holder",
+    ).stdout.strip()
+    claims = _claims(token)
+    assert claims["kubernetes.io"]["pod"]["name"] == "holder"
+    assert claims["sub"] == f"system:serviceaccount:{namespace}:bound"
