@@ -429,3 +429,47 @@ def test_kubectl_versions_create_bound_tokens(
     claims = _claims(token)
     assert claims["kubernetes.io"]["pod"]["name"] == "holder"
     assert claims["sub"] == f"system:serviceaccount:{namespace}:bound"
+
+
+async def test_legacy_token_secrets(
+    local_cluster: BackgroundCluster, api: RawAPI, namespace: str
+) -> None:
+    account = await _create_account(api, namespace, "legacy")
+    secrets = f"/api/v1/namespaces/{namespace}/secrets"
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "legacy-token",
+            "annotations": {"kubernetes.io/service-account.name": "legacy"},
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+    assert (await api.request("POST", secrets, secret)).status == 201
+    filled: dict[str, Any] = {}
+    for _ in range(300):
+        filled = (await api.request("GET", f"{secrets}/legacy-token")).body
+        if (filled.get("data") or {}).get("token"):
+            break
+        await asyncio.sleep(0.1)
+    data = filled["data"]
+    assert set(data) == {"token", "ca.crt", "namespace"}
+    assert base64.b64decode(data["namespace"]).decode() == namespace
+    annotations = filled["metadata"]["annotations"]
+    assert annotations["kubernetes.io/service-account.uid"] == account["metadata"]["uid"]
+    token = base64.b64decode(data["token"]).decode()
+    assert _claims(token)["iss"] == "kubernetes/serviceaccount"
+    status, body = await _whoami(local_cluster.url, token)
+    assert status == 201
+    assert body["status"]["userInfo"]["username"] == f"system:serviceaccount:{namespace}:legacy"
+    # Deleting the Secret revokes the token; deleting the ServiceAccount deletes its Secrets.
+    assert (await api.request("DELETE", f"{secrets}/legacy-token")).status == 200
+    assert await _whoami(local_cluster.url, token) == (401, UNAUTHORIZED)
+    assert (await api.request("POST", secrets, secret)).status == 201
+    deleted = await api.request("DELETE", f"/api/v1/namespaces/{namespace}/serviceaccounts/legacy")
+    assert deleted.status == 200
+    for _ in range(300):
+        if (await api.request("GET", f"{secrets}/legacy-token")).status == 404:
+            break
+        await asyncio.sleep(0.1)
+    assert (await api.request("GET", f"{secrets}/legacy-token")).status == 404

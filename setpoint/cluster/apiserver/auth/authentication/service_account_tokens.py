@@ -8,10 +8,16 @@ library) and audience hold, and while the ServiceAccount (and a bound Pod, Secre
 exists with the uid in the token: deleting the ServiceAccount revokes every token issued for
 it, even if one of the same name is created again (a terminating object's tokens last until one
 minute past its deletion deadline, as upstream).
+
+Legacy tokens (issuer ``kubernetes/serviceaccount``, the token controller writes them into
+Secrets of type ``kubernetes.io/service-account-token``) never expire and have no audience
+(they are valid for the API server's own); they are accepted while that Secret still holds
+exactly that token and the ServiceAccount still has the uid in it.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime
 import json
 import logging
@@ -31,6 +37,9 @@ log = logging.getLogger(__name__)
 
 #: The issuer (and default audience) of the local cluster's tokens, as kubeadm and kind set it.
 DEFAULT_ISSUER: Final = "https://kubernetes.default.svc.cluster.local"
+#: The issuer of legacy (Secret-based) tokens.
+LEGACY_ISSUER: Final = "kubernetes/serviceaccount"
+_LEGACY_CLAIM: Final = "kubernetes.io/serviceaccount/"
 USER_PREFIX: Final = "system:serviceaccount:"
 ALL_SERVICE_ACCOUNTS_GROUP: Final = "system:serviceaccounts"
 #: go-jose's ``DefaultLeeway``, which upstream's validator uses for exp and nbf.
@@ -143,13 +152,27 @@ class ServiceAccountTokens:
         }
         return jws.sign(claims, self._key)
 
+    def issue_legacy(self, account: dict[str, Any], secret_name: str) -> str:
+        """A non-expiring token for ``account``, to be kept in Secret ``secret_name``."""
+        metadata = account["metadata"]
+        namespace, name = metadata["namespace"], metadata["name"]
+        claims = {
+            "iss": LEGACY_ISSUER,
+            f"{_LEGACY_CLAIM}namespace": namespace,
+            f"{_LEGACY_CLAIM}secret.name": secret_name,
+            f"{_LEGACY_CLAIM}service-account.name": name,
+            f"{_LEGACY_CLAIM}service-account.uid": metadata.get("uid", ""),
+            "sub": service_account_username(namespace, name),
+        }
+        return jws.sign(claims, self._key)
+
     def is_ours(self, token: str) -> bool:
         """Whether ``token`` is a JWT naming this issuer (others are for other authenticators)."""
         try:
             claims = jws.unverified_claims(token)
         except jws.InvalidToken:
             return False
-        return claims.get("iss") == self.issuer
+        return claims.get("iss") in (self.issuer, LEGACY_ISSUER)
 
     def authenticate(self, token: str) -> UserInfo:
         """The ServiceAccount user ``token`` stands for; :class:`TokenRejected` if invalid."""
@@ -163,6 +186,8 @@ class ServiceAccountTokens:
             claims = jws.verify(token, self._public_key)
         except jws.InvalidToken as error:
             raise TokenRejected(str(error)) from error
+        if claims.get("iss") == LEGACY_ISSUER:
+            return self._review_legacy(token, claims, wanted)
         if claims.get("iss") != self.issuer:
             raise TokenRejected("token issuer is not this API server")
         token_audiences = claims.get("aud")
@@ -212,6 +237,41 @@ class ServiceAccountTokens:
             service_account_groups(namespace),
             uid,
             dict(sorted(extra.items())),
+        )
+        return user, accepted
+
+    def _review_legacy(
+        self, token: str, claims: dict[str, Any], wanted: tuple[str, ...]
+    ) -> tuple[UserInfo, tuple[str, ...]]:
+        accepted = tuple(a for a in wanted if a in self.audiences)
+        if not accepted:
+            raise TokenRejected(
+                f"token audiences {_go_quote_list(self.audiences)} is invalid for the target "
+                f"audiences {_go_quote_list(wanted)}"
+            )
+        fields = [
+            claims.get(f"{_LEGACY_CLAIM}{key}")
+            for key in ("namespace", "secret.name", "service-account.name", "service-account.uid")
+        ]
+        if not all(isinstance(value, str) and value for value in fields):
+            raise TokenRejected("legacy token names no service account")
+        namespace, secret_name, name, uid = (str(value) for value in fields)
+        if claims.get("sub") != service_account_username(namespace, name):
+            raise TokenRejected("token subject does not match its service account")
+        secret = self.lookup("secrets", namespace, secret_name)
+        if secret is None:
+            raise TokenRejected(f"secret {namespace}/{secret_name} has been deleted")
+        stored = (secret.get("data") or {}).get("token")
+        try:
+            matches = isinstance(stored, str) and base64.b64decode(stored).decode() == token
+        except (ValueError, UnicodeDecodeError):
+            matches = False
+        if not matches:
+            raise TokenRejected("token does not match the one in its secret")
+        self._check_live("secrets", namespace, secret_name, str(secret["metadata"].get("uid")))
+        self._check_live("serviceaccounts", namespace, name, uid)
+        user = UserInfo(
+            service_account_username(namespace, name), service_account_groups(namespace), uid
         )
         return user, accepted
 
