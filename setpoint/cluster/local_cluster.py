@@ -22,7 +22,8 @@ a simulated container whose command ends by itself runs) configure them. ``clock
 API server's, for the times of service account tokens.
 
 Clients may also log in with a client certificate: signed by the cluster's CA (see
-:meth:`LocalCluster.write_user_kubeconfig`), or by the CA of ``client_ca`` (a PEM file) instead.
+:meth:`LocalCluster.write_user_kubeconfig`), or by the CA of ``client_ca`` (a PEM file) instead;
+or as a ServiceAccount (:meth:`LocalCluster.write_service_account_kubeconfig`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ from types import TracebackType
 from typing import Final
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.auth.authentication.token_request import (
+    DEFAULT_EXPIRATION_SECONDS,
+    create_token,
+)
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
@@ -257,6 +262,34 @@ class LocalCluster:
             issued.certificate_pem,
             issued.key_pem,
         )
+
+    async def write_service_account_kubeconfig(
+        self,
+        path: str | Path,
+        namespace: str,
+        name: str,
+        *,
+        expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
+    ) -> Path:
+        """Write a kubeconfig that logs in as ServiceAccount NAMESPACE/NAME.
+
+        The token is issued as the TokenRequest API issues it (``APIError`` 404 when the
+        ServiceAccount does not exist; at least 600 seconds), for the API server's audience.
+        """
+        server = self._running()
+        tokens = server.authenticator.service_accounts
+        assert tokens is not None
+        answer = create_token(
+            {"spec": {"expirationSeconds": expiration_seconds}},
+            namespace,
+            name,
+            tokens,
+            tokens.lookup,
+        )
+        token = answer["status"]["token"]
+        if server.certificate is not None:
+            return write_kubeconfig(path, server.https_url, token, server.certificate.trusted_pem)
+        return write_kubeconfig(path, server.url, token)
 
     async def stop(self) -> None:
         """Stop the controllers and the server, close the storage, remove temporary files."""

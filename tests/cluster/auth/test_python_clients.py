@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import kr8s.asyncio
+import pytest
 from kubernetes import client, config
 
+from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.kubeconfig_file import write_kubeconfig
 from setpoint.testing.background_cluster import BackgroundCluster
 
@@ -51,3 +53,26 @@ def test_official_client_with_a_client_certificate(
         api.close()
     assert review.status.user_info.username == "erin"
     assert review.status.user_info.groups == ["auditors", "system:authenticated"]
+
+
+def test_service_account_kubeconfig_helper(
+    local_cluster: BackgroundCluster, namespace: str, tmp_path: Path
+) -> None:
+    with pytest.raises(APIError, match='serviceaccounts "helper" not found'):
+        local_cluster.write_service_account_kubeconfig(tmp_path / "k", namespace, "helper")
+    api = config.new_client_from_config(config_file=str(local_cluster.kubeconfig_path))
+    try:
+        client.CoreV1Api(api).create_namespaced_service_account(
+            namespace, {"metadata": {"name": "helper"}}
+        )
+    finally:
+        api.close()
+    kubeconfig = local_cluster.write_service_account_kubeconfig(tmp_path / "k", namespace, "helper")
+    as_helper = config.new_client_from_config(config_file=str(kubeconfig))
+    try:
+        review = client.AuthenticationV1Api(as_helper).create_self_subject_review(
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        )
+    finally:
+        as_helper.close()
+    assert review.status.user_info.username == f"system:serviceaccount:{namespace}:helper"
