@@ -107,8 +107,9 @@ def serve(
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
 
-    Plain HTTP on --port, HTTPS (self-signed, for kubectl, which sends tokens only over TLS) on
-    --https-port; both need the bearer token written into the kubeconfig.
+    Plain HTTP on --port, HTTPS (for kubectl, which sends tokens only over TLS; it also accepts
+    client certificates) on --https-port; both need a credential such as the bearer token
+    written into the kubeconfig.
 
     \b
     Example:

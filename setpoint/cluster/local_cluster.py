@@ -6,8 +6,8 @@
         cluster.url, cluster.token, cluster.kubeconfig_path
 
 It runs in the caller's event loop. ``url`` is plain HTTP; the kubeconfig points at a second,
-HTTPS listener with a self-signed certificate (its CA data is in the kubeconfig), because
-kubectl sends bearer tokens only over TLS. Both need the token.
+HTTPS listener with a certificate from the cluster's CA (its data is in the kubeconfig), because
+kubectl sends bearer tokens only over TLS. Both need the token (or another credential).
 
 With ``data_dir`` the objects live in SQLite there and survive restarts, and so does the
 cluster's identity (token, certificate authority and serving certificate, ports: see

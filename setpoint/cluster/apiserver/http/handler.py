@@ -369,7 +369,7 @@ class APIHandler:
             return await self.pod_endpoints.serve(
                 request, ops, resource, target.namespace or "", name, target.subresource
             )
-        if target.subresource == "token":
+        if target.subresource == "token" and resource.plural == "serviceaccounts":
             return await self._token_request(request, target.namespace or "", name)
         if target.subresource == "scale":
             return await self._scale(request, resource, target.namespace, name)

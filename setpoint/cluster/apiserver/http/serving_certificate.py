@@ -1,11 +1,13 @@
-"""A self-signed serving certificate for the local API server's HTTPS listener.
+"""The certificates of the local API server's HTTPS listener, and the authority issuing them.
 
 Why HTTPS at all on a loopback server: kubectl (client-go's ``clientcmd``) sends a kubeconfig's
 bearer token only over TLS, so a token-protected server must offer TLS for kubectl to log in.
-An in-memory server makes a fresh self-signed certificate at every start, for ``127.0.0.1``
-and ``localhost``, and the kubeconfig carries it as its certificate authority. A server with a
-data directory instead keeps a certificate authority there and serves a certificate issued by it
-(:mod:`setpoint.cluster.identity`), so clients keep trusting it across restarts and re-issues.
+The server serves a certificate for ``127.0.0.1`` and ``localhost`` issued by the cluster's
+certificate authority, which the kubeconfig carries and which also vouches for client
+certificates. An in-memory server makes a fresh authority at every start; a server with a data
+directory keeps it there (:mod:`setpoint.cluster.identity`), so clients keep trusting it across
+restarts and re-issues. (:func:`generate_serving_certificate` makes a self-signed one, for
+tests.)
 """
 
 from __future__ import annotations
