@@ -44,6 +44,8 @@ USER_PREFIX: Final = "system:serviceaccount:"
 ALL_SERVICE_ACCOUNTS_GROUP: Final = "system:serviceaccounts"
 #: go-jose's ``DefaultLeeway``, which upstream's validator uses for exp and nbf.
 LEEWAY: Final = datetime.timedelta(minutes=1)
+#: Distinct tokens whose verified claims are remembered.
+VERIFIED_CACHE_SIZE: Final = 1024
 CREDENTIAL_ID_EXTRA: Final = "authentication.kubernetes.io/credential-id"
 POD_NAME_EXTRA: Final = "authentication.kubernetes.io/pod-name"
 POD_UID_EXTRA: Final = "authentication.kubernetes.io/pod-uid"
@@ -116,6 +118,7 @@ class ServiceAccountTokens:
         #: What the API server accepts as a token's audience (upstream ``--api-audiences``).
         self.audiences: tuple[str, ...] = tuple(audiences) or (issuer,)
         self._clock = clock
+        self._verified: dict[str, dict[str, Any]] = {}
 
     def now(self) -> datetime.datetime:
         """The time tokens are issued and checked at (the cluster's clock)."""
@@ -182,10 +185,7 @@ class ServiceAccountTokens:
         """The user ``token`` stands for and which of ``audiences`` (default: the API
         server's) it is valid for; :class:`TokenRejected` if it is valid for none of them."""
         wanted = tuple(audiences) or self.audiences
-        try:
-            claims = jws.verify(token, self._public_key)
-        except jws.InvalidToken as error:
-            raise TokenRejected(str(error)) from error
+        claims = self._verified_claims(token)
         if claims.get("iss") == LEGACY_ISSUER:
             return self._review_legacy(token, claims, wanted)
         if claims.get("iss") != self.issuer:
@@ -239,6 +239,21 @@ class ServiceAccountTokens:
             dict(sorted(extra.items())),
         )
         return user, accepted
+
+    def _verified_claims(self, token: str) -> dict[str, Any]:
+        # Checking the signature is the costly part (about a millisecond); a client sends the
+        # same token with every request, so verified claims are remembered. Everything that
+        # can change (time, the ServiceAccount, bound objects) is still checked every time.
+        claims = self._verified.get(token)
+        if claims is None:
+            try:
+                claims = jws.verify(token, self._public_key)
+            except jws.InvalidToken as error:
+                raise TokenRejected(str(error)) from error
+            if len(self._verified) >= VERIFIED_CACHE_SIZE:
+                self._verified.clear()
+            self._verified[token] = claims
+        return claims
 
     def _review_legacy(
         self, token: str, claims: dict[str, Any], wanted: tuple[str, ...]
