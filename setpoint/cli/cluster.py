@@ -13,7 +13,7 @@ import click
 
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
-from setpoint.cluster.identity import IdentityError
+from setpoint.cluster.identity import IdentityError, write_user_kubeconfig_for
 from setpoint.cluster.local_cluster import LocalCluster
 
 #: Name of the kubeconfig written into ``--data-dir`` when ``--kubeconfig`` is not given.
@@ -61,6 +61,13 @@ def cluster() -> None:
     type=click.Path(dir_okay=False),
     default=None,
     help="Where to write the kubeconfig once ready.",
+)
+@click.option(
+    "--client-ca",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="PEM CA whose client certificates authenticate users (CN: user, O: groups); "
+    "default: the cluster's own CA.",
 )
 @click.option(
     "--nodes",
@@ -111,6 +118,7 @@ def serve(
     data_dir: str | None,
     in_memory: bool,
     kubeconfig: str | None,
+    client_ca: str | None,
     nodes: int,
     run_pods: bool,
     no_controllers: bool,
@@ -120,8 +128,9 @@ def serve(
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
 
-    Plain HTTP on --port, HTTPS (self-signed, for kubectl, which sends tokens only over TLS) on
-    --https-port; both need the bearer token written into the kubeconfig.
+    Plain HTTP on --port, HTTPS (for kubectl, which sends tokens only over TLS; it also accepts
+    client certificates) on --https-port; both need a credential such as the bearer token
+    written into the kubeconfig.
 
     \b
     Example:
@@ -158,6 +167,7 @@ def serve(
                 run_pods=run_pods,
                 authorization=authorization,
                 faults=faults,
+                client_ca=client_ca,
             )
         )
     except (StorageOpenError, IdentityError) as exc:
@@ -178,6 +188,7 @@ async def _serve(
     run_pods: bool,
     authorization: str,
     faults: str | None = None,
+    client_ca: str | None,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -194,6 +205,7 @@ async def _serve(
         run_pods=run_pods,
         authorization=authorization,
         faults=faults,
+        client_ca=client_ca,
     )
     async with local:
         click.echo(
@@ -207,3 +219,45 @@ async def _serve(
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(Exception):
             loop.remove_signal_handler(signum)
+
+
+@cluster.command("user-kubeconfig")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, exists=True),
+    required=True,
+    help="The data directory of a cluster started with 'serve --data-dir' (its CA signs).",
+)
+@click.option("--user", "user", required=True, help="User name (the certificate's CN).")
+@click.option(
+    "--group",
+    "groups",
+    multiple=True,
+    help="A group of the user (the certificate's O); repeat for several.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Where to write the kubeconfig (mode 0600).",
+)
+def user_kubeconfig(data_dir: str, user: str, groups: tuple[str, ...], output: str) -> None:
+    """Write a kubeconfig that logs in as USER with a client certificate.
+
+    The certificate is signed by the cluster's CA in --data-dir; the kubeconfig names the
+    cluster's last HTTPS port. (A cluster served with --client-ca does not trust that CA.)
+
+    \b
+    Example:
+      setpoint cluster user-kubeconfig --data-dir ./cluster-data --user alice --group dev \\
+          -o alice.kubeconfig
+      kubectl --kubeconfig alice.kubeconfig auth whoami
+    """
+    if not user.strip():
+        raise click.BadParameter("must not be empty", param_hint="--user")
+    try:
+        path = write_user_kubeconfig_for(data_dir, output, user, groups)
+    except IdentityError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"setpoint: kubeconfig for {user} written to {path}", err=True)

@@ -1,11 +1,13 @@
-"""What makes a local cluster the same cluster after a restart: its token, TLS and ports.
+"""What makes a local cluster the same cluster after a restart: its token, keys, TLS and ports.
 
 With a data directory, the first start creates a certificate authority, a serving certificate
-issued by it and the admin bearer token, and writes them there (``pki/ca.crt``, ``pki/ca.key``,
-``pki/apiserver.crt``, ``pki/apiserver.key``, ``admin.token``; every file mode 0600, the
-``pki`` directory 0700), with the ports the server listened on (``serving.json``). Later starts
-read them back: clients holding the old kubeconfig (an operator that kept running, kubectl)
-still trust the certificate and still authenticate, on the same ports when they are free. A
+issued by it, the key that signs service account tokens and the admin bearer token, and writes
+them there (``pki/ca.crt``, ``pki/ca.key``, ``pki/apiserver.crt``, ``pki/apiserver.key``,
+``pki/sa.key``, ``admin.token``; every file mode 0600, the ``pki`` directory 0700), with the
+ports the server listened on (``serving.json``). Later starts read them back: clients holding
+the old kubeconfig (an operator that kept running, kubectl), a service account token or a
+client certificate still trust the certificate and still authenticate, on the same ports when
+they are free. A
 serving certificate close to expiry is re-issued by the same authority, which clients already
 trust. Without a data directory (``--in-memory``) nothing is kept: every start is a new
 cluster.
@@ -21,18 +23,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
+    issue_client_certificate,
+)
+from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import (
+    generate_signing_key,
+)
 from setpoint.cluster.apiserver.http.serving_certificate import (
+    CertificateAuthority,
     ServingCertificate,
     expires_within,
     generate_authority,
     issue_serving_certificate,
 )
+from setpoint.cluster.kubeconfig_file import write_user_kubeconfig
 
 PKI_DIR: Final = "pki"
 AUTHORITY_CERT: Final = "ca.crt"
 AUTHORITY_KEY: Final = "ca.key"
 SERVING_CERT: Final = "apiserver.crt"
 SERVING_KEY: Final = "apiserver.key"
+#: The service account token signing key (kubeadm's name).
+SERVICE_ACCOUNT_KEY: Final = "sa.key"
 TOKEN_FILE: Final = "admin.token"
 PORTS_FILE: Final = "serving.json"
 #: Bytes of randomness in a generated bearer token (256 bits).
@@ -47,10 +59,12 @@ class IdentityError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class ClusterIdentity:
-    """A cluster's admin token, serving certificate and last ports."""
+    """A cluster's admin token, keys, certificates and last ports."""
 
     token: str
     certificate: ServingCertificate
+    authority: CertificateAuthority
+    service_account_key_pem: bytes
     port: int = 0
     https_port: int = 0
 
@@ -115,13 +129,24 @@ def _load_or_create(root: Path, pki: Path) -> ClusterIdentity:
         certificate = issued
     else:
         certificate = ServingCertificate(serving, serving_key, authority)
+    service_account_key = _read(pki / SERVICE_ACCOUNT_KEY)
+    if service_account_key is None:
+        service_account_key = generate_signing_key()
+        _write_private(pki / SERVICE_ACCOUNT_KEY, service_account_key)
     token_bytes = _read(root / TOKEN_FILE)
     token = token_bytes.decode().strip() if token_bytes else ""
     if not token:
         token = secrets.token_urlsafe(TOKEN_BYTES)
         _write_private(root / TOKEN_FILE, token.encode() + b"\n")
     port, https_port = _read_ports(root / PORTS_FILE)
-    return ClusterIdentity(token, certificate, port, https_port)
+    return ClusterIdentity(
+        token,
+        certificate,
+        CertificateAuthority(authority, authority_key),
+        service_account_key,
+        port,
+        https_port,
+    )
 
 
 def _read_ports(path: Path) -> tuple[int, int]:
@@ -140,3 +165,35 @@ def remember_ports(directory: str | Path, port: int, https_port: int) -> None:
     """Record the ports a server listens on, to listen on them again after a restart."""
     document = json.dumps({"port": port, "httpsPort": https_port}).encode()
     _write_private(Path(directory).expanduser() / PORTS_FILE, document + b"\n")
+
+
+def write_user_kubeconfig_for(
+    directory: str | Path, output: str | Path, user: str, groups: tuple[str, ...] = ()
+) -> Path:
+    """Write a kubeconfig for ``user`` in ``groups`` of the cluster kept in ``directory``.
+
+    The client certificate is signed by that cluster's CA and the server is its last HTTPS
+    port; the cluster must have been started once (its identity exists), and must not have
+    been given another ``--client-ca``.
+    """
+    root = Path(directory).expanduser()
+    pki = root / PKI_DIR
+    authority = _read(pki / AUTHORITY_CERT)
+    authority_key = _read(pki / AUTHORITY_KEY)
+    _, https_port = _read_ports(root / PORTS_FILE)
+    if authority is None or authority_key is None or not https_port:
+        raise IdentityError(
+            f"no cluster has run with --data-dir {root} yet: start "
+            f"'setpoint cluster serve --data-dir {root}' once first"
+        )
+    try:
+        issued = issue_client_certificate(authority, authority_key, user, groups)
+    except ValueError as error:
+        raise IdentityError(f"cannot sign a certificate with the CA in {pki}: {error}") from error
+    return write_user_kubeconfig(
+        output,
+        f"https://127.0.0.1:{https_port}",
+        authority,
+        issued.certificate_pem,
+        issued.key_pem,
+    )

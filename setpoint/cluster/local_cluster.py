@@ -6,8 +6,8 @@
         cluster.url, cluster.token, cluster.kubeconfig_path
 
 It runs in the caller's event loop. ``url`` is plain HTTP; the kubeconfig points at a second,
-HTTPS listener with a self-signed certificate (its CA data is in the kubeconfig), because
-kubectl sends bearer tokens only over TLS. Both need the token.
+HTTPS listener with a certificate from the cluster's CA (its data is in the kubeconfig), because
+kubectl sends bearer tokens only over TLS. Both need the token (or another credential).
 
 With ``data_dir`` the objects live in SQLite there and survive restarts, and so does the
 cluster's identity (token, certificate authority and serving certificate, ports: see
@@ -18,12 +18,17 @@ that is removed on exit.
 
 The built-in controllers, scheduler and (simulated) kubelet run with the server unless
 ``controllers=False``; ``nodes``, ``run_pods``, ``clock`` and ``simulated_run_seconds`` (how long
-a simulated container whose command ends by itself runs) configure them.
+a simulated container whose command ends by itself runs) configure them. ``clock`` is also the
+API server's, for the times of service account tokens.
 
 ``authorization`` is ``"RBAC"`` (the default: Roles and bindings are enforced, the admin token
 is in ``system:masters`` and may do anything) or ``"AlwaysAllow"``. ``faults`` (a SPEC, off by
 default) injects errors, resets and latency into API requests; tests change them at run time
 through :attr:`LocalCluster.faults`.
+
+Clients may also log in with a client certificate: signed by the cluster's CA (see
+:meth:`LocalCluster.write_user_kubeconfig`), or by the CA of ``client_ca`` (a PEM file) instead;
+or as a ServiceAccount (:meth:`LocalCluster.write_service_account_kubeconfig`).
 """
 
 from __future__ import annotations
@@ -40,14 +45,23 @@ from types import TracebackType
 from typing import Final
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.auth.authentication.token_request import (
+    DEFAULT_EXPIRATION_SECONDS,
+    create_token,
+)
 from setpoint.cluster.apiserver.http.fault_injection import FaultInjector, parse_fault_spec
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
 from setpoint.cluster.controllers.framework.manager import ControllerManager
 from setpoint.cluster.controllers.framework.options import ControllerOptions
-from setpoint.cluster.identity import ClusterIdentity, load_or_create_identity, remember_ports
-from setpoint.cluster.kubeconfig_file import write_kubeconfig
+from setpoint.cluster.identity import (
+    ClusterIdentity,
+    IdentityError,
+    load_or_create_identity,
+    remember_ports,
+)
+from setpoint.cluster.kubeconfig_file import write_kubeconfig, write_user_kubeconfig
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +134,7 @@ class LocalCluster:
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",
         faults: str | None = None,
+        client_ca: str | Path | None = None,
     ) -> None:
         if faults is not None:
             parse_fault_spec(faults)  # a bad SPEC fails here, before anything starts
@@ -133,6 +148,8 @@ class LocalCluster:
         self._https_port = https_port
         self._token = token
         self._authorization = authorization
+        self._clock = clock
+        self._client_ca = Path(client_ca).expanduser() if client_ca is not None else None
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         self._controller_options = (
@@ -189,6 +206,7 @@ class LocalCluster:
         identity: ClusterIdentity | None = None
         if self._data_dir is not None:
             identity = load_or_create_identity(self._data_dir)
+        client_ca_pem = self._read_client_ca()
         self.storage = open_storage(self._data_dir)
         port, https_port = self._port, self._https_port
         if identity is not None:
@@ -204,6 +222,10 @@ class LocalCluster:
             token=self._token or (identity.token if identity else None),
             certificate=identity.certificate if identity else None,
             authorization=self._authorization,
+            authority=identity.authority if identity else None,
+            client_ca_pem=client_ca_pem,
+            service_account_key_pem=identity.service_account_key_pem if identity else None,
+            clock=self._clock,
         )
         if self._faults_spec:
             self.server.faults.set(self._faults_spec)
@@ -229,6 +251,67 @@ class LocalCluster:
         except BaseException:
             await self.stop()
             raise
+
+    def _read_client_ca(self) -> bytes | None:
+        if self._client_ca is None:
+            return None
+        try:
+            pem = self._client_ca.read_bytes()
+        except OSError as error:
+            raise IdentityError(
+                f"cannot read the client CA {self._client_ca}: {error.strerror or error}"
+            ) from error
+        if b"-----BEGIN CERTIFICATE-----" not in pem:
+            raise IdentityError(f"the client CA {self._client_ca} holds no PEM certificate")
+        return pem
+
+    def write_user_kubeconfig(
+        self, path: str | Path, user: str, groups: tuple[str, ...] = ()
+    ) -> Path:
+        """Write a kubeconfig that logs in as ``user`` in ``groups`` with a client certificate.
+
+        The certificate is signed by the cluster's CA; ``ValueError`` when the cluster checks
+        client certificates against another CA (``client_ca``).
+        """
+        server = self._running()
+        if server.certificate is None:
+            raise ValueError("client certificates need the HTTPS listener (https_port=None)")
+        issued = server.issue_client_certificate(user, groups)
+        return write_user_kubeconfig(
+            path,
+            server.https_url,
+            server.certificate.trusted_pem,
+            issued.certificate_pem,
+            issued.key_pem,
+        )
+
+    async def write_service_account_kubeconfig(
+        self,
+        path: str | Path,
+        namespace: str,
+        name: str,
+        *,
+        expiration_seconds: int = DEFAULT_EXPIRATION_SECONDS,
+    ) -> Path:
+        """Write a kubeconfig that logs in as ServiceAccount NAMESPACE/NAME.
+
+        The token is issued as the TokenRequest API issues it (``APIError`` 404 when the
+        ServiceAccount does not exist; at least 600 seconds), for the API server's audience.
+        """
+        server = self._running()
+        tokens = server.authenticator.service_accounts
+        assert tokens is not None
+        answer = create_token(
+            {"spec": {"expirationSeconds": expiration_seconds}},
+            namespace,
+            name,
+            tokens,
+            tokens.lookup,
+        )
+        token = answer["status"]["token"]
+        if server.certificate is not None:
+            return write_kubeconfig(path, server.https_url, token, server.certificate.trusted_pem)
+        return write_kubeconfig(path, server.url, token)
 
     async def stop(self) -> None:
         """Stop the controllers and the server, close the storage, remove temporary files."""

@@ -42,9 +42,11 @@ class BackgroundCluster:
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",
         faults: str | None = None,
+        client_ca: str | Path | None = None,
     ) -> None:
         self._options: dict[str, Any] = {
             "faults": faults,
+            "client_ca": client_ca,
             "in_memory": in_memory,
             "data_dir": data_dir,
             "kubeconfig_path": kubeconfig_path,
@@ -137,6 +139,23 @@ class BackgroundCluster:
     def delete_namespace(self, name: str) -> None:
         """Delete namespace ``name`` (and its content) in the running server."""
         self.run(self._server().delete_namespace(name))
+
+    def write_user_kubeconfig(
+        self, path: str | Path, user: str, groups: tuple[str, ...] = ()
+    ) -> Path:
+        """A kubeconfig logging in as ``user`` in ``groups`` with a client certificate."""
+        return self._cluster().write_user_kubeconfig(path, user, groups)
+
+    def write_service_account_kubeconfig(
+        self, path: str | Path, namespace: str, name: str, *, expiration_seconds: int = 3600
+    ) -> Path:
+        """A kubeconfig logging in as ServiceAccount NAMESPACE/NAME with a fresh token."""
+        cluster = self._cluster()
+        return self.run(
+            cluster.write_service_account_kubeconfig(
+                path, namespace, name, expiration_seconds=expiration_seconds
+            )
+        )
 
     def _server(self) -> APIServer:
         server = self._cluster().server

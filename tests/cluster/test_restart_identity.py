@@ -56,6 +56,7 @@ async def test_identity_files_are_private(tmp_path: Path) -> None:
         "pki/ca.key",
         "pki/apiserver.crt",
         "pki/apiserver.key",
+        "pki/sa.key",
     ):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
 

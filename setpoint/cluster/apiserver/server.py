@@ -1,6 +1,8 @@
 """The API server: storage + registry + semantics + HTTP, started and stopped as one unit.
 
-``APIServer`` binds 127.0.0.1 only (plain HTTP, bearer token). On start it creates the system
+``APIServer`` binds 127.0.0.1 only: plain HTTP, and HTTPS with a certificate from the cluster's
+certificate authority. Callers authenticate with the admin token, service account tokens or
+(on HTTPS) client certificates (:mod:`.auth.authentication`). On start it creates the system
 namespaces if they are missing and serves every CRD already in storage, so a server restarted
 on the same data directory answers exactly as before.
 """
@@ -13,6 +15,17 @@ from typing import Final
 
 from aiohttp import web
 
+from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.auth.authentication import Authenticator
+from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
+    ClientCertificate,
+    issue_client_certificate,
+)
+from setpoint.cluster.apiserver.auth.authentication.object_lookup import stored_object_lookup
+from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import (
+    ServiceAccountTokens,
+    generate_signing_key,
+)
 from setpoint.cluster.apiserver.auth.authorization.access_control import AccessControl
 from setpoint.cluster.apiserver.auth.authorization.authorizers import RBAC
 from setpoint.cluster.apiserver.auth.authorization.escalation import RBACBehaviour
@@ -22,8 +35,9 @@ from setpoint.cluster.apiserver.http.handler import APIHandler
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
 from setpoint.cluster.apiserver.http.protocol_errors import StatusServer
 from setpoint.cluster.apiserver.http.serving_certificate import (
+    CertificateAuthority,
     ServingCertificate,
-    generate_serving_certificate,
+    issue_serving_certificate,
 )
 from setpoint.cluster.apiserver.kinds.events import EventBehaviour
 from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
@@ -83,6 +97,10 @@ class APIServer:
         https_port: int | None = 0,
         certificate: ServingCertificate | None = None,
         authorization: str = RBAC,
+        authority: CertificateAuthority | None = None,
+        client_ca_pem: bytes | None = None,
+        service_account_key_pem: bytes | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.storage = storage
         self.token = token or generate_token()
@@ -91,9 +109,13 @@ class APIServer:
         self.port = 0
         #: The HTTPS listener's port (0 when none); kubectl needs it (see serving_certificate).
         self.https_port = 0
-        #: The HTTPS listener's certificate: the one given, else a fresh self-signed one.
+        #: The HTTPS listener's certificate: the one given, else one issued by the authority.
         self.certificate: ServingCertificate | None = None
         self._given_certificate = certificate
+        #: The cluster's CA (given, else generated at start unless a certificate is given).
+        self.authority = authority
+        #: The authority client certificates must chain to (None: the cluster's CA).
+        self.client_ca_pem = client_ca_pem
         self.registry = ResourceRegistry()
         validator = builtin_validator()
         self._default_behaviour = KindBehaviour(validator)
@@ -106,6 +128,15 @@ class APIServer:
         #: Authorization (RBAC or AlwaysAllow), the default roles and ClusterRole aggregation.
         self.access = AccessControl(self.operations, authorization)
         rbac = RBACBehaviour(validator, lambda: self.access.authorizer, self.access.index)
+        #: Who is calling: the admin token, service account tokens, client certificates.
+        self.authenticator = Authenticator(
+            self.token,
+            ServiceAccountTokens(
+                service_account_key_pem or generate_signing_key(),
+                stored_object_lookup(self.registry, self.operations),
+                clock=clock,
+            ),
+        )
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
             "/core/pods/": PodBehaviour(validator),
@@ -161,6 +192,7 @@ class APIServer:
             pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
             access=self.access,
             faults=self.faults,
+            authenticator=self.authenticator,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
@@ -175,12 +207,12 @@ class APIServer:
         await site.start()
         self.port = server_sockets(runner)[0]
         if self._requested_https_port is not None:
-            self.certificate = self._given_certificate or generate_serving_certificate()
+            self.certificate = self._serving_certificate()
             secure = web.TCPSite(
                 runner,
                 LOOPBACK,
                 self._requested_https_port,
-                ssl_context=self.certificate.server_context(),
+                ssl_context=self.certificate.server_context(self.trusted_client_ca_pem),
                 reuse_address=True,
             )
             await secure.start()
@@ -188,6 +220,37 @@ class APIServer:
             log.info("API server listening on %s and %s", self.url, self.https_url)
         else:
             log.info("API server listening on %s", self.url)
+
+    def _serving_certificate(self) -> ServingCertificate:
+        if self._given_certificate is not None:
+            return self._given_certificate
+        if self.authority is None:
+            self.authority = CertificateAuthority.generate()
+        return issue_serving_certificate(self.authority.certificate_pem, self.authority.key_pem)
+
+    @property
+    def trusted_client_ca_pem(self) -> bytes | None:
+        """The authority client certificates are checked against (None: not accepted)."""
+        if self.client_ca_pem is not None:
+            return self.client_ca_pem
+        return self.authority.certificate_pem if self.authority is not None else None
+
+    def issue_client_certificate(
+        self, user: str, groups: tuple[str, ...] = ()
+    ) -> ClientCertificate:
+        """A certificate (and key) authenticating ``user`` in ``groups``, from the cluster's CA.
+
+        Raises ``ValueError`` when clients are checked against another CA (``client_ca_pem``):
+        only the holder of that CA's key can sign for it.
+        """
+        if self.client_ca_pem is not None or self.authority is None:
+            raise ValueError(
+                "this server trusts client certificates from another CA (--client-ca); "
+                "sign one with that CA's key"
+            )
+        return issue_client_certificate(
+            self.authority.certificate_pem, self.authority.key_pem, user, groups
+        )
 
     async def _bootstrap(self) -> None:
         namespaces = self._builtin("", "namespaces")

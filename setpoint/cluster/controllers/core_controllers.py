@@ -11,14 +11,17 @@ from setpoint.cluster.controllers.kubelet.kubelet import Kubelet
 from setpoint.cluster.controllers.namespace.controller import NamespaceController
 from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
 from setpoint.cluster.controllers.service_accounts.controller import ServiceAccountController
+from setpoint.cluster.controllers.service_accounts.token_controller import TokenController
 
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
-    """Namespace, garbage collector, nodes, scheduler, kubelet, ServiceAccounts, endpoints."""
+    """Namespace, garbage collector, nodes, scheduler, kubelet, ServiceAccounts and their
+    token Secrets, endpoints."""
     return [
         NamespaceController,
         GarbageCollector,
         ServiceAccountController,
+        TokenController,
         Kubelet,
         Scheduler,
         EndpointsController,

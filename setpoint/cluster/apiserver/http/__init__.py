@@ -7,5 +7,5 @@ the protobuf ones; ``duplicate_fields`` finds repeated keys for ``fieldValidatio
 and ``list_options`` parse query parameters exactly as kube-apiserver does (with its messages),
 ``media_types`` chooses the response encoding from ``Accept``, and ``watch_stream`` writes a
 watch as newline-delimited events, one flush each. ``serving_certificate`` makes the
-certificates of the HTTPS listener (self-signed, or issued by a kept authority).
+certificates of the HTTPS listener (issued by the cluster's certificate authority).
 """

@@ -1,15 +1,15 @@
 """The HTTP front of the API server: authentication, routing, content negotiation, responses.
 
-One handler serves every path. It splits the path itself (``/x/`` is ``/x``, as upstream), checks
-the bearer token, answers discovery and health endpoints, and maps resource requests to the
-verbs of :class:`ObjectOperations`. Every failure is a ``Status`` body with the upstream code,
-reason and message; one debug log line is written per request.
+One handler serves every path. It splits the path itself (``/x/`` is ``/x``, as upstream),
+authenticates the caller (:mod:`..auth.authentication`), answers discovery and health endpoints,
+and maps resource requests to the verbs of :class:`ObjectOperations`. Every failure is a
+``Status`` body with the upstream code, reason and message; one debug log line is written per
+request.
 """
 
 from __future__ import annotations
 
 import copy
-import hmac
 import logging
 import time
 from collections.abc import Callable
@@ -23,6 +23,12 @@ from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
 from setpoint.cluster.apiserver.auth import reviews
+from setpoint.cluster.apiserver.auth.authentication import Authenticator
+from setpoint.cluster.apiserver.auth.authentication.token_request import create_token
+from setpoint.cluster.apiserver.auth.authentication.token_review import (
+    is_token_review,
+    review_token,
+)
 from setpoint.cluster.apiserver.auth.authorization.access_control import AccessControl
 from setpoint.cluster.apiserver.auth.request_user import request_user
 from setpoint.cluster.apiserver.http import request_body
@@ -143,12 +149,14 @@ class APIHandler:
         pod_endpoints: PodEndpoints | None = None,
         access: AccessControl | None = None,
         faults: FaultInjector | None = None,
+        authenticator: Authenticator | None = None,
     ) -> None:
         self._registry = registry
         #: Fault injection (off unless rules are set; see fault_injection).
         self.faults = faults or FaultInjector()
         self._operations = operations
-        self._expected_authorization = f"Bearer {token}"
+        #: Who is calling; without one only the admin token is accepted.
+        self.authenticator = authenticator or Authenticator(token)
         self._redact = LogRedactor(token)
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
@@ -190,17 +198,13 @@ class APIHandler:
             )
         return response
 
-    def _authorized(self, request: web.BaseRequest) -> bool:
-        header = request.headers.get("Authorization", "")
-        return hmac.compare_digest(header, self._expected_authorization)
-
     async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
         parts = [part for part in request.path.split("/") if part]
         head = parts[0] if parts else ""
         if head in PUBLIC_PATHS:
             return self._public(request, parts)
-        if not self._authorized(request):
-            raise status_errors.unauthorized()
+        # 401 unless the caller is known; then request_user(request) says who it is.
+        self.authenticator.authenticate(request)
         self._access.admit(request)  # impersonation, then authorization (or 403)
         if head == "openapi":
             return serve_openapi(request, parts, self._openapi)
@@ -360,6 +364,9 @@ class APIHandler:
                         target.namespace,
                     )
                     return json_response(201, encode_json(answer))
+                if is_token_review(resource.group, resource.plural):
+                    answer = review_token(obj, self.authenticator)
+                    return json_response(201, encode_json(answer))
                 duplicates = check_duplicate_fields(request, body, resource)
                 result = await ops.create(resource, target.namespace, obj, write_options(request))
                 return _result(result, duplicates)
@@ -377,6 +384,8 @@ class APIHandler:
             return await self.pod_endpoints.serve(
                 request, ops, resource, target.namespace or "", name, target.subresource
             )
+        if target.subresource == "token" and resource.plural == "serviceaccounts":
+            return await self._token_request(request, target.namespace or "", name)
         if target.subresource == "scale":
             return await self._scale(request, resource, target.namespace, name)
         if target.subresource == "finalize":
@@ -430,6 +439,18 @@ class APIHandler:
             write_options(request),
         )
         return _result(result)
+
+    async def _token_request(
+        self, request: web.BaseRequest, namespace: str, name: str
+    ) -> web.Response:
+        tokens = self.authenticator.service_accounts
+        if tokens is None:
+            raise status_errors.path_not_found()
+        if request.method != "POST":
+            raise _method_not_allowed()
+        body = request_body.decode_object_body(request, await request_body.read_body(request))
+        answer = create_token(body, namespace, name, tokens, tokens.lookup)
+        return json_response(201, encode_json(answer))
 
     async def _scale(
         self,

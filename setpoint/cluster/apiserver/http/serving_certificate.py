@@ -1,11 +1,13 @@
-"""A self-signed serving certificate for the local API server's HTTPS listener.
+"""The certificates of the local API server's HTTPS listener, and the authority issuing them.
 
 Why HTTPS at all on a loopback server: kubectl (client-go's ``clientcmd``) sends a kubeconfig's
 bearer token only over TLS, so a token-protected server must offer TLS for kubectl to log in.
-An in-memory server makes a fresh self-signed certificate at every start, for ``127.0.0.1``
-and ``localhost``, and the kubeconfig carries it as its certificate authority. A server with a
-data directory instead keeps a certificate authority there and serves a certificate issued by it
-(:mod:`setpoint.cluster.identity`), so clients keep trusting it across restarts and re-issues.
+The server serves a certificate for ``127.0.0.1`` and ``localhost`` issued by the cluster's
+certificate authority, which the kubeconfig carries and which also vouches for client
+certificates. An in-memory server makes a fresh authority at every start; a server with a data
+directory keeps it there (:mod:`setpoint.cluster.identity`), so clients keep trusting it across
+restarts and re-issues. (:func:`generate_serving_certificate` makes a self-signed one, for
+tests.)
 """
 
 from __future__ import annotations
@@ -49,9 +51,16 @@ class ServingCertificate:
         """What a client's kubeconfig carries as ``certificate-authority-data``."""
         return self.authority_pem or self.certificate_pem
 
-    def server_context(self) -> ssl.SSLContext:
-        """An SSL context serving this certificate."""
+    def server_context(self, client_ca_pem: bytes | None = None) -> ssl.SSLContext:
+        """An SSL context serving this certificate.
+
+        With ``client_ca_pem`` it asks clients for a certificate (without requiring one) and
+        accepts only those that chain to that authority; the handshake fails for others.
+        """
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        if client_ca_pem is not None:
+            context.verify_mode = ssl.CERT_OPTIONAL
+            context.load_verify_locations(cadata=client_ca_pem.decode("ascii"))
         # The ssl module loads certificates from files only; keep them on disk just long enough.
         with tempfile.TemporaryDirectory(prefix="setpoint-tls-") as directory:
             cert_path = os.path.join(directory, "tls.crt")
@@ -63,6 +72,23 @@ class ServingCertificate:
                 handle.write(self.key_pem)
             context.load_cert_chain(cert_path, key_path)
         return context
+
+
+@dataclass(frozen=True, slots=True)
+class CertificateAuthority:
+    """The cluster's certificate authority: PEM certificate and key.
+
+    It issues the serving certificate and, unless another client CA is given, is the
+    authority client certificates must chain to.
+    """
+
+    certificate_pem: bytes
+    key_pem: bytes
+
+    @classmethod
+    def generate(cls) -> CertificateAuthority:
+        """A new authority (see :func:`generate_authority`)."""
+        return cls(*generate_authority())
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:

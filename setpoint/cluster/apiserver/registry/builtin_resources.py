@@ -157,7 +157,14 @@ def builtin_resources() -> list[ServedResource]:
             field_selectors={"type": _path("type")},
         ),
         ServedResource(
-            "", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",)
+            "",
+            "v1",
+            "serviceaccounts",
+            "ServiceAccount",
+            True,
+            "serviceaccount",
+            ("sa",),
+            subresources=("token",),
         ),
         ServedResource(
             "",
@@ -421,6 +428,15 @@ def builtin_resources() -> list[ServedResource]:
             "SelfSubjectReview",
             False,
             "selfsubjectreview",
+            verbs=("create",),
+        ),
+        ServedResource(
+            "authentication.k8s.io",
+            "v1",
+            "tokenreviews",
+            "TokenReview",
+            False,
+            "tokenreview",
             verbs=("create",),
         ),
         ServedResource(

@@ -212,6 +212,9 @@ def _resource_entries(resources: Iterable[ServedResource]) -> Iterator[dict[str,
             }
             if sub == "scale":
                 sub_entry.update(group="autoscaling", version="v1", kind="Scale")
+            elif sub in OTHER_GROUP_SUBRESOURCES:
+                group, version, kind = OTHER_GROUP_SUBRESOURCES[sub]
+                sub_entry.update(group=group, version=version, kind=kind)
             else:
                 sub_entry["kind"] = POD_SUBRESOURCES.get(sub, (resource.kind, ()))[0]
             sub_entry["verbs"] = _subresource_verbs(sub)
@@ -226,9 +229,17 @@ POD_SUBRESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: Subresources whose kind is of another group: (group, version, kind); their only verb is create.
+OTHER_GROUP_SUBRESOURCES: dict[str, tuple[str, str, str]] = {
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),
+}
+
+
 def _subresource_verbs(sub: str) -> list[str]:
     if sub == "finalize":
         return ["update"]
+    if sub in OTHER_GROUP_SUBRESOURCES:
+        return ["create"]
     if sub in POD_SUBRESOURCES:
         return list(POD_SUBRESOURCES[sub][1])
     return list(SUBRESOURCE_VERBS)
@@ -253,6 +264,9 @@ def _aggregated_entry(resource: ServedResource) -> dict[str, Any]:
             response = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
         elif sub in POD_SUBRESOURCES:
             response = {"group": "", "version": "v1", "kind": POD_SUBRESOURCES[sub][0]}
+        elif sub in OTHER_GROUP_SUBRESOURCES:
+            group, version, kind_name = OTHER_GROUP_SUBRESOURCES[sub]
+            response = {"group": group, "version": version, "kind": kind_name}
         else:
             response = kind
         verbs = _subresource_verbs(sub)

@@ -36,6 +36,12 @@ class ControllerManager:
     ) -> None:
         self.server = server
         self.options = options or ControllerOptions()
+        if self.options.service_account_tokens is None:
+            # The tokens controller signs with the API server's key, as upstream's shares
+            # --service-account-private-key-file.
+            self.options.service_account_tokens = server.authenticator.service_accounts
+            if server.certificate is not None:
+                self.options.root_ca_pem = server.certificate.trusted_pem
         if controllers is None:
             from setpoint.cluster.controllers.catalog import controller_classes
 

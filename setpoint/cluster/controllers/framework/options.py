@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import (
+        ServiceAccountTokens,
+    )
 
 #: The one node of a default local cluster.
 DEFAULT_NODE_NAME: Final = "setpoint-node"
@@ -27,6 +32,10 @@ class ControllerOptions:
     simulated_run_seconds: float = 1.0
     #: Working directories of ``--run-pods`` pods ('' for a temporary directory).
     pods_dir: str = ""
+    #: Signs legacy token Secrets' tokens (the controller manager sets the server's).
+    service_account_tokens: ServiceAccountTokens | None = None
+    #: The cluster CA written into token Secrets as ``ca.crt`` (set with the above).
+    root_ca_pem: bytes | None = None
 
     def node_names(self) -> list[str]:
         """The names of the nodes this cluster has."""
