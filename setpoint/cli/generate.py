@@ -24,6 +24,7 @@ from setpoint.manager.operator import Operator
 from setpoint.manager.target import (
     TargetError,
     find_managers,
+    is_project_directory,
     load_target_modules,
     project_operator_module,
 )
@@ -231,7 +232,9 @@ def check_bundle_command(directory: str) -> None:
 
 def _crds_from(source: str) -> list[dict[str, Any]]:
     path = Path(source)
-    if path.is_dir():
+    # A project's directory holds YAML too (its generated config/, Helm templates among them):
+    # its CRDs come from its models, as for a module TARGET.
+    if path.is_dir() and not is_project_directory(path):
         documents: list[dict[str, Any]] = []
         for file in sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")):
             documents.extend(

@@ -124,6 +124,15 @@ def project_operator_module(directory: Path) -> str | None:
     return project[1] or "operator"
 
 
+def is_project_directory(directory: Path) -> bool:
+    """Whether ``directory`` is a project (an operator module in it) or a directory of them."""
+    if not directory.is_dir():
+        return False
+    if _project_operator(directory) is not None:
+        return True
+    return any(child.is_dir() and _project_operator(child) for child in directory.iterdir())
+
+
 def _import_from(directory: Path, module_name: str) -> ModuleType:
     if str(directory) not in sys.path:
         sys.path.insert(0, str(directory))

@@ -42,6 +42,27 @@ def test_install_from_a_generated_directory(
     assert _run("install", str(tmp_path / "crd"), "--kubeconfig", kubeconfig)[0] == 0
 
 
+def test_install_from_a_project_directory_uses_its_models(
+    local_cluster: BackgroundCluster, tmp_path: Path
+) -> None:
+    """A project holds generated YAML (a Helm chart's templates are not YAML): not read."""
+    kubeconfig = str(local_cluster.kubeconfig_path)
+    package = tmp_path / "project" / "bar_project_models"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "operator.py").write_text(
+        MODULE + "import setpoint\nop = setpoint.Operator('bar-operator')\n"
+    )
+    templates = tmp_path / "project" / "config" / "chart" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "deployment.yaml").write_text('labels:\n  {{- include "x" . | nindent 4 }}\n')
+    assert _run("install", str(tmp_path / "project"), "--kubeconfig", kubeconfig) == (
+        0,
+        f"{CRD} created\n",
+    )
+    assert _run("uninstall", str(tmp_path / "project"), "--kubeconfig", kubeconfig)[0] == 0
+
+
 def test_no_cluster_reachable_is_one_line_exit_1(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(
