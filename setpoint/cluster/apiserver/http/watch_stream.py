@@ -136,7 +136,10 @@ async def serve_watch(
                 break
             await asyncio.sleep(min(BOOKMARK_INTERVAL_SECONDS, deadline - now))
             if options.allow_bookmarks and loop.time() < deadline:
-                await response.write(_bookmark_line(resource, last_sent))
+                try:
+                    await response.write(_bookmark_line(resource, last_sent))
+                except ConnectionResetError:
+                    break  # the client went away: end the stream below
         timed_out = True
         watch.close()
 
@@ -166,7 +169,11 @@ async def serve_watch(
             await response.write(_bookmark_line(resource, last_sent))
     except WatchOverflowError:
         pass  # too slow: end the stream, the client re-lists
-    except (ConnectionResetError, asyncio.CancelledError):
+    except ConnectionResetError:
+        # The client went away (a stopped informer, a closed kubectl): the stream ends here,
+        # and that is not a server error.
+        return response
+    except asyncio.CancelledError:
         timer.cancel()
         watch.close()
         raise

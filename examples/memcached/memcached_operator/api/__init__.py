@@ -1,0 +1,1 @@
+"""The custom resources of memcached-operator."""
