@@ -45,8 +45,8 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_once_exits_0_when_every_sample_converged(examples: Path) -> None:
     done = _setpoint("demo", str(examples), "--once", "--timeout", "150", cwd=examples.parent)
     assert done.returncode == 0, done.stderr
-    assert "✓ Site/site-sample: Ready: Reconciled" in done.stdout
-    assert "✓ Pet/pet-sample: Ready: Reconciled" in done.stdout
+    assert "✓ Site/site-sample: Ready True (Reconciled)" in done.stdout
+    assert "✓ Pet/pet-sample: Ready True (Reconciled)" in done.stdout
     assert "kubectl get pets,sites" in done.stdout or "kubectl get sites,pets" in done.stdout
     assert "everything converged" in done.stderr
     assert "stopping the operators and the cluster" in done.stderr
@@ -64,7 +64,7 @@ def test_once_names_what_did_not_converge(examples: Path, tmp_path: Path) -> Non
     (reason,) = [line for line in done.stderr.splitlines() if "not converged" in line]
     # Still starting ("waiting") or reconciled without Ready: either way, named with its state.
     assert re.search(
-        r"not converged within 5 s: Site/site-sample \((waiting|Ready: \w+)\)$", reason
+        r"not converged within 5 s: Site/site-sample \((waiting|Ready \w+ \(\w+\))\)$", reason
     )
 
 

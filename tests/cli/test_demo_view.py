@@ -24,7 +24,7 @@ def test_each_kind_converges_on_its_own_terms() -> None:
     assert not observe(obj("PodSet", "p", {"replicas": 3}, {"availableReplicas": 2})).converged
     ready = {"conditions": [{"type": "Available", "status": "True", "reason": "Scaled"}]}
     assert observe(obj("TDSet", "t", status=ready)).converged
-    assert observe(obj("TDSet", "t", status=ready)).state == "Available: Scaled"
+    assert observe(obj("TDSet", "t", status=ready)).state == "Available True (Scaled)"
     waiting = {"conditions": [{"type": "Ready", "status": "False", "reason": "Rolling"}]}
     assert not observe(obj("MemcachedProxy", "m", status=waiting)).converged
     assert observe(obj("Thing", "x")).state == "waiting"
@@ -71,3 +71,11 @@ def test_explore_commands_follow_the_samples() -> None:
         "kubectl logs at-sample-pod        # the At's command ran for real",
     ]
     assert "kubectl patch foo foo-sample" in commands
+
+
+def test_a_condition_turning_true_with_the_same_reason_is_reported() -> None:
+    pending = {"conditions": [{"type": "Available", "status": "False", "reason": "Reconciling"}]}
+    done = {"conditions": [{"type": "Available", "status": "True", "reason": "Reconciling"}]}
+    _, states = progress_lines({}, Snapshot([observe(obj("Memcached", "m", status=pending))]), 1)
+    lines, _ = progress_lines(states, Snapshot([observe(obj("Memcached", "m", status=done))]), 2)
+    assert lines == ["   2.0s ✓ Memcached/m: Available True (Reconciling)"]

@@ -59,8 +59,9 @@ def observe(obj: dict[str, Any]) -> Observation:
     for condition_type in _DONE_CONDITIONS:
         condition = conditions.get(condition_type)
         if condition is not None:
-            done = condition.get("status") == "True"
-            reason = condition.get("reason") or condition.get("status")
-            return Observation(kind, name, f"{condition_type}: {reason}", done)
+            status_value = str(condition.get("status") or "Unknown")
+            reason = condition.get("reason")
+            state = f"{condition_type} {status_value}" + (f" ({reason})" if reason else "")
+            return Observation(kind, name, state, status_value == "True")
     phase = status.get("phase")
     return Observation(kind, name, str(phase) if phase else "waiting", False)

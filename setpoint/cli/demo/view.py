@@ -60,8 +60,9 @@ def progress_lines(
     lines: list[str] = []
     current: dict[str, str] = {}
     for observation in snapshot.observations:
-        current[observation.label] = observation.state
-        if previous.get(observation.label) != observation.state:
+        # The mark is part of what changes: a condition may turn True with the same reason.
+        current[observation.label] = f"{observation.converged} {observation.state}"
+        if previous.get(observation.label) != current[observation.label]:
             mark = "✓" if observation.converged else " "
             lines.append(f"{elapsed:6.1f}s {mark} {observation.label}: {observation.state}")
     return lines, current
