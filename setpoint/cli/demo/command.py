@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 import time
 from pathlib import Path
@@ -121,6 +122,10 @@ def _explore(
     )
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 @click.command(name="demo")
 @click.argument(
     "examples",
@@ -153,6 +158,9 @@ def demo_command(examples: Path, once: bool, timeout: float, simulate_pods: bool
     samples = load_samples(examples)
     if not samples:
         raise click.ClickException(f"{examples}: the example projects have no config/samples")
+    # SIGTERM and a closed terminal (SIGHUP) stop the demo as Ctrl-C does: cleanly.
+    for stop_signal in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop_signal, _interrupt)
     _say("starting a local cluster and the operators ...")
     session = DemoSession.start(examples, run_pods=not simulate_pods)
     code = 1
