@@ -56,6 +56,7 @@ from setpoint.controller.reconcile import Request
 from setpoint.controller.recorder import EventRecorder
 from setpoint.manager.kind_ref import kind_of, model_of
 from setpoint.manager.recording_client import RecordingClient
+from setpoint.manager.typed_mutate import model_mutate
 
 if TYPE_CHECKING:
     from setpoint.manager.manager import Manager
@@ -417,9 +418,11 @@ class Context:
         """``create_or_update`` reading from the cache, owned by the primary object.
 
         Compares only the fields `mutate` sets; returns ``("unchanged", cached)`` with no
-        request when they already hold. With `owned` (default) the object gets the primary
-        object as controller; `adopt=False` raises :class:`NotControlledError` instead of taking
-        over an existing object this owner does not control.
+        request when they already hold. When `obj` is a model (``models.Deployment(...)``),
+        `mutate` gets a model of that class and the result is one. With `owned` (default) the
+        object gets the primary object as controller; `adopt=False` raises
+        :class:`NotControlledError` instead of taking over an existing object this owner does
+        not control.
         """
         return await self._create_or(create_or_update, obj, mutate, owned=owned, adopt=adopt)
 
@@ -457,6 +460,8 @@ class Context:
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
         owner = await self._owner(None) if owned else None
+        if model is not None:  # `mutate` edits a model like the one given
+            mutate = model_mutate(model, mutate)
 
         async def owned_mutate(current: dict[str, Any]) -> None:
             exists = bool((current.get("metadata") or {}).get("uid"))
