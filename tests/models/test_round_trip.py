@@ -90,7 +90,11 @@ async def test_workloads_and_their_pods_round_trip(client: Client, namespace: st
             "apiVersion": "apps/v1",
             "kind": "Deployment",
             "metadata": {"name": "web", "namespace": namespace, "labels": LABELS},
-            "spec": {"replicas": 2, "selector": {"matchLabels": LABELS}, "template": pod_template()},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": LABELS},
+                "template": pod_template(),
+            },
         }
     )
     await client.create(
