@@ -140,3 +140,18 @@ async def test_a_typed_mutate_edits_in_place_or_replaces() -> None:
 
     await model_mutate(models.Deployment, edit_spec)(current)
     assert current["spec"] == {"replicas": 4}
+
+
+def test_owner_references_and_metadata_helpers_take_models() -> None:
+    from setpoint.api import meta
+    from setpoint.api.owners import is_controlled_by, set_controller_reference
+
+    owner = models.ConfigMap(metadata=models.ObjectMeta(name="o", namespace="n", uid="u-1"))
+    child = models.Deployment(metadata=models.ObjectMeta(name="c", namespace="n"))
+    set_controller_reference(owner, child)
+    assert isinstance(child.metadata, models.ObjectMeta)
+    assert child.metadata.owner_references is not None
+    assert child.metadata.owner_references[0]["uid"] == "u-1"
+    assert is_controlled_by(child, owner)
+    assert meta.owner_references(child)[0]["name"] == "o"  # type: ignore[arg-type]
+    assert as_dict(child)["metadata"]["ownerReferences"][0]["kind"] == "ConfigMap"
