@@ -18,19 +18,22 @@ it returns instances of that model, decoded from the server's answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from pydantic import BaseModel
+from setpoint.api.meta import is_model
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["ObjectLike", "as_dict", "model_type_of", "static_type_fields", "to_model"]
 
-ObjectLike: TypeAlias = Mapping[str, Any] | BaseModel
-ModelT = TypeVar("ModelT", bound=BaseModel)
+ObjectLike: TypeAlias = "Mapping[str, Any] | BaseModel"
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 def as_dict(obj: ObjectLike) -> dict[str, Any]:
     """A JSON-ready dict of ``obj``: a shallow copy of a mapping, or a dumped model."""
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         dumped = dict(obj.model_dump(mode="json", by_alias=True, exclude_none=True))
         if "apiVersion" not in dumped or "kind" not in dumped:
             # Models may declare their type as class variables rather than fields.
@@ -49,7 +52,7 @@ def as_dict(obj: ObjectLike) -> dict[str, Any]:
 
 def model_type_of(obj: object) -> type[BaseModel] | None:
     """The model class to decode answers into: the class of a model instance, else None."""
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         return type(obj)
     return None
 
