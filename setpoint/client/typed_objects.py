@@ -1,18 +1,14 @@
-"""Objects as plain dicts, or as the user's pydantic models.
+"""Objects as plain dicts, or as pydantic models.
 
-Why dicts for built-in kinds, and no generated typed-model package:
-
-* A dict carries every field the server sent, including fields newer than any model. Typed
-  models drop unknown fields on decode (verified for the official client and lightkube), so a
-  read-modify-write through a model silently deletes them. With dicts that cannot happen.
-* Decoding into dicts with msgspec is 20-50x faster than building the official client's models
-  (``shared/reference/python-clients.md``) and a dict needs no import of a 100 MB package.
-* Generated packages must follow every Kubernetes release; dicts work with any server version.
-
-The user's own CRD models are different: the user owns their schema, so validation and
-autocompletion pay off. Wherever the client takes an object it accepts a pydantic ``BaseModel``
-(dumped with ``by_alias=True, exclude_none=True``); when it was given a model instance or class,
-it returns instances of that model, decoded from the server's answer.
+Reads return dicts unless a model is asked for: a dict carries every field the server sent,
+including fields newer than any model, it decodes 20-50x faster with msgspec than the official
+client's models (``shared/reference/python-clients.md``), and it works with any server version.
+Models are for what the user wants typed: their own CRDs, and the built-in kinds of
+``setpoint.models``, which keep unknown fields (``extra="allow"``) so a read-modify-write loses
+nothing. Wherever the client takes an object it accepts a pydantic ``BaseModel`` (dumped with
+``by_alias=True, exclude_none=True``); when it was given a model instance or class, it returns
+instances of that model, decoded from the server's answer. pydantic is imported only by the
+caller's models: an operator that uses dicts never loads it.
 """
 
 from __future__ import annotations
