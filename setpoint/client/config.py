@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import ssl
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,11 +29,11 @@ __all__ = ["DEFAULT_USER_AGENT", "ClientConfig"]
 def _default_user_agent() -> str:
     # "setpoint/<version>": the API server names the default field manager after the part
     # before the "/", so writes show up as made by "setpoint".
-    # The package's version is this attribute (pyproject.toml); importlib.metadata would
-    # cost `setpoint run` tens of milliseconds of start-up.
-    from setpoint import __version__
-
-    return f"setpoint/{__version__}"
+    # The version is `setpoint.__version__` (pyproject.toml reads it too), read from the
+    # already imported package: importlib.metadata would cost `setpoint run` tens of
+    # milliseconds of start-up, and importing `setpoint` here would cross the layers.
+    version = getattr(sys.modules.get("setpoint"), "__version__", None)
+    return f"setpoint/{version}" if isinstance(version, str) else "setpoint"
 
 
 DEFAULT_USER_AGENT = _default_user_agent()
