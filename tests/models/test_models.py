@@ -40,6 +40,19 @@ def test_a_new_object_serializes_only_what_was_set() -> None:
     }
 
 
+def test_metadata_takes_a_dict_or_either_object_meta() -> None:
+    from setpoint.api.resources import ObjectMeta as CustomResourceMeta
+
+    for metadata in (
+        {"name": "x", "labels": {"a": "b"}},
+        models.ObjectMeta(name="x", labels={"a": "b"}),
+        CustomResourceMeta(name="x", labels={"a": "b"}),
+    ):
+        config_map = models.ConfigMap(metadata=metadata)  # type: ignore[arg-type]
+        assert isinstance(config_map.metadata, models.ObjectMeta)
+        assert as_dict(config_map)["metadata"] == {"name": "x", "labels": {"a": "b"}}
+
+
 def test_json_names_and_python_names() -> None:
     pod = models.Pod.model_validate(
         {

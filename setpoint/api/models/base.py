@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializationInfo,
@@ -24,6 +25,7 @@ __all__ = [
     "LabelSelector",
     "LabelSelectorRequirement",
     "LocalObjectReference",
+    "Metadata",
     "ObjectMeta",
     "ObjectReference",
     "Quantity",
@@ -72,6 +74,17 @@ class ObjectMeta(_ObjectMeta, KubeModel):
     as custom resources have), serialized without the fields that were neither read nor set."""
 
 
+def _metadata_from_any_model(value: Any) -> Any:
+    # The ObjectMeta of custom resources (the parent class) is accepted as its fields.
+    if isinstance(value, _ObjectMeta) and not isinstance(value, ObjectMeta):
+        return value.model_dump(by_alias=True, exclude_unset=True)
+    return value
+
+
+#: ``metadata``: an :class:`ObjectMeta`, a dict, or the ``ObjectMeta`` of custom resources.
+Metadata = Annotated[ObjectMeta, BeforeValidator(_metadata_from_any_model)]
+
+
 class KubeObject(KubeModel):
     """Base of the built-in kinds: ``apiVersion``, ``kind`` and ``metadata``.
 
@@ -85,7 +98,7 @@ class KubeObject(KubeModel):
 
     api_version: str = ""
     kind: str = ""
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    metadata: Metadata = Field(default_factory=ObjectMeta)
 
     def __init_subclass__(cls, api_version: str = "", kind: str = "", **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -9,6 +9,7 @@ from setpoint.api.models.base import (
     KubeModel,
     KubeObject,
     LocalObjectReference,
+    Metadata,
     ObjectMeta,
     Quantity,
 )
@@ -363,7 +364,7 @@ class PodSpec(KubeModel):
 class PodTemplateSpec(KubeModel):
     """The pods a workload makes: their metadata (labels) and spec."""
 
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    metadata: Metadata = Field(default_factory=ObjectMeta)
     spec: PodSpec = Field(default_factory=PodSpec)
 
 

@@ -11,6 +11,7 @@ from setpoint.api.models.base import (
     KubeModel,
     KubeObject,
     LabelSelector,
+    Metadata,
     ObjectMeta,
     ObjectReference,
 )
@@ -233,7 +234,7 @@ class Job(KubeObject, api_version="batch/v1", kind="Job"):
 class JobTemplateSpec(KubeModel):
     """The Jobs a CronJob makes."""
 
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    metadata: Metadata = Field(default_factory=ObjectMeta)
     spec: JobSpec = Field(default_factory=JobSpec)
 
 
