@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from setpoint import kinds, models
-from setpoint.client import Client, Conflict
+from setpoint.client import Client, Conflict, NotFound
 from setpoint.client.typed_objects import as_dict
 from setpoint.testing import wait_for
 
@@ -215,3 +215,24 @@ async def test_read_modify_write_keeps_fields_the_models_do_not_type(
         "options": [{"name": "ndots", "value": "2"}]
     }
     assert raw["spec"]["progressDeadlineSeconds"] == 600
+
+
+async def test_client_writes_take_and_return_models(client: Client, namespace: str) -> None:
+    applied = await client.apply(
+        models.ConfigMap(
+            metadata=models.ObjectMeta(name="settings", namespace=namespace),
+            data={"mode": "a"},
+        ),
+        field_manager="typed-test",
+    )
+    assert isinstance(applied, models.ConfigMap)
+    assert applied.data == {"mode": "a"}
+    patched = await client.patch(applied, {"data": {"extra": "b"}})
+    assert isinstance(patched, models.ConfigMap)
+    assert patched.data == {"mode": "a", "extra": "b"}
+    listed = await client.list(models.ConfigMap, namespace=namespace)
+    assert "settings" in {item.metadata.name for item in listed}
+    assert all(isinstance(item, models.ConfigMap) for item in listed)
+    await client.delete(patched)
+    with pytest.raises(NotFound):
+        await client.get(models.ConfigMap, "settings", namespace=namespace)
