@@ -35,8 +35,8 @@ def _ids(value: Any, found: set[int]) -> None:
 
 
 def _fresh(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, BaseModel):  # serialized as the client sends models
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
     return to_jsonable_python(value, by_alias=True)
 
 

@@ -168,3 +168,18 @@ def test_owner_references_and_metadata_helpers_take_models() -> None:
     assert is_controlled_by(child, owner)
     assert meta.owner_references(child)[0]["name"] == "o"  # type: ignore[arg-type]
     assert as_dict(child)["metadata"]["ownerReferences"][0]["kind"] == "ConfigMap"
+
+
+async def test_a_typed_mutate_keeps_what_was_built_into_a_new_part() -> None:
+    current: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {}}
+
+    def build(deployment: models.Deployment) -> None:
+        spec = models.DeploymentSpec(replicas=1)
+        spec.template.spec.containers.append(models.Container(name="web", image="nginx"))
+        deployment.spec = spec
+
+    await model_mutate(models.Deployment, build)(current)
+    assert current["spec"] == {
+        "replicas": 1,
+        "template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}},
+    }
