@@ -37,6 +37,10 @@ def _ids(value: Any, found: set[int]) -> None:
 def _fresh(value: Any) -> Any:
     if isinstance(value, BaseModel):  # serialized as the client sends models
         return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [_fresh(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _fresh(item) for key, item in value.items()}
     return to_jsonable_python(value, by_alias=True)
 
 
