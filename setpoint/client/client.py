@@ -45,11 +45,10 @@ import os
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar, overload
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from setpoint.api.gvk import ResourceInfo
+from setpoint.api.meta import is_model, is_model_class
 from setpoint.api.selectors import escape_field_value
 from setpoint.client import json_codec
 from setpoint.client.client_opening import ClientOpening
@@ -96,6 +95,9 @@ from setpoint.client.typed_objects import (
 )
 from setpoint.client.watch_event import WatchEvent, WatchEventType
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 __all__ = ["DEFAULT_PAGE_SIZE", "Client", "ClientOpening", "ObjectList"]
 
 LOGGER = logging.getLogger("setpoint.client")
@@ -111,7 +113,7 @@ WAIT_FOR_RESUME_DELAY = 0.2
 # client-go's DefaultBurst; only used when a qps is given.
 DEFAULT_BURST = 10
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +390,7 @@ class Client:
             if need_name and not name:
                 raise ValueError(f"name: required to address one {kind}")
             return _Target(first, kind, name, namespace, None, None)
-        if isinstance(first, type) and issubclass(first, BaseModel):
+        if is_model_class(first):
             model_api_version, model_kind = static_type_fields(first)
             # With a model class the second positional argument is the name.
             obj_name = kind if name is None else name
@@ -955,7 +957,7 @@ class Client:
         kind_of_patch = PatchType.parse(patch_type)
         if kind_of_patch is PatchType.JSON and not isinstance(body, list):
             raise ValueError("patch: a JSON patch must be a list of operations")
-        if kind_of_patch is not PatchType.JSON and isinstance(body, BaseModel):
+        if kind_of_patch is not PatchType.JSON and is_model(body):
             body = as_dict(body)
         if force is not None and kind_of_patch is not PatchType.APPLY:
             raise ValueError("force: only allowed for apply patches")
