@@ -944,7 +944,7 @@ class Client:
                 raise TypeError("patch(api_version, kind, name, patch): expected 4 positional args")
             kind, name, body = args
             resolved = self._target(target, kind, name, namespace, need_name=True)
-        elif isinstance(target, type) and issubclass(target, BaseModel):
+        elif is_model_class(target):
             if len(args) != 2:
                 raise TypeError("patch(Model, name, patch): expected 3 positional arguments")
             name, body = args
