@@ -176,13 +176,37 @@ def _manifests_of(item: Any) -> list[dict[str, Any]]:
     raise TypeError(f"install_crds: expected a manifest, a YAML path or a model, got {item!r}")
 
 
+async def _replace_crd(client: Client, manifest: dict[str, Any]) -> None:
+    """Make an existing CRD's spec the manifest's (labels and annotations too)."""
+    for _ in range(5):
+        current = await client.get(
+            "apiextensions.k8s.io/v1", "CustomResourceDefinition", manifest["metadata"]["name"]
+        )
+        wanted = {
+            **current,
+            "metadata": {
+                **current["metadata"],
+                "labels": manifest["metadata"].get("labels") or {},
+                "annotations": manifest["metadata"].get("annotations") or {},
+            },
+            "spec": manifest["spec"],
+        }
+        try:
+            await client.update(wanted)
+            return
+        except Exception as error:
+            if getattr(error, "reason", "") != "Conflict":
+                raise
+
+
 async def install_crds(
     client: Client,
     *items: Any,
     timeout: float = DEFAULT_WAIT_TIMEOUT,  # noqa: ASYNC109 - an upper bound, then fail
 ) -> list[dict[str, Any]]:
-    """Create (or leave in place) CRDs from manifests, YAML files/directories or CRD models,
-    then wait until each is Established. Returns the CRDs as the server has them."""
+    """Create CRDs from manifests, YAML files/directories or CRD models (or update them to
+    these manifests when they exist: tests sharing a cluster may have installed another
+    version), then wait until each is Established. Returns the CRDs as the server has them."""
     installed: list[dict[str, Any]] = []
     for item in items:
         for manifest in _manifests_of(item):
@@ -194,6 +218,7 @@ async def install_crds(
             except Exception as error:
                 if getattr(error, "reason", "") != "AlreadyExists":
                     raise
+                await _replace_crd(client, manifest)
 
             async def established(crd_name: str = name) -> dict[str, Any] | None:
                 crd = await client.get(
