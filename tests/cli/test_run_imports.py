@@ -51,13 +51,14 @@ NOT_ON_THE_RUN_PATH = (
 def test_setpoint_run_reaches_its_first_request_without_heavy_imports(tmp_path: Path) -> None:
     (tmp_path / "operator.py").write_text(OPERATOR)
     (tmp_path / "kubeconfig").write_text(KUBECONFIG)
-    # Runs `setpoint run` to its first request (the server is down, so it exits 1 right
-    # after), then lists what was imported.
+    # Runs `setpoint run` to its first request (the server is down: it gives up after a second),
+    # then lists what was imported.
     code = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('\\n'.join(sorted(sys.modules)), file=sys.stderr))\n"
         "from setpoint.cli.main import main\n"
-        "sys.argv = ['setpoint', 'run', 'operator.py', '--kubeconfig', 'kubeconfig']\n"
+        "sys.argv = ['setpoint', 'run', 'operator.py', '--kubeconfig', 'kubeconfig',"
+        " '--cache-sync-timeout', '1']\n"
         "main()\n"
     )
     completed = subprocess.run(
