@@ -235,6 +235,7 @@ def test_get_config_maps_secrets_services_namespaces(kubectl: Kubectl, namespace
     assert without_ages(maps, 2) == [
         ["NAME", "DATA", "AGE", "TIER", "LABELS"],
         ["alpha", "2", "AGE", "alpha", "tier=alpha"],
+        ["kube-root-ca.crt", "1", "AGE", "<none>"],  # the root CA publisher's; no TIER cell
         ["zeta", "2", "AGE", "zeta", "tier=zeta"],
     ]
     secrets = lines(kubectl.run("get", "secrets", "-n", namespace).stdout)

@@ -400,10 +400,15 @@ async def test_operator_resync_requeues_every_primary_object_on_its_clock(
     await client.create(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "r", "namespace": namespace}}
     )
+    # The namespace also holds the root CA publisher's ConfigMap: a primary object too.
+    names = {"r", "kube-root-ca.crt"}
     async with run_operator(op, kubeconfig=kubeconfig, namespace=namespace, clock=clock):
-        await wait_for(lambda: len(runs) == 1, what="the first reconcile")
+        await wait_for(lambda: len(runs) == 2, what="the first reconciles")
         start = clock.now()
         await wait_for(lambda: clock.pending() > 0, what="the resync timer")
         clock.advance(600)
-        await wait_for(lambda: len(runs) == 2, what="the resync")
-    assert runs == [f"r@{start.isoformat()}", f"r@{(start + timedelta(seconds=600)).isoformat()}"]
+        await wait_for(lambda: len(runs) == 4, what="the resync")
+    later = start + timedelta(seconds=600)
+    assert sorted(runs) == sorted(
+        [f"{n}@{start.isoformat()}" for n in names] + [f"{n}@{later.isoformat()}" for n in names]
+    )

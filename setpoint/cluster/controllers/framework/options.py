@@ -27,6 +27,9 @@ class ControllerOptions:
     simulated_run_seconds: float = 1.0
     #: Working directories of ``--run-pods`` pods ('' for a temporary directory).
     pods_dir: str = ""
+    #: The certificate authority clients trust, as PEM (``kube-root-ca.crt``); the manager
+    #: fills it in from the server's HTTPS certificate. Empty: none published.
+    root_ca_pem: bytes = b""
 
     def node_names(self) -> list[str]:
         """The names of the nodes this cluster has."""
