@@ -30,6 +30,8 @@ class ControllerOptions:
     #: The certificate authority clients trust, as PEM (``kube-root-ca.crt``); the manager
     #: fills it in from the server's HTTPS certificate. Empty: none published.
     root_ca_pem: bytes = b""
+    #: Finished pods kept before the pod garbage collector deletes the oldest (0: no limit).
+    terminated_pod_gc_threshold: int = 12500
 
     def node_names(self) -> list[str]:
         """The names of the nodes this cluster has."""
