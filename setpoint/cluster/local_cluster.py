@@ -313,6 +313,14 @@ class LocalCluster:
             return write_kubeconfig(path, server.https_url, token, server.certificate.trusted_pem)
         return write_kubeconfig(path, server.url, token)
 
+    async def create_namespace(self, name: str) -> None:
+        """Create namespace ``name`` (409 APIError if it exists) and, with the controllers,
+        wait until they have set it up as kube-controller-manager does (its ``default``
+        ServiceAccount and ``kube-root-ca.crt`` ConfigMap exist)."""
+        await self._running().create_namespace(name)
+        if self.controllers is not None:
+            await self.controllers.namespace_set_up(name)
+
     async def stop(self) -> None:
         """Stop the controllers and the server, close the storage, remove temporary files."""
         if self.controllers is not None:

@@ -133,8 +133,9 @@ class BackgroundCluster:
         return future.result()
 
     def create_namespace(self, name: str) -> None:
-        """Create namespace ``name`` in the running server."""
-        self.run(self._server().create_namespace(name))
+        """Create namespace ``name`` in the running server; with the controllers, return once
+        its ``default`` ServiceAccount and ``kube-root-ca.crt`` ConfigMap exist."""
+        self.run(self._cluster().create_namespace(name))
 
     def delete_namespace(self, name: str) -> None:
         """Delete namespace ``name`` (and its content) in the running server."""
