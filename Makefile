@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv test lint format demo bench clean test-crash test-fuzz
+.PHONY: venv test lint format demo bench bench-micro bench-check clean test-crash test-fuzz
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,17 @@ demo: venv
 	@echo "make demo: the seed operators on the local cluster are not built yet (see the open issues)." >&2
 	@exit 1
 
+# setpoint against Kopf and a raw client (issue 12): table on stdout, bench/results/latest.json.
 bench: venv
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The pre-merge gate (not in `make test`: too long for CI): a quick run's ratios against
+# bench/results/baseline.json.
+bench-check: venv
+	$(BIN)/python -m bench.peers.check
+
+# Micro-benchmarks of single components (API server, runtime, OpenAPI, controllers).
+bench-micro: venv
 	$(BIN)/python -m bench.apiserver
 	$(BIN)/python -m bench.runtime
 	$(BIN)/python -m bench.openapi

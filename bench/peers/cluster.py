@@ -30,13 +30,22 @@ VERBS: Final = {
     "patch": ("PATCH", "APPLY"),
     "delete": ("DELETE", "DELETECOLLECTION"),
 }
+#: The bucket of requests outside resources (discovery, ``/version``): ``other_requests``.
+NON_RESOURCE: Final = "non-resource"
 HARNESS_AGENT: Final = "bench-harness/1.0"
-_SAMPLE: Final = re.compile(r'^(apiserver_request_total|apiserver_longrunning_requests)\{(.*)\} (\d+)$')
+_SAMPLE: Final = re.compile(
+    r"^(apiserver_request_total|apiserver_longrunning_requests)\{(.*)\} (\d+)$"
+)
 _LABEL: Final = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
 class Requests:
-    """Requests started per (client, metric verb): finished ones plus open watches."""
+    """Requests started per (client, metric verb): finished ones plus open watches.
+
+    A watch counts in ``apiserver_request_total`` when it ends and in
+    ``apiserver_longrunning_requests`` while open, so their sum counts every watch started, and
+    differences of sums count the watches started in between.
+    """
 
     def __init__(self, counts: Counter[tuple[str, str]] | None = None) -> None:
         self.counts: Counter[tuple[str, str]] = counts or Counter()
@@ -48,7 +57,9 @@ class Requests:
             match = _SAMPLE.match(line)
             if match:
                 labels = dict(_LABEL.findall(match[2]))
-                counts[(labels["client"], labels["verb"])] += int(match[3])
+                # Discovery, /version and other non-resource paths have no resource label.
+                verb = labels["verb"] if labels["resource"] else NON_RESOURCE
+                counts[(labels["client"], verb)] += int(match[3])
         return cls(counts)
 
     def __add__(self, other: Requests) -> Requests:
@@ -66,6 +77,10 @@ class Requests:
             verb: sum(self.counts[(client, m)] for client in clients for m in metric_verbs)
             for verb, metric_verbs in VERBS.items()
         }
+
+    def non_resource(self, clients: tuple[str, ...]) -> int:
+        """Discovery and other requests outside resources."""
+        return sum(self.counts[(client, NON_RESOURCE)] for client in clients)
 
     def total(self, clients: tuple[str, ...]) -> int:
         return sum(value for (client, _), value in self.counts.items() if client in clients)
@@ -139,11 +154,11 @@ class Cluster:
 
     def kill(self) -> None:
         """SIGKILL the server (the fault scenario); ``start`` brings it back on the same data."""
-        process = self.server._process  # noqa: SLF001 - the bench's own helper class
+        process = self.server._process
         if process is not None:
             process.send_signal(signal.SIGKILL)
             process.wait()
-            self.server._process = None  # noqa: SLF001
+            self.server._process = None
 
     async def close(self) -> None:
         if self._session is not None:

@@ -102,7 +102,7 @@ class Running:
     def peak_rss_mib(self) -> float:
         if self._final is not None:
             return self._final[1]
-        with open(f"/proc/{self.popen.pid}/status") as status:  # noqa: ASYNC230 - /proc read
+        with open(f"/proc/{self.popen.pid}/status") as status:
             for line in status:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) * 1024 / MIB
@@ -119,7 +119,7 @@ class Running:
         self.popen.returncode = os.waitstatus_to_exitcode(status)
         return True
 
-    async def wait_exit(self, timeout: float) -> int:
+    async def wait_exit(self, timeout: float) -> int:  # noqa: ASYNC109 - polls a pid
         """Wait for the process to exit by itself; its exit code."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

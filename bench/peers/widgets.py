@@ -17,7 +17,14 @@ import aiohttp
 
 from bench.peers.cluster import Cluster
 from bench.peers.widget_logic import (
-    API_VERSION, GROUP, KIND, PLURAL, READY, VERSION, child_data, child_name,
+    API_VERSION,
+    GROUP,
+    KIND,
+    PLURAL,
+    READY,
+    VERSION,
+    child_data,
+    child_name,
 )  # fmt: skip
 
 #: Requests in flight when the harness creates or patches Widgets.
@@ -116,7 +123,9 @@ async def create_namespace(cluster: Cluster, namespace: str) -> None:
         raise RuntimeError(f"creating namespace {namespace}: HTTP {code}")
 
 
-async def create_widgets(cluster: Cluster, namespace: str, names: list[str], first: int = 0) -> None:
+async def create_widgets(
+    cluster: Cluster, namespace: str, names: list[str], first: int = 0
+) -> None:
     path = widgets_path(namespace)
     await _all(
         [
@@ -131,7 +140,9 @@ async def change_all(cluster: Cluster, namespace: str, names: list[str], round_:
     path = widgets_path(namespace)
     await _all(
         [
-            _send(cluster, "PATCH", f"{path}/{name}", {"spec": {"message": f"storm {round_}"}}, True)
+            _send(
+                cluster, "PATCH", f"{path}/{name}", {"spec": {"message": f"storm {round_}"}}, True
+            )
             for name in names
         ]
     )
@@ -168,7 +179,10 @@ async def convergence(cluster: Cluster, namespace: str) -> Convergence:
     for item in widgets:
         metadata = item["metadata"]
         status = item.get("status") or {}
-        if status.get("phase") != READY or status.get("observedGeneration") != metadata["generation"]:
+        if (
+            status.get("phase") != READY
+            or status.get("observedGeneration") != metadata["generation"]
+        ):
             continue
         child = by_name.get(child_name(metadata["name"]))
         if child is None or child.get("data") != child_data(item.get("spec") or {}):

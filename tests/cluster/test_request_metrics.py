@@ -101,6 +101,8 @@ async def test_watches_are_open_in_the_gauge_and_counted_when_they_end(api: RawA
 async def test_metrics_need_credentials(local_cluster: BackgroundCluster) -> None:
     import aiohttp
 
-    async with aiohttp.ClientSession() as session:
-        async with session.get(local_cluster.url + "/metrics") as response:
-            assert response.status == 401
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(local_cluster.url + "/metrics") as response,
+    ):
+        assert response.status == 401

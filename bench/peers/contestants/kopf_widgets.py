@@ -28,9 +28,7 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
 @kopf.on.resume(GROUP, VERSION, PLURAL)
 @kopf.on.create(GROUP, VERSION, PLURAL)
 @kopf.on.update(GROUP, VERSION, PLURAL)
-def reconcile(
-    spec: Any, name: str, namespace: str, meta: Any, patch: kopf.Patch, **_: Any
-) -> None:
+def reconcile(spec: Any, name: str, namespace: str, meta: Any, patch: kopf.Patch, **_: Any) -> None:
     """Create (or patch) the child ConfigMap, then set the status."""
     child: dict[str, Any] = {
         "apiVersion": "v1",

@@ -52,7 +52,9 @@ def client_of(user_agent: str) -> str:
     return product or "unknown"
 
 
-def request_kind(method: str, path: str, query_watch: str, content_type: str, client: str) -> RequestKind:
+def request_kind(
+    method: str, path: str, query_watch: str, content_type: str, client: str
+) -> RequestKind:
     """Classify one request; ``query_watch`` is its ``watch`` query parameter (or "")."""
     parts = [part for part in path.split("/") if part]
     head = parts[0] if parts else ""
