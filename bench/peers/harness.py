@@ -26,6 +26,14 @@ async def _one_run(
     if not contestant.watches:
         scenarios = [s for s in scenarios if s in RAW_SCENARIOS]
     results: list[Result] = []
+
+    def keep(result: Result) -> None:
+        results.append(result)
+        log.info(
+            "%s %s: %.2f s, %s, converged=%s",
+            result.scenario, name, result.seconds, result.requests, result.converged,
+        )  # fmt: skip
+
     run = ContestantRun(cluster, contestant, settings, tag)
     chained = [s for s in ("fanout", "storm", "idle", "restart") if s in scenarios]
     try:
@@ -33,24 +41,19 @@ async def _one_run(
             # storm, idle and restart start from a converged fan-out, measured or not.
             fanout = await run.fanout()
             if "fanout" in scenarios:
-                results.append(fanout)
+                keep(fanout)
             if "storm" in scenarios:
-                results.append(await run.storm())
+                keep(await run.storm())
             if "idle" in scenarios:
-                results.append(await run.idle())
+                keep(await run.idle())
             if "restart" in scenarios:
-                results.append(await run.restart())
+                keep(await run.restart())
     finally:
         await run.stop()
     if "freshness" in scenarios:
-        results.append(await run.freshness())
+        keep(await run.freshness())
     if "fault" in scenarios:
-        results.append(await fault(contestant, settings, tag))
-    for result in results:
-        log.info(
-            "%s %s: %.2f s, %s, converged=%s",
-            result.scenario, name, result.seconds, result.requests, result.converged,
-        )  # fmt: skip
+        keep(await fault(contestant, settings, tag))
     return results
 
 

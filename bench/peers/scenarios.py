@@ -121,23 +121,35 @@ async def wait_converged(
     cluster: Cluster,
     namespace: str,
     started: float,
-    timeout: float,  # noqa: ASYNC109 - a deadline for polls, not one await
+    timeout: float,  # noqa: ASYNC109 - a deadline for the whole wait, not one await
     poll: float,
     running: Running | None = None,
 ) -> tuple[float, widgets.Convergence]:
-    """Poll until every Widget is converged; (seconds since ``started``, last state)."""
-    state = widgets.Convergence(0, 0, 0, 0)
-    while time.monotonic() - started < timeout:
-        if running is not None:
-            running.poll_exit()
-        with contextlib.suppress(Exception):  # the server may be down (fault)
-            state = await widgets.convergence(cluster, namespace)
-            if state.done:
-                return time.monotonic() - started, state
-        if running is not None and running.exited and running.popen.returncode:
-            break
-        await asyncio.sleep(poll)
-    return time.monotonic() - started, state
+    """Wait until every Widget is converged; (seconds since ``started``, final state).
+
+    Progress is followed with watches (:class:`widgets.Tracker`); the final state is checked
+    once more with lists (children and orphans included).
+    """
+    tracker = widgets.Tracker(cluster, namespace)
+    await tracker.start()
+    try:
+        while time.monotonic() - started < timeout:
+            if tracker.state().done:
+                break
+            if running is not None and running.poll_exit() and running.popen.returncode:
+                break
+            tracker.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(poll):
+                    await tracker.changed.wait()
+        seconds = time.monotonic() - started
+    finally:
+        await tracker.close()
+    for _ in range(50):
+        with contextlib.suppress(Exception):
+            return seconds, await widgets.convergence(cluster, namespace)
+        await asyncio.sleep(0.2)
+    return seconds, widgets.Convergence(0, 0, 0, 0)
 
 
 async def _wait_quiet(
@@ -279,6 +291,9 @@ class ContestantRun:
             len(latencies) == settings.freshness_samples,
         )  # fmt: skip
         result.extra["latencies"] = sorted(latencies)
+        log.info(
+            "freshness %s: latencies %s", self.contestant.name, [round(x, 2) for x in latencies]
+        )
         await running.stop()
         return result
 

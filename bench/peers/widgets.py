@@ -9,6 +9,7 @@ counted against any contestant.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any, Final
@@ -207,3 +208,100 @@ async def child_exists(cluster: Cluster, namespace: str, widget_name: str) -> bo
             return response.status == 200
     except aiohttp.ClientError:
         return False
+
+
+class Tracker:
+    """Follows one namespace's Widgets and ConfigMaps with two watches (list, then watch).
+
+    Knowing which Widgets are converged costs the API server two watch streams instead of two
+    full lists per check; each event re-checks only the Widget it concerns. After a dropped
+    stream (the fault scenario kills the server) it lists and watches again.
+    """
+
+    def __init__(self, cluster: Cluster, namespace: str) -> None:
+        self.cluster = cluster
+        self.namespace = namespace
+        self.widgets: dict[str, dict[str, Any]] = {}
+        self.children: dict[str, dict[str, Any]] = {}
+        self.converged: set[str] = set()
+        self.changed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._synced = [asyncio.Event(), asyncio.Event()]
+
+    async def start(self) -> None:
+        paths = (widgets_path(self.namespace), f"/api/v1/namespaces/{self.namespace}/configmaps")
+        stores = (self.widgets, self.children)
+        for index, (path, store) in enumerate(zip(paths, stores, strict=True)):
+            self._tasks.append(asyncio.create_task(self._follow(path, store, index)))
+        await asyncio.gather(*(event.wait() for event in self._synced))
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def _check(self, name: str) -> None:
+        item = self.widgets.get(name)
+        ok = False
+        if item is not None:
+            metadata = item["metadata"]
+            status = item.get("status") or {}
+            child = self.children.get(child_name(name))
+            ok = (
+                status.get("phase") == READY
+                and status.get("observedGeneration") == metadata["generation"]
+                and child is not None
+                and child.get("data") == child_data(item.get("spec") or {})
+                and any(
+                    ref.get("controller") and ref.get("uid") == metadata["uid"]
+                    for ref in child["metadata"].get("ownerReferences") or []
+                )
+            )
+        if ok:
+            self.converged.add(name)
+        else:
+            self.converged.discard(name)
+
+    def _apply(self, store: dict[str, dict[str, Any]], kind: str, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        if kind == "DELETED":
+            store.pop(name, None)
+        else:
+            store[name] = obj
+        widget_name = name if store is self.widgets else name.removesuffix("-data")
+        self._check(widget_name)
+        self.changed.set()
+
+    async def _follow(self, path: str, store: dict[str, dict[str, Any]], index: int) -> None:
+        while True:
+            try:
+                async with self.cluster.session.get(self.cluster.url + path) as response:
+                    response.raise_for_status()
+                    listed = await response.json()
+                store.clear()
+                for obj in listed["items"]:
+                    self._apply(store, "ADDED", obj)
+                for name in list(self.converged):
+                    self._check(name)
+                self._synced[index].set()
+                version = listed["metadata"]["resourceVersion"]
+                query = f"?watch=1&resourceVersion={version}&timeoutSeconds=3600"
+                async with self.cluster.session.get(
+                    self.cluster.url + path + query, timeout=aiohttp.ClientTimeout(total=None)
+                ) as response:
+                    response.raise_for_status()
+                    async for line in response.content:
+                        if not line.strip():
+                            continue
+                        event = json.loads(line)
+                        if event["type"] == "ERROR":
+                            break
+                        if event["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                            self._apply(store, event["type"], event["object"])
+            except (aiohttp.ClientError, OSError, ValueError, KeyError):
+                await asyncio.sleep(0.1)
+
+    def state(self) -> Convergence:
+        return Convergence(len(self.widgets), len(self.converged), 0, 0)
