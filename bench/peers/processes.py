@@ -1,7 +1,8 @@
 """The contestants as processes: how each is started, and its peak RSS and CPU seconds.
 
-Peak RSS is the kernel's high-water mark (``VmHWM`` while the process runs, ``ru_maxrss`` once
-it has exited), so no sample is missed between polls; CPU seconds are user + system time.
+Peak RSS is the kernel's high-water mark ``VmHWM``, read while the process runs (the last
+reading before a short-lived process exits is kept: ``ru_maxrss`` cannot be used, Linux carries
+the forked harness's own peak into it across ``exec``); CPU seconds are user + system time.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class Running:
             )
         self.process = psutil.Process(self.popen.pid)
         self._final: tuple[float, float] | None = None  # (cpu seconds, peak RSS MiB) at exit
+        self._peak_mib = 0.0
 
     @property
     def exited(self) -> bool:
@@ -102,20 +104,24 @@ class Running:
     def peak_rss_mib(self) -> float:
         if self._final is not None:
             return self._final[1]
-        with open(f"/proc/{self.popen.pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024 / MIB
-        return float(self.process.memory_info().rss) / MIB
+        try:
+            with open(f"/proc/{self.popen.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        self._peak_mib = max(self._peak_mib, int(line.split()[1]) * 1024 / MIB)
+        except OSError:  # exited meanwhile: keep the last reading
+            pass
+        return self._peak_mib
 
     def poll_exit(self) -> bool:
         """Reap the process if it has exited (keeping its rusage); True once it has."""
         if self._final is not None:
             return True
+        peak = self.peak_rss_mib()  # before reaping: /proc/PID goes with the process
         pid, status, usage = os.wait4(self.popen.pid, os.WNOHANG)
         if pid == 0:
             return False
-        self._final = (usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024 / MIB)
+        self._final = (usage.ru_utime + usage.ru_stime, peak)
         self.popen.returncode = os.waitstatus_to_exitcode(status)
         return True
 
@@ -126,7 +132,7 @@ class Running:
         while not self.poll_exit():
             if loop.time() > deadline:
                 raise TimeoutError(f"{self.contestant.name} did not exit within {timeout:g} s")
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.01)
         return int(self.popen.returncode or 0)
 
     async def stop(self) -> None:

@@ -273,9 +273,9 @@ class ContestantRun:
         latencies: list[float] = []
 
         async def sample(index: int) -> None:
-            # The first 100 ms after the start (the case), the others while the
-            # backlog is being worked through.
-            await asyncio.sleep(0.1 + 0.5 * index)
+            # The first 100 ms after the start (the case), the others every 2 s while
+            # the backlog is being worked through.
+            await asyncio.sleep(0.1 + 2.0 * index)
             name = f"fresh{index}"
             await widgets.create_widgets(self.cluster, namespace, [name], first=100_000 + index)
             created = time.monotonic()
