@@ -6,10 +6,13 @@ One handler for create, update and resume; the child is built as a dict, adopted
 ``kopf.adopt`` and created with the official ``kubernetes`` client (patched when it exists); the
 status is set through the handler's ``patch``. Posting Kubernetes Events for handler outcomes
 is turned off: the other contestants post none, and it is logging, not the operator's logic.
+``$BENCH_WORKERS``, when set, bounds the threads that run the (sync) handler; by default Kopf's
+own default applies.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import kopf
@@ -22,6 +25,8 @@ from bench.peers.widget_logic import GROUP, PLURAL, VERSION, child_data, child_n
 def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     """Load the kubeconfig for the kubernetes client; no Events for handler outcomes."""
     settings.posting.enabled = False
+    if os.environ.get("BENCH_WORKERS"):
+        settings.execution.max_workers = int(os.environ["BENCH_WORKERS"])
     kubernetes.config.load_kube_config()
 
 
