@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv test lint format demo bench bench-micro bench-check clean test-crash test-fuzz
+.PHONY: venv test lint format demo bench clean test-crash test-fuzz
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,8 @@ test: lint
 demo: venv
 	@echo "make demo: the seed operators on the local cluster are not built yet (see the open issues)." >&2
 	@exit 1
+
+.PHONY: bench-check bench-micro
 
 # setpoint against Kopf and a raw client (issue 12): table on stdout, bench/results/latest.json.
 bench: venv
