@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import logging
 import sys
@@ -46,11 +47,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--scenarios",
         help=f"Comma-separated (default: all; with --quick: {','.join(QUICK_SCENARIOS)}).",
     )
-    parser.add_argument("--contestants", default=",".join(CONTESTANTS))
+    parser.add_argument(
+        "--contestants", default=",".join(CONTESTANTS), help="Comma-separated (default: all)."
+    )
     parser.add_argument("--runs", type=int, default=1, help="Runs; figures are medians.")
     parser.add_argument("--freshness-objects", type=int, help="Backlog (default 10000).")
     parser.add_argument("--idle-seconds", type=float, help="Idle period (default 60).")
-    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="Results file.")
     parser.add_argument("--workdir", type=Path, help="Logs and data (default: a temp dir).")
     return parser.parse_args(argv)
 
@@ -75,6 +78,11 @@ async def main_async(args: argparse.Namespace, workdir: Path) -> dict[str, objec
     default = QUICK_SCENARIOS if args.quick else SCENARIOS
     scenarios = _names(args.scenarios or ",".join(default), SCENARIOS, "scenario")
     contestants = _names(args.contestants, tuple(CONTESTANTS), "contestant")
+    if "kopf" in contestants and importlib.util.find_spec("kopf") is None:
+        raise SystemExit(
+            "kopf is not installed; install the bench extra (make venv) or leave it out with "
+            "--contestants setpoint,raw"
+        )
     settings = settings_from(args, workdir)
     return await run_benchmark(settings, scenarios, contestants, args.runs)
 
