@@ -49,6 +49,7 @@ from setpoint.cluster.apiserver.http.media_types import (
     json_to_yaml,
 )
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints
+from setpoint.cluster.apiserver.http.request_metrics import RequestMetrics
 from setpoint.cluster.apiserver.http.request_options import (
     apply_patch,
     delete_options,
@@ -97,6 +98,7 @@ _ROOT_PATHS: Final = (
     "/apis",
     "/healthz",
     "/livez",
+    "/metrics",
     "/openapi/v2",
     "/openapi/v3",
     "/readyz",
@@ -167,6 +169,7 @@ class APIHandler:
         self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
         self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
+        self.request_metrics = RequestMetrics()
 
     def close_watches(self, storage_root: str | None = None) -> None:
         """End the open watch streams (all, or those on one resource's storage root)."""
@@ -175,6 +178,12 @@ class APIHandler:
                 watch.close()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
+        with self.request_metrics.track(request) as tracked:
+            response = await self._respond(request)
+            tracked.code = response.status
+        return response
+
+    async def _respond(self, request: web.BaseRequest) -> web.StreamResponse:
         started = time.perf_counter()
         try:
             injected = await self.faults.intercept(request) if self.faults.rules else None
@@ -208,6 +217,8 @@ class APIHandler:
         self._access.admit(request)  # impersonation, then authorization (or 403)
         if head == "openapi":
             return serve_openapi(request, parts, self._openapi)
+        if head == "metrics" and len(parts) == 1:
+            return self.request_metrics.serve(request)
         if head not in ("api", "apis"):
             if not parts:
                 return json_response(200, self._root_body)
