@@ -13,54 +13,26 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import click
 
-__all__ = ["dev_command"]
+from setpoint.cli.local_processes import setpoint_command, start_local_cluster, stop_process
 
-_CLUSTER_START_TIMEOUT = 30.0
+__all__ = ["dev_command"]
 
 
 def _say(message: str) -> None:
     click.echo(click.style("setpoint dev: ", fg="cyan") + message, err=True)
 
 
-def _setpoint(*args: str) -> list[str]:
-    return [sys.executable, "-m", "setpoint", *args]
+_setpoint = setpoint_command
+_stop = stop_process
 
 
 def _start_cluster(workdir: Path) -> tuple[subprocess.Popen[bytes], Path]:
-    kubeconfig = workdir / "kubeconfig"
-    process = subprocess.Popen(
-        _setpoint("cluster", "serve", "--in-memory", "--kubeconfig", str(kubeconfig)),
-        stdout=subprocess.DEVNULL,
-        stderr=open(workdir / "cluster.log", "wb"),  # noqa: SIM115 - closed with the process
-    )
-    deadline = time.monotonic() + _CLUSTER_START_TIMEOUT
-    while not kubeconfig.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            log = (workdir / "cluster.log").read_text(errors="replace").strip().splitlines()
-            raise click.ClickException(
-                "the local cluster did not start: " + (log[-1] if log else "no output")
-            )
-        time.sleep(0.05)
-    return process, kubeconfig
-
-
-def _stop(process: subprocess.Popen[bytes] | None, timeout: float = 10.0) -> None:
-    if process is None or process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    return start_local_cluster(workdir)
 
 
 def _install(target: str, kubeconfig: Path, samples: bool, workdir: Path) -> bool:
@@ -91,8 +63,16 @@ def _install(target: str, kubeconfig: Path, samples: bool, workdir: Path) -> boo
     return True
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    # SIGTERM (a terminal closing, a supervisor, `kill`) stops like Ctrl-C, so the cluster and
+    # the operator started here stop too instead of outliving this process.
+    raise KeyboardInterrupt
+
+
 def _watched_directory(target: str) -> Path:
     location = target.split(":", 1)[0]
+    if Path(location).is_dir():
+        return Path(location).resolve()
     if location.endswith(".py") or os.sep in location:
         return Path(location).resolve().parent
     return Path.cwd()
@@ -128,6 +108,7 @@ def dev_command(
     workdir = Path(tempfile.mkdtemp(prefix="setpoint-dev-"))
     cluster: subprocess.Popen[bytes] | None = None
     operator: subprocess.Popen[bytes] | None = None
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         if kubeconfig is None:
             _say("starting a local cluster ...")

@@ -21,7 +21,13 @@ from setpoint.api.resources.custom_resource import CustomResource
 from setpoint.api.resources.definition import crd_manifests
 from setpoint.api.resources.schema import SchemaError
 from setpoint.manager.operator import Operator
-from setpoint.manager.target import TargetError, find_managers, load_target_module
+from setpoint.manager.target import (
+    TargetError,
+    find_managers,
+    load_target_modules,
+    project_directories,
+    project_operator_module,
+)
 
 __all__ = ["generate_command", "install_command", "load_models_and_operators", "uninstall_command"]
 
@@ -31,9 +37,10 @@ def load_models_and_operators(target: str) -> tuple[list[Operator], list[type[Cu
     from setpoint.generate.project import models_of
 
     location = target.rpartition(":")[0] if ":" in target and not target.endswith(":") else target
-    module = load_target_module(location if location else target)
+    modules = load_target_modules(location if location else target)
     defined = [
         value
+        for module in modules
         for value in vars(module).values()
         if isinstance(value, type)
         and issubclass(value, CustomResource)
@@ -50,7 +57,12 @@ def load_models_and_operators(target: str) -> tuple[list[Operator], list[type[Cu
 
 
 def _target_in_image(target: str) -> str:
-    """A file TARGET becomes its module name inside the image (``pkg/op.py`` -> ``pkg.op``)."""
+    """A file TARGET becomes its module name inside the image (``pkg/op.py`` -> ``pkg.op``),
+    a project directory its operator module (``examples/cnat`` -> ``cnat_operator.operator``)."""
+    if Path(target).is_dir():
+        module = project_operator_module(Path(target))
+        if module is not None:
+            return module
     if not target.endswith(".py"):
         return target
     path = Path(target).resolve()
@@ -220,12 +232,17 @@ def check_bundle_command(directory: str) -> None:
 
 def _crds_from(source: str) -> list[dict[str, Any]]:
     path = Path(source)
-    if path.is_dir():
+    # A project directory is a TARGET (its models), even with a generated config/ inside.
+    if path.is_dir() and not project_directories(path):
         documents: list[dict[str, Any]] = []
         for file in sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")):
+            try:
+                loaded = list(yaml.safe_load_all(file.read_text()))
+            except yaml.YAMLError:
+                continue  # not plain YAML (a Helm template): it holds no CRD to apply as is
             documents.extend(
                 doc
-                for doc in yaml.safe_load_all(file.read_text())
+                for doc in loaded
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition"
             )
         if not documents:
@@ -282,7 +299,10 @@ def _run_install(source: str, kubeconfig: str | None, delete: bool, debug: bool)
             raise
         from setpoint.cli.run_errors import describe_failure
 
-        click.echo(f"Error: {describe_failure(error)}", err=True)
+        message = describe_failure(error)
+        if message is None:
+            raise  # a bug: its traceback is the useful report
+        click.echo(f"Error: {message}", err=True)
         sys.exit(1)
 
 

@@ -21,6 +21,8 @@ LAZY_COMMANDS = {
     "dev": "setpoint.cli.dev:dev_command",
     "check": "setpoint.cli.generate:check_group",
     "create": "setpoint.cli.scaffold:create_group",
+    "demo": "setpoint.cli.demo.command:demo_command",
+    "rbac": "setpoint.cli.rbac:rbac_group",
 }
 
 
@@ -39,33 +41,10 @@ class LazyGroup(click.Group):
         return command  # type: ignore[no-any-return]
 
 
-class NotBuiltYet(click.ClickException):
-    """A command of the CLI contract whose implementation has not landed yet."""
-
-    exit_code = 2
-
-    def __init__(self, command: str) -> None:
-        super().__init__(
-            f"'setpoint {command}' is part of the CLI contract but is not built yet; "
-            "see the open issues."
-        )
-
-
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="setpoint")
 def cli() -> None:
     """setpoint: write, run, test and ship Kubernetes operators in Python."""
-
-
-@cli.command()
-def demo() -> None:
-    """The README tour: local cluster + the seed operators + their samples.
-
-    \b
-    Example:
-      setpoint demo
-    """
-    raise NotBuiltYet("demo")
 
 
 def main() -> None:

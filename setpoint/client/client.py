@@ -864,6 +864,23 @@ class Client:
     @overload
     async def patch(
         self,
+        target: builtins.type[ModelT],
+        name: str,
+        patch: Any,
+        /,
+        *,
+        namespace: str | None = ...,
+        patch_type: PatchType | str = ...,
+        subresource: str | None = ...,
+        dry_run: bool = ...,
+        field_manager: str | None = ...,
+        field_validation: FieldValidation | str | None = ...,
+        force: bool | None = ...,
+    ) -> ModelT: ...
+
+    @overload
+    async def patch(
+        self,
         target: Mapping[str, Any],
         patch: Any,
         /,
@@ -897,7 +914,7 @@ class Client:
 
     async def patch(
         self,
-        target: str | ObjectLike,
+        target: str | ObjectLike | builtins.type[BaseModel],
         *args: Any,
         namespace: str | None = None,
         patch_type: PatchType | str = PatchType.MERGE,
@@ -907,7 +924,8 @@ class Client:
         field_validation: FieldValidation | str | None = None,
         force: bool | None = None,
     ) -> Any:
-        """Patch one object: ``patch(obj, body)`` or ``patch("apps/v1", "Deployment", "w", body)``.
+        """Patch one object: ``patch(obj, body)``, ``patch(Foo, "name", body)`` (a model class;
+        returns a model) or ``patch("apps/v1", "Deployment", "w", body)``.
 
         ``patch_type``: ``"merge"`` (default), ``"json"`` (a list of RFC 6902 operations),
         ``"strategic"`` (built-in kinds only) or ``"apply"`` (prefer :meth:`apply`).
@@ -918,6 +936,11 @@ class Client:
                 raise TypeError("patch(api_version, kind, name, patch): expected 4 positional args")
             kind, name, body = args
             resolved = self._target(target, kind, name, namespace, need_name=True)
+        elif isinstance(target, type) and issubclass(target, BaseModel):
+            if len(args) != 2:
+                raise TypeError("patch(Model, name, patch): expected 3 positional arguments")
+            name, body = args
+            resolved = self._target(target, name, None, namespace, need_name=True)
         else:
             if len(args) != 1:
                 raise TypeError("patch(obj, patch): expected 2 positional arguments")

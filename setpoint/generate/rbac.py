@@ -12,14 +12,15 @@ What each reconciler implies (kubebuilder's markers, written out by hand there):
 - leader election: a namespaced Role on Leases (get, create, update) in the operator's
   namespace.
 
-Declared :class:`~setpoint.api.rbac.Permission` rules are added as they are. Nothing is a
+Declared :class:`~setpoint.api.rbac.Permission` rules are added as they are; a reconciler
+registered with ``infer_permissions=False`` gets only those (and Events). Nothing is a
 wildcard; secrets, RBAC writes and webhook configurations appear only when a reconciler names
 them, and then :func:`role_rules` reports why, for a comment in the output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from setpoint.api.rbac import READ_VERBS, SENSITIVE_RESOURCES
 from setpoint.api.resources.custom_resource import CustomResource, default_plural
 from setpoint.manager.operator import ReconcilerDeclaration
 
-__all__ = ["Rule", "leader_election_rules", "plural_of", "role_rules"]
+__all__ = ["Rule", "leader_election_rules", "ordered_verbs", "plural_of", "role_rules"]
 
 # Built-in kinds whose plural is not the regular one.
 _IRREGULAR_PLURALS = {"Endpoints": "endpoints"}
@@ -68,10 +69,38 @@ def _group_of(api_version: str) -> str:
     return api_version.rpartition("/")[0]
 
 
-def _ordered(verbs: Iterable[str]) -> tuple[str, ...]:
+def ordered_verbs(verbs: Iterable[str]) -> tuple[str, ...]:
+    """Verbs in the usual Kubernetes order (read, then write), others sorted after."""
     unique = set(verbs)
     known = [verb for verb in _VERB_ORDER if verb in unique]
     return (*known, *sorted(unique - set(_VERB_ORDER)))
+
+
+def _infer(
+    declaration: ReconcilerDeclaration,
+    grant: Callable[[str, str, Iterable[str]], None],
+    notes: dict[tuple[str, str, tuple[str, ...]], list[str]],
+) -> None:
+    """Grant what a reconciler's ``for_``, ``owns`` and ``watches`` imply."""
+    api_version, kind = declaration.for_
+    group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
+    grant(group, plural, (*READ_VERBS, "update", "patch"))
+    grant(group, f"{plural}/status", ("get", "update", "patch"))
+    grant(group, f"{plural}/finalizers", ("update",))
+    for api_version, kind in declaration.owns:
+        group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
+        grant(group, plural, (*READ_VERBS, "create", "update", "patch", "delete"))
+        if (group, plural) in SENSITIVE_RESOURCES:
+            notes.setdefault((group, plural, ()), []).append(
+                f"declared: reconciler {declaration.name!r} owns {kind}"
+            )
+    for api_version, kind in declaration.watches:
+        group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
+        grant(group, plural, READ_VERBS)
+        if (group, plural) == ("", "secrets"):
+            notes.setdefault((group, plural, ()), []).append(
+                f"declared: reconciler {declaration.name!r} watches {kind}"
+            )
 
 
 def role_rules(declarations: Sequence[ReconcilerDeclaration]) -> list[Rule]:
@@ -83,25 +112,8 @@ def role_rules(declarations: Sequence[ReconcilerDeclaration]) -> list[Rule]:
         grants.setdefault((group, resource, names), set()).update(verbs)
 
     for declaration in declarations:
-        api_version, kind = declaration.for_
-        group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
-        grant(group, plural, (*READ_VERBS, "update", "patch"))
-        grant(group, f"{plural}/status", ("get", "update", "patch"))
-        grant(group, f"{plural}/finalizers", ("update",))
-        for api_version, kind in declaration.owns:
-            group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
-            grant(group, plural, (*READ_VERBS, "create", "update", "patch", "delete"))
-            if (group, plural) in SENSITIVE_RESOURCES:
-                notes.setdefault((group, plural, ()), []).append(
-                    f"declared: reconciler {declaration.name!r} owns {kind}"
-                )
-        for api_version, kind in declaration.watches:
-            group, plural = _group_of(api_version), plural_of(api_version, kind, declaration)
-            grant(group, plural, READ_VERBS)
-            if (group, plural) == ("", "secrets"):
-                notes.setdefault((group, plural, ()), []).append(
-                    f"declared: reconciler {declaration.name!r} watches {kind}"
-                )
+        if declaration.infer_permissions:
+            _infer(declaration, grant, notes)
         for permission in declaration.permissions:
             key = (permission.api_group, permission.resource, tuple(permission.resource_names))
             grant(*key[:2], permission.verbs, key[2])
@@ -119,7 +131,7 @@ def role_rules(declarations: Sequence[ReconcilerDeclaration]) -> list[Rule]:
     merged: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     merged_notes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for (group, resource, names), verbs in grants.items():
-        merged_key = (group, _ordered(verbs), names)
+        merged_key = (group, ordered_verbs(verbs), names)
         merged.setdefault(merged_key, []).append(resource)
         merged_notes.setdefault(merged_key, []).extend(notes.get((group, resource, names), []))
     rules = [

@@ -1,9 +1,10 @@
 """One valid sample object per custom resource, for ``config/samples/``.
 
-A model may define ``sample()`` (a classmethod returning an instance) to choose its sample;
-otherwise the sample is made from the CRD schema: defaults where the schema has them, and for
-required fields without a default the smallest value the schema accepts (the first enum
-value, the minimum, a string of the minimum length ...).
+A model may define ``sample()`` (a classmethod returning an instance) to choose its sample,
+including its name (``metadata.name``; other metadata is dropped); otherwise the sample is
+made from the CRD schema: defaults where the schema has them, and for required fields without
+a default the smallest value the schema accepts (the first enum value, the minimum, a string
+of the minimum length ...).
 """
 
 from __future__ import annotations
@@ -17,27 +18,28 @@ __all__ = ["sample_object"]
 
 
 def sample_object(model: type[CustomResource]) -> dict[str, Any]:
-    """A sample object of ``model``, named ``<singular>-sample``."""
+    """A sample object of ``model``, named as its ``sample()`` says, else ``<singular>-sample``."""
     declaration = model.declaration()
+    name = f"{declaration.singular}-sample"
     sample = getattr(model, "sample", None)
     if callable(sample):
         instance = sample()
         body = instance.model_dump(mode="json", by_alias=True, exclude_none=True)
-        body.pop("metadata", None)
+        name = (body.pop("metadata", None) or {}).get("name") or name
     else:
         schema = openapi_schema(model)
         body = {}
-        for name in ("spec",):
-            child = schema.get("properties", {}).get(name)
+        for field in ("spec",):
+            child = schema.get("properties", {}).get(field)
             if child is not None:
-                body[name] = _value(child, name)
+                body[field] = _value(child, field)
     body.pop("status", None)
     body.pop("apiVersion", None)
     body.pop("kind", None)
     return {
         "apiVersion": declaration.api_version,
         "kind": declaration.kind,
-        "metadata": {"name": f"{declaration.singular}-sample"},
+        "metadata": {"name": name},
         **body,
     }
 

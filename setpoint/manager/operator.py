@@ -81,6 +81,8 @@ class ReconcilerDeclaration:
     permissions: tuple[Permission, ...]
     models: dict[tuple[str, str], type[BaseModel]]
     need_leader_election: bool
+    #: False: the Role grants exactly ``permissions`` (plus Events), nothing inferred.
+    infer_permissions: bool = True
 
 
 @dataclass
@@ -102,6 +104,7 @@ class _Registration:
     reconcile_timeout: float | None
     need_leader_election: bool
     permissions: list[Permission] = dataclasses.field(default_factory=list)
+    infer_permissions: bool = True
     controller: Controller | None = None
 
 
@@ -186,6 +189,7 @@ class Operator(Manager):
                 permissions=tuple(r.permissions),
                 models=dict(r.models),
                 need_leader_election=r.need_leader_election,
+                infer_permissions=r.infer_permissions,
             )
             for r in self._registrations
         ]
@@ -211,6 +215,7 @@ class Operator(Manager):
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
         permissions: Sequence[Permission] = (),
+        infer_permissions: bool = True,
         resync: float | None = None,
         ignore_own_writes: bool = True,
     ) -> Callable[[TargetT], TargetT]:
@@ -229,8 +234,10 @@ class Operator(Manager):
         own write through `ctx` returned wakes no reconcile (see `setpoint.controller.own_writes`);
         False turns that off. `permissions`: RBAC rules this reconciler needs beyond what
         `for_`/`owns`/`watches` imply (`setpoint.api.rbac.Permission`); `setpoint generate`
-        adds them to the operator's Role.
-        Returns the decorated object unchanged.
+        adds them to the operator's Role. `infer_permissions=False`: the Role grants exactly
+        `permissions` (and Events), not what `for_`/`owns`/`watches` imply, for a Role
+        narrower than the inferred one; the cache then needs get/list/watch declared on every
+        watched kind. Returns the decorated object unchanged.
         """
 
         def register(target: TargetT) -> TargetT:
@@ -259,6 +266,7 @@ class Operator(Manager):
                 reconcile_timeout=reconcile_timeout,
                 need_leader_election=need_leader_election,
                 permissions=permissions,
+                infer_permissions=infer_permissions,
                 resync=resync,
                 ignore_own_writes=ignore_own_writes,
             )
@@ -283,6 +291,7 @@ class Operator(Manager):
         reconcile_timeout: float | None = None,
         need_leader_election: bool = True,
         permissions: Sequence[Permission] = (),
+        infer_permissions: bool = True,
         resync: float | None = None,
         ignore_own_writes: bool = True,
     ) -> None:
@@ -322,6 +331,7 @@ class Operator(Manager):
             reconcile_timeout=reconcile_timeout,
             need_leader_election=need_leader_election,
             permissions=list(permissions),
+            infer_permissions=infer_permissions,
         )
         self._registrations.append(registration)
         if self.connected:

@@ -5,7 +5,11 @@ TARGET is one of:
 - a Python file: `operator.py`, `path/to/operator.py` (its directory goes on `sys.path` so
   sibling modules import, as with `python path/to/operator.py`);
 - a module: `widgets.operator` (the current directory goes on `sys.path`, as with `python -m`);
-- either of these followed by `:attribute` to pick one object: `widgets.operator:op`.
+- a project directory, as `setpoint init` lays it out: the `operator` module of the one package
+  in it (`examples/cnat` runs `cnat_operator.operator`, with `examples/cnat` on `sys.path`), or
+  an `operator.py` directly inside it;
+- a directory of such projects (`examples`): all of them, in one process;
+- a file or module followed by `:attribute` to pick one object: `widgets.operator:op`.
 
 Without an attribute, every `Manager` (an `Operator` is one) at the module's top level is run.
 """
@@ -21,7 +25,13 @@ from types import ModuleType
 
 from setpoint.manager.manager import Manager
 
-__all__ = ["TargetError", "find_managers", "load_target_module"]
+__all__ = [
+    "TargetError",
+    "find_managers",
+    "load_target_module",
+    "load_target_modules",
+    "project_operator_module",
+]
 
 
 class TargetError(Exception):
@@ -91,10 +101,86 @@ def load_target_module(location: str) -> ModuleType:
         ) from error
 
 
+def _project_operator(directory: Path) -> tuple[Path, str] | None:
+    """The operator module of a project directory: (directory for sys.path, module name)."""
+    if (directory / "operator.py").is_file():
+        return directory, ""
+    packages = sorted(
+        child
+        for child in directory.iterdir()
+        if (child / "__init__.py").is_file() and (child / "operator.py").is_file()
+    )
+    if len(packages) == 1:
+        return directory, f"{packages[0].name}.operator"
+    return None
+
+
+def project_operator_module(directory: Path) -> str | None:
+    """The dotted name of a project directory's operator module, once the project is installed
+    (``cnat_operator.operator``; ``operator`` for an ``operator.py`` at its top), or None."""
+    project = _project_operator(directory)
+    if project is None:
+        return None
+    return project[1] or "operator"
+
+
+def _import_from(directory: Path, module_name: str) -> ModuleType:
+    if str(directory) not in sys.path:
+        sys.path.insert(0, str(directory))
+    try:
+        return importlib.import_module(module_name)
+    except Exception as error:
+        raise TargetError(
+            f"TARGET {str(directory)!r}: importing {module_name} failed: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+
+
+def project_directories(directory: Path) -> list[Path]:
+    """The projects a directory TARGET stands for: itself, or each project directly inside it."""
+    if _project_operator(directory) is not None:
+        return [directory]
+    return [
+        child
+        for child in sorted(directory.iterdir())
+        if child.is_dir() and _project_operator(child) is not None
+    ]
+
+
+def load_target_modules(location: str) -> list[ModuleType]:
+    """Like :func:`load_target_module`, and a directory gives the module of each project in it."""
+    path = Path(location)
+    if not path.is_dir() or location.endswith(".py"):
+        return [load_target_module(location)]
+    found = [
+        project
+        for project in map(_project_operator, project_directories(path.resolve()))
+        if project is not None
+    ]
+    if not found:
+        raise TargetError(
+            f"TARGET {location!r}: a directory without an operator (expected operator.py, a "
+            "package holding operator.py, or directories of such projects)"
+        )
+    return [
+        load_target_module(str(directory / "operator.py"))
+        if not module_name
+        else _import_from(directory, module_name)
+        for directory, module_name in found
+    ]
+
+
 def find_managers(target: str) -> list[Manager]:
     """The managers (operators) TARGET defines, in definition order; at least one."""
     location, attribute = _split(target)
-    module = load_target_module(location)
+    modules = load_target_modules(location)
+    if len(modules) > 1:
+        if attribute is not None:
+            raise TargetError(
+                f"TARGET {target!r}: :attribute cannot pick from a directory of several projects"
+            )
+        return [manager for module in modules for manager in _managers_in(module, target)]
+    module = modules[0]
     if attribute is not None:
         try:
             value = getattr(module, attribute)
@@ -110,6 +196,10 @@ def find_managers(target: str) -> list[Manager]:
                 "not a setpoint.Operator or Manager"
             )
         return [value]
+    return _managers_in(module, target)
+
+
+def _managers_in(module: ModuleType, target: str) -> list[Manager]:
     found: list[Manager] = []
     for value in vars(module).values():
         if isinstance(value, Manager) and all(value is not seen for seen in found):

@@ -66,3 +66,37 @@ def test_dev_starts_everything_and_reloads_on_change(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
+def test_sigterm_stops_the_cluster_and_the_operator_it_started(tmp_path: Path) -> None:
+    target = tmp_path / "foo_operator.py"
+    shutil.copy(SAMPLE, target)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "setpoint", "dev", str(target)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    seen: list[str] = []
+    try:
+        export = _read_until(process, r"export KUBECONFIG=", seen)
+        kubeconfig = export.rsplit("KUBECONFIG=", 1)[1].strip()
+        running = _read_until(process, r"operator running \(pid \d+\)", seen)
+        operator_pid = int(re.findall(r"pid (\d+)", running)[0])
+        process.terminate()
+        assert process.wait(60) == 0, "".join(seen)
+        with pytest.raises(ProcessLookupError):  # stopped and reaped, not left running
+            os.kill(operator_pid, 0)
+        answer = subprocess.run(
+            ["kubectl", "--kubeconfig", kubeconfig, "--cache-dir", str(tmp_path / "cache"),
+             "get", "namespaces", "--request-timeout", "5s"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert answer.returncode != 0  # the cluster is gone
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -1,4 +1,4 @@
-"""The `setpoint` command: its groups, its version, and the commands not built yet."""
+"""The `setpoint` command: its groups, its version."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from setpoint import __version__
 from setpoint.cli.main import cli
 
 CONTRACT_GROUPS = ("cluster", "run", "dev", "generate", "init", "create", "demo")
-# Beyond DESIGN.md's contract: CRD installation (kubebuilder's install/uninstall), bundle checks.
-EXTRA_COMMANDS = ("install", "uninstall", "check")
+# Beyond DESIGN.md's contract: CRD installation (kubebuilder's install/uninstall), bundle checks,
+# RBAC suggestions from an audit log.
+EXTRA_COMMANDS = ("install", "uninstall", "check", "rbac")
 
 
 def test_help_lists_every_command_group_of_the_cli_contract() -> None:
@@ -28,12 +29,6 @@ def test_version_is_the_package_version() -> None:
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"setpoint, version {__version__}"
-
-
-def test_a_command_not_built_yet_says_so_and_fails() -> None:
-    result = CliRunner().invoke(cli, ["demo"])
-    assert result.exit_code == 2
-    assert "not built yet" in result.output
 
 
 def test_the_console_entry_point_runs_as_a_module() -> None:

@@ -150,3 +150,15 @@ def test_models_with_class_level_types_get_apiversion_and_kind() -> None:
         "kind": "Gadget",
         "metadata": {"name": "g"},
     }
+
+
+async def test_patch_by_model_class_and_name_returns_a_model(
+    scripted_server: ScriptedServer, client: Client
+) -> None:
+    # As get(Model, name) and delete(Model, name) do: the class gives apiVersion and kind.
+    scripted_server.on("PATCH", CM_PATH, echo())
+    patched = await client.patch(Thing, "x", {"data": {"a": "c"}}, namespace="default")
+    assert isinstance(patched, Thing)
+    call = scripted_server.calls("PATCH", CM_PATH)[0]
+    assert call.headers["Content-Type"] == "application/merge-patch+json"
+    assert json.loads(scripted_server.bodies[-1]) == {"data": {"a": "c"}}

@@ -42,6 +42,29 @@ def test_install_from_a_generated_directory(
     assert _run("install", str(tmp_path / "crd"), "--kubeconfig", kubeconfig)[0] == 0
 
 
+def test_install_a_project_directory_uses_its_models_not_its_config(
+    local_cluster: BackgroundCluster, tmp_path: Path
+) -> None:
+    """A project directory is a TARGET (as for run/generate/dev), even once `config/` (whose Helm
+    templates are not YAML) has been generated inside it."""
+    kubeconfig = str(local_cluster.kubeconfig_path)
+    package = tmp_path / "bar_project" / "bar_operator"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "models.py").write_text(MODULE)
+    (package / "operator.py").write_text(
+        "import setpoint\nfrom bar_operator.models import Bar\n"
+        "op = setpoint.Operator('bar-operator')\n"
+        "@op.reconciler(for_=Bar)\nasync def reconcile(request): ...\n"
+    )
+    project = str(package.parent)
+    assert _run("generate", project, "-o", str(package.parent / "config"))[0] == 0
+    assert _run("install", project, "--kubeconfig", kubeconfig) == (0, f"{CRD} created\n")
+    # A directory of projects too.
+    assert _run("install", str(tmp_path), "--kubeconfig", kubeconfig) == (0, f"{CRD} configured\n")
+    assert _run("uninstall", project, "--kubeconfig", kubeconfig) == (0, f"{CRD} deleted\n")
+
+
 def test_no_cluster_reachable_is_one_line_exit_1(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from setpoint.manager.operator import Operator
-from setpoint.manager.target import find_managers
+from setpoint.manager.target import TargetError, find_managers
 
 OPERATORS = """
 import setpoint.manager
@@ -52,3 +52,44 @@ def test_sibling_modules_of_a_file_import(tmp_path: Path) -> None:
     )
     (op,) = find_managers(str(target))
     assert isinstance(op, Operator) and op.name == "from-sibling"
+
+
+def _project(root: Path, package: str, operator_name: str) -> Path:
+    """A project directory as `setpoint init` lays it out: ROOT/PACKAGE/operator.py."""
+    code = root / package
+    code.mkdir(parents=True)
+    (code / "__init__.py").write_text("")
+    (code / "names.py").write_text(f"NAME = {operator_name!r}\n")
+    (code / "operator.py").write_text(
+        "import setpoint.manager\n"
+        f"from {package}.names import NAME\n"
+        "op = setpoint.manager.Operator(NAME)\n"
+    )
+    return root
+
+
+def test_a_project_directory_runs_its_package_operator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    project = _project(tmp_path / "cnat", "cnat_project_op", "cnat")
+    (manager,) = find_managers(str(project))
+    assert isinstance(manager, Operator) and manager.name == "cnat"
+
+
+def test_a_directory_of_projects_runs_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    _project(tmp_path / "examples" / "b", "b_project_op", "bee")
+    _project(tmp_path / "examples" / "a", "a_project_op", "ay")
+    (tmp_path / "examples" / "notes").mkdir()  # not a project: skipped
+    managers = find_managers(str(tmp_path / "examples"))
+    assert [m.name for m in managers if isinstance(m, Operator)] == ["ay", "bee"]
+    with pytest.raises(TargetError, match="cannot pick"):
+        find_managers(str(tmp_path / "examples") + ":op")
+
+
+def test_a_directory_without_an_operator_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="a directory without an operator"):
+        find_managers(str(tmp_path))

@@ -139,3 +139,22 @@ async def test_deletion_stops_the_process_then_removes_the_pod(
     events = (await api.request("GET", "/api/v1/namespaces/default/events")).body["items"]
     reasons = [e["reason"] for e in events if e["involvedObject"]["name"] == "sleeper"]
     assert "Killing" in reasons
+
+
+async def test_args_without_a_command_are_for_the_image_entrypoint_so_nothing_runs(
+    clock_and_api: tuple[FakeClock, RawAPI],
+) -> None:
+    # memcached's image runs its entrypoint with these args; run as a program, "-m=64" would be
+    # a missing executable and the container would crash-loop.
+    _, api = clock_and_api
+    pod = {
+        "metadata": {"name": "cache"},
+        "spec": {
+            "containers": [{"name": "memcached", "image": "memcached", "args": ["-m=64", "-v"]}]
+        },
+    }
+    assert (await api.request("POST", PODS, pod)).status == 201
+    status = await status_when(api, "cache", lambda s: s.get("phase") == "Running")
+    (container,) = status["containerStatuses"]
+    assert container["ready"] is True and "running" in container["state"]
+    assert container["restartCount"] == 0

@@ -1,8 +1,9 @@
 """A pod whose containers run as local processes (``setpoint cluster serve --run-pods``).
 
 Each container's ``command`` + ``args`` runs in the pod's working directory with the pod's
-environment; the image is ignored, and a container with neither keeps "running" without a
-process (there is no image entrypoint to run). Output goes to one log file per container
+environment; the image is ignored, and a container without a ``command`` keeps "running"
+without a process (its image's entrypoint would run, with ``args`` in place of the image's CMD,
+and there is no image to run). Output goes to one log file per container
 instance, each line prefixed with its time and stream as the CRI log format does. Exit codes
 set the container states and the pod phase; with restartPolicy Always (any exit) or OnFailure
 (non-zero) the container is started again, the second time at once and then after kubelet's
@@ -90,6 +91,10 @@ class ProcessContainer:
 
     @property
     def argv(self) -> list[str]:
+        """``command`` + ``args``; empty without a ``command``: then the image's entrypoint
+        would run (``args`` replacing its CMD), and images are not run here."""
+        if not self.spec.get("command"):
+            return []
         return [str(a) for a in (self.spec.get("command") or [])] + [
             str(a) for a in (self.spec.get("args") or [])
         ]

@@ -1,0 +1,1 @@
+"""cnat.programming-kubernetes.info/v1alpha1."""

@@ -1,0 +1,1 @@
+"""The ``app.example.com/v1alpha1`` API."""

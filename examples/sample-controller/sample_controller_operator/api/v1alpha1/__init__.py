@@ -1,0 +1,1 @@
+"""The ``samplecontroller.k8s.io/v1alpha1`` API."""

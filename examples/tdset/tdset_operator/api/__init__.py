@@ -1,0 +1,1 @@
+"""The custom resources of tdset, one module per group version and kind."""

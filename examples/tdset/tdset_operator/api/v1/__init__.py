@@ -1,0 +1,1 @@
+"""schedule.rs/v1."""

@@ -1,0 +1,27 @@
+"""``make demo ARGS=--once``: every example operator, in one process, converges its samples on
+a local cluster with ``--run-pods``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.examples.projects import EXAMPLES, example_projects
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_demo_converges_every_example() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "setpoint", "demo", str(EXAMPLES), "--once", "--timeout", "240"],
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "everything converged" in done.stderr
+    converged = [line for line in done.stdout.splitlines() if " ✓ " in line]
+    # One sample per kind of each example, at least; each reported converged.
+    assert len(converged) >= len(example_projects())
