@@ -19,6 +19,7 @@ from setpoint.cluster.local_cluster import LocalCluster
 DATA_DIR_KUBECONFIG = "kubeconfig"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
+AUDIT_LEVELS = ("Metadata", "Request")
 
 
 @click.group()
@@ -89,6 +90,20 @@ def cluster() -> None:
     "AlwaysAllow lets every authenticated request through.",
 )
 @click.option(
+    "--audit-log",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Append one audit.k8s.io/v1 Event (JSON) per request to this file "
+    "(for `setpoint rbac suggest`). Off by default.",
+)
+@click.option(
+    "--audit-level",
+    type=click.Choice(AUDIT_LEVELS),
+    default="Metadata",
+    show_default=True,
+    help="Request adds each request's body (requestObject) to the Metadata.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -105,6 +120,8 @@ def serve(
     run_pods: bool,
     no_controllers: bool,
     authorization: str,
+    audit_log: str | None,
+    audit_level: str,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -141,6 +158,8 @@ def serve(
                 nodes=nodes,
                 run_pods=run_pods,
                 authorization=authorization,
+                audit_log=audit_log,
+                audit_level=audit_level,
             )
         )
     except (StorageOpenError, IdentityError) as exc:
@@ -160,6 +179,8 @@ async def _serve(
     nodes: int,
     run_pods: bool,
     authorization: str,
+    audit_log: str | None = None,
+    audit_level: str = "Metadata",
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -175,12 +196,16 @@ async def _serve(
         nodes=nodes,
         run_pods=run_pods,
         authorization=authorization,
+        audit_log=audit_log,
+        audit_level=audit_level,
     )
     async with local:
         click.echo(
             f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True
         )
         click.echo(f"setpoint: kubeconfig written to {local.kubeconfig_path}", err=True)
+        if audit_log is not None:
+            click.echo(f"setpoint: audit log ({audit_level}) appended to {audit_log}", err=True)
         click.echo(f"export KUBECONFIG={local.kubeconfig_path}")
         sys.stdout.flush()
         await stop.wait()

@@ -22,6 +22,10 @@ a simulated container whose command ends by itself runs) configure them.
 
 ``authorization`` is ``"RBAC"`` (the default: Roles and bindings are enforced, the admin token
 is in ``system:masters`` and may do anything) or ``"AlwaysAllow"``.
+
+``audit_log`` (a file path; off by default) makes the server append one ``audit.k8s.io/v1``
+Event per request to it, at ``audit_level`` ``"Metadata"`` (default) or ``"Request"``
+(:mod:`setpoint.cluster.apiserver.audit`).
 """
 
 from __future__ import annotations
@@ -116,6 +120,8 @@ class LocalCluster:
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",
+        audit_log: str | Path | None = None,
+        audit_level: str = "Metadata",
     ) -> None:
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
@@ -126,6 +132,7 @@ class LocalCluster:
         self._https_port = https_port
         self._token = token
         self._authorization = authorization
+        self._audit = (audit_log, audit_level)
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         self._controller_options = (
@@ -190,6 +197,8 @@ class LocalCluster:
             token=self._token or (identity.token if identity else None),
             certificate=identity.certificate if identity else None,
             authorization=self._authorization,
+            audit_log=self._audit[0],
+            audit_level=self._audit[1],
         )
         try:
             await self.server.start()
@@ -213,6 +222,11 @@ class LocalCluster:
         except BaseException:
             await self.stop()
             raise
+
+    def flush_audit_log(self) -> None:
+        """Write the audit log's buffered lines to its file now (no-op without one)."""
+        if self.server is not None and self.server.audit is not None:
+            self.server.audit.flush()
 
     async def stop(self) -> None:
         """Stop the controllers and the server, close the storage, remove temporary files."""

@@ -40,6 +40,8 @@ class BackgroundCluster:
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",
+        audit_log: str | Path | None = None,
+        audit_level: str = "Metadata",
     ) -> None:
         self._options: dict[str, Any] = {
             "in_memory": in_memory,
@@ -51,7 +53,11 @@ class BackgroundCluster:
             "clock": clock,
             "simulated_run_seconds": simulated_run_seconds,
             "authorization": authorization,
+            "audit_log": audit_log,
+            "audit_level": audit_level,
         }
+        #: The audit log file (None: not kept); see :meth:`flush_audit_log`.
+        self.audit_log_path = Path(audit_log) if audit_log is not None else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -135,6 +141,15 @@ class BackgroundCluster:
         if server is None:
             raise RuntimeError("the background cluster is not running")
         return server
+
+    def flush_audit_log(self) -> None:
+        """Write the audit log's buffered lines to its file now (call before reading it)."""
+        cluster = self._cluster()
+
+        async def flush() -> None:
+            cluster.flush_audit_log()
+
+        self.run(flush())
 
     def stop(self) -> None:
         """Stop the server and join the thread."""

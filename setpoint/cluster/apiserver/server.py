@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 from aiohttp import web
 
+from setpoint.cluster.apiserver.audit import AuditLog
 from setpoint.cluster.apiserver.auth.authorization.access_control import AccessControl
 from setpoint.cluster.apiserver.auth.authorization.authorizers import RBAC
 from setpoint.cluster.apiserver.auth.authorization.escalation import RBACBehaviour
@@ -82,6 +84,8 @@ class APIServer:
         https_port: int | None = 0,
         certificate: ServingCertificate | None = None,
         authorization: str = RBAC,
+        audit_log: str | Path | None = None,
+        audit_level: str = "Metadata",
     ) -> None:
         self.storage = storage
         self.token = token or generate_token()
@@ -115,6 +119,8 @@ class APIServer:
             CRD_STORAGE_ROOT: self.crds,
             **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},
         }
+        #: The audit log (``--audit-log``): one audit.k8s.io Event per request; None: off.
+        self.audit = AuditLog(audit_log, audit_level) if audit_log is not None else None
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
         #: What runs the pods' containers (the kubelet sets itself here): serves pods/log.
@@ -157,11 +163,16 @@ class APIServer:
             server_address=lambda: f"{LOOPBACK}:{self.port}",
             pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
             access=self.access,
+            audit=self.audit,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
         # access_log=None: the handler logs one debug line per request itself.
-        server = StatusServer(handler, handler_cancellation=True, access_log=None)
+        extra: dict[str, Any] = {}
+        if self.audit is not None:
+            self.audit.open()
+            extra["request_factory"] = self.audit.request_factory()
+        server = StatusServer(handler, handler_cancellation=True, access_log=None, **extra)
         runner = web.ServerRunner(
             server, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS
         )
@@ -222,6 +233,8 @@ class APIServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.audit is not None:
+            self.audit.close()
 
 
 def server_sockets(runner: web.BaseRunner) -> list[int]:

@@ -22,6 +22,7 @@ from aiohttp import web
 from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
+from setpoint.cluster.apiserver.audit import AuditLog
 from setpoint.cluster.apiserver.auth import reviews
 from setpoint.cluster.apiserver.auth.authorization.access_control import AccessControl
 from setpoint.cluster.apiserver.auth.request_user import request_user
@@ -141,6 +142,7 @@ class APIHandler:
         server_address: Callable[[], str],
         pod_endpoints: PodEndpoints | None = None,
         access: AccessControl | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._registry = registry
         self._operations = operations
@@ -150,6 +152,8 @@ class APIHandler:
         self._server_address = server_address
         self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
         self._access = access or AccessControl(operations)
+        #: Where each request is logged (None: no audit log, the default).
+        self.audit = audit
         self._media_types = MediaTypeCache()
         self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
@@ -164,6 +168,8 @@ class APIHandler:
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         started = time.perf_counter()
+        if self.audit is not None:
+            self.audit.begin(request)
         try:
             response = await self._dispatch(request)
         except APIError as error:
@@ -175,6 +181,8 @@ class APIHandler:
                 "internal error serving %s %s", request.method, self._redact.path(request.path_qs)
             )
             response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
+        if self.audit is not None:
+            self.audit.complete(request, response)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s %d %.1fms",
