@@ -29,6 +29,7 @@ __all__ = [
     "observe_audit_events",
     "read_audit_log",
     "suggest",
+    "unused_rules",
 ]
 
 _SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
@@ -229,3 +230,12 @@ def missing_rules(granted: Iterable[Rule], suggestion: Suggestion) -> list[tuple
     for rules in suggestion.namespaced_rules.values():
         need |= _grants(rules)
     return sorted(need - have)
+
+
+def unused_rules(granted: Iterable[Rule], suggestion: Suggestion) -> list[tuple[str, str, str]]:
+    """(group, resource, verb) triples ``granted`` gives and the suggestion never needed: what
+    a role grants beyond what was observed (a superset to justify, or to trim)."""
+    need = _grants(suggestion.cluster_rules)
+    for rules in suggestion.namespaced_rules.values():
+        need |= _grants(rules)
+    return sorted(_grants(granted) - need)

@@ -60,12 +60,16 @@ async def run_operator(
     kubeconfig: str | Path,
     namespace: str | None = None,
     clock: Clock | None = None,
+    service_account: str | None = None,
     **options: Any,
 ) -> AsyncIterator[Operator]:
     """Run a fresh copy of ``target`` (an ``Operator``, or a ``setpoint run`` TARGET string
     naming one) against ``kubeconfig`` for the ``async with`` block; ``namespace`` limits its
     cache (and so what it reconciles) to one namespace; ``clock`` (e.g. a ``FakeClock``)
-    drives its delays and ``ctx.now()``. Other ``options`` are ``Operator``/``Manager`` ones.
+    drives its delays and ``ctx.now()``. ``service_account`` (a name in ``namespace``) runs
+    it as ``system:serviceaccount:<namespace>:<name>``, with that ServiceAccount's RBAC only
+    (the kubeconfig's admin impersonates it; see ``install_rbac``). Other ``options`` are
+    ``Operator``/``Manager`` ones (``impersonate_user=`` acts as any user).
     """
     if isinstance(target, str):
         found = [m for m in find_managers(target) if isinstance(m, Operator)]
@@ -77,6 +81,10 @@ async def run_operator(
         target = found[0]
     if not isinstance(target, Operator):
         raise TypeError(f"run_operator: expected an Operator, got {type(target).__name__}")
+    if service_account is not None:
+        if namespace is None:
+            raise ValueError("run_operator: service_account= needs namespace= (where it lives)")
+        options["impersonate_user"] = f"system:serviceaccount:{namespace}:{service_account}"
     if namespace is not None:
         options.setdefault("namespaces", [namespace])
     if clock is not None:

@@ -4,7 +4,8 @@ Enable it with ``pytest_plugins = ["setpoint.testing.plugin"]`` in ``conftest.py
 
 - ``local_cluster`` (session): a :class:`BackgroundCluster` with ``.url``, ``.token`` and
   ``.kubeconfig_path``; it runs in its own thread and event loop, so sync tests and async tests
-  with any event-loop scope can use it.
+  with any event-loop scope can use it. It keeps an audit log (``.audit_log_path``, Metadata
+  level) that ``setpoint.testing.least_privilege.observed_rbac`` reads.
 - ``namespace`` (function): the name of a namespace created for the test and deleted after it
   (deleting it deletes everything the test left in it).
 - ``kubeconfig`` (session): the path of the local cluster's kubeconfig, for ``run_operator``.
@@ -32,9 +33,10 @@ NAMESPACE_RANDOM_BYTES: Final = 5
 
 
 @pytest.fixture(scope="session")
-def local_cluster() -> Iterator[BackgroundCluster]:
-    """An in-memory local cluster shared by the whole test session."""
-    cluster = BackgroundCluster(in_memory=True).start()
+def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundCluster]:
+    """An in-memory local cluster shared by the whole test session, with an audit log."""
+    audit_log = tmp_path_factory.mktemp("setpoint-audit") / "audit.jsonl"
+    cluster = BackgroundCluster(in_memory=True, audit_log=audit_log).start()
     try:
         yield cluster
     finally:
