@@ -166,3 +166,21 @@ def test_serve_audit_log_option(tmp_path: Path) -> None:
     (create,) = [event for event in events(log) if event["verb"] == "create"]
     assert create["requestObject"]["data"] == {"a": "b"}
     assert create["userAgent"].startswith("kubectl")
+
+
+async def test_a_watch_the_client_leaves_is_logged_complete(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    async with LocalCluster(controllers=False, audit_log=log) as cluster:
+        async with raw_api(cluster.url, cluster.token) as api:
+            path = f"{cluster.url}/api/v1/namespaces/default/configmaps?watch=true"
+            async with api.session.get(path) as response:
+                assert response.status == 200
+            # The client hung up without reading to the end.
+        stages: list[str] = []
+        for _ in range(100):
+            cluster.flush_audit_log()
+            stages = [event["stage"] for event in events(log)]
+            if "ResponseComplete" in stages:
+                break
+            await asyncio.sleep(0.1)
+    assert stages == ["ResponseStarted", "ResponseComplete"]

@@ -8,6 +8,7 @@ reason and message; one debug log line is written per request.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hmac
 import logging
@@ -172,6 +173,10 @@ class APIHandler:
             self.audit.begin(request)
         try:
             response = await self._dispatch(request)
+        except asyncio.CancelledError:
+            if self.audit is not None:
+                self.audit.abandoned(request)  # the client left (a watch it stopped reading)
+            raise
         except APIError as error:
             response = status_response(error)
         except ValueTooLargeError as exc:
