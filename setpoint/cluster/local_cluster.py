@@ -24,8 +24,8 @@ a simulated container whose command ends by itself runs) configure them.
 is in ``system:masters`` and may do anything) or ``"AlwaysAllow"``.
 
 ``audit_log`` (a file path; off by default) makes the server append one ``audit.k8s.io/v1``
-Event per request to it, at ``audit_level`` ``"Metadata"`` (default) or ``"Request"``
-(:mod:`setpoint.cluster.apiserver.audit`).
+Event per request to it, at ``audit_level`` ``"Metadata"`` (default) or ``"Request"``, except
+requests by members of ``audit_omit_groups`` (:mod:`setpoint.cluster.apiserver.audit`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import socket
 import stat
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -122,6 +123,7 @@ class LocalCluster:
         authorization: str = "RBAC",
         audit_log: str | Path | None = None,
         audit_level: str = "Metadata",
+        audit_omit_groups: Sequence[str] = (),
     ) -> None:
         if data_dir is not None and in_memory and data_dir:
             in_memory = False
@@ -132,7 +134,7 @@ class LocalCluster:
         self._https_port = https_port
         self._token = token
         self._authorization = authorization
-        self._audit = (audit_log, audit_level)
+        self._audit = (audit_log, audit_level, tuple(audit_omit_groups))
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         self._controller_options = (
@@ -199,6 +201,7 @@ class LocalCluster:
             authorization=self._authorization,
             audit_log=self._audit[0],
             audit_level=self._audit[1],
+            audit_omit_groups=self._audit[2],
         )
         try:
             await self.server.start()

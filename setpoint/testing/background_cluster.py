@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -42,6 +42,7 @@ class BackgroundCluster:
         authorization: str = "RBAC",
         audit_log: str | Path | None = None,
         audit_level: str = "Metadata",
+        audit_omit_groups: Sequence[str] = (),
     ) -> None:
         self._options: dict[str, Any] = {
             "in_memory": in_memory,
@@ -55,6 +56,7 @@ class BackgroundCluster:
             "authorization": authorization,
             "audit_log": audit_log,
             "audit_level": audit_level,
+            "audit_omit_groups": tuple(audit_omit_groups),
         }
         #: The audit log file (None: not kept); see :meth:`flush_audit_log`.
         self.audit_log_path = Path(audit_log) if audit_log is not None else None

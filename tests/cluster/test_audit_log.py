@@ -184,3 +184,17 @@ async def test_a_watch_the_client_leaves_is_logged_complete(tmp_path: Path) -> N
                 break
             await asyncio.sleep(0.1)
     assert stages == ["ResponseStarted", "ResponseComplete"]
+
+
+async def test_requests_of_omitted_groups_are_left_out(tmp_path: Path) -> None:
+    log = tmp_path / "audit.jsonl"
+    async with (
+        LocalCluster(
+            controllers=False, audit_log=log, audit_omit_groups=["system:masters"]
+        ) as cluster,
+        raw_api(cluster.url, cluster.token) as api,
+    ):
+        await api.request("GET", "/api/v1/namespaces/default/configmaps")
+        await api.request("GET", "/api/v1/namespaces/default/configmaps", headers=AS_SA)
+    (only,) = events(log)
+    assert only["impersonatedUser"]["username"] == SA

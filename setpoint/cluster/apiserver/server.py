@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -86,6 +87,7 @@ class APIServer:
         authorization: str = RBAC,
         audit_log: str | Path | None = None,
         audit_level: str = "Metadata",
+        audit_omit_groups: Sequence[str] = (),
     ) -> None:
         self.storage = storage
         self.token = token or generate_token()
@@ -120,7 +122,9 @@ class APIServer:
             **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},
         }
         #: The audit log (``--audit-log``): one audit.k8s.io Event per request; None: off.
-        self.audit = AuditLog(audit_log, audit_level) if audit_log is not None else None
+        self.audit = (
+            AuditLog(audit_log, audit_level, audit_omit_groups) if audit_log is not None else None
+        )
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
         #: What runs the pods' containers (the kubelet sets itself here): serves pods/log.
