@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
 from setpoint.cluster.identity import IdentityError
 from setpoint.cluster.local_cluster import LocalCluster
@@ -162,7 +163,7 @@ def serve(
                 audit_level=audit_level,
             )
         )
-    except (StorageOpenError, IdentityError) as exc:
+    except (StorageOpenError, IdentityError, AuditLogError) as exc:
         # e.g. another server holds the same --data-dir: a one-line error, not a traceback
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +200,18 @@ async def test_requests_of_omitted_groups_are_left_out(tmp_path: Path) -> None:
         await api.request("GET", "/api/v1/namespaces/default/configmaps", headers=AS_SA)
     (only,) = events(log)
     assert only["impersonatedUser"]["username"] == SA
+
+
+def test_an_audit_log_that_cannot_be_opened_is_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "audit.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "setpoint", "cluster", "serve", "--in-memory",
+         "--kubeconfig", str(tmp_path / "kc"), "--audit-log", str(missing)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: cannot open the audit log {missing}: No such file or directory (does its "
+        "directory exist, and may this user write there?)"
+    )
+    assert "Traceback" not in done.stderr

@@ -11,6 +11,6 @@ Lines are buffered and flushed within a second, so auditing costs the event loop
 ``setpoint rbac suggest`` reads such a log (:mod:`setpoint.generate.rbac_suggest`).
 """
 
-from setpoint.cluster.apiserver.audit.audit_log import AUDIT_LEVELS, AuditLog
+from setpoint.cluster.apiserver.audit.audit_log import AUDIT_LEVELS, AuditLog, AuditLogError
 
-__all__ = ["AUDIT_LEVELS", "AuditLog"]
+__all__ = ["AUDIT_LEVELS", "AuditLog", "AuditLogError"]

@@ -61,6 +61,10 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
 
 
+class AuditLogError(OSError):
+    """The audit log file cannot be opened."""
+
+
 class _Record:
     """One request on its way through the server."""
 
@@ -103,7 +107,13 @@ class AuditLog:
     def open(self) -> None:
         """Open the file for appending (its directory must exist)."""
         if self._file is None:
-            self._file = self.path.open("ab", buffering=BUFFER_BYTES)
+            try:
+                self._file = self.path.open("ab", buffering=BUFFER_BYTES)
+            except OSError as error:
+                raise AuditLogError(
+                    f"cannot open the audit log {self.path}: {error.strerror or error} "
+                    "(does its directory exist, and may this user write there?)"
+                ) from error
 
     def flush(self) -> None:
         """Write the buffered lines to the file now."""
