@@ -40,9 +40,10 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 import logging
 import os
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
@@ -54,6 +55,7 @@ from setpoint.client import json_codec
 from setpoint.client.client_opening import ClientOpening
 from setpoint.client.config import ClientConfig
 from setpoint.client.errors import (
+    ConfigError,
     ConnectionFailed,
     Gone,
     InvalidResponse,
@@ -181,6 +183,8 @@ class Client:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         on_warning: Callable[[str], None] | None = None,
+        impersonate_user: str | None = None,
+        impersonate_groups: Sequence[str] = (),
     ) -> ClientOpening:
         """Open a client for ``config``: ``await Client.from_config(c)`` or ``async with ...``.
 
@@ -189,10 +193,24 @@ class Client:
         ``field_manager``: default ``fieldManager`` of writes. ``namespace`` overrides the
         config's default namespace. ``user_agent`` replaces ``setpoint/<version>``.
         ``on_warning`` receives every server warning text (default: log each text once).
+        ``impersonate_user`` / ``impersonate_groups``: act as that user (and groups) with the
+        ``Impersonate-User`` / ``Impersonate-Group`` headers, as ``kubectl --as``/``--as-group``
+        (the credentials' user must be allowed to ``impersonate``); they replace the
+        kubeconfig's ``as``/``as-groups``.
         """
+        if impersonate_user is None and impersonate_groups:
+            raise ConfigError("impersonate_groups: requires impersonate_user (as kubectl --as)")
 
         async def open_client() -> Client:
             opened = config
+            if impersonate_user is not None:
+                opened = dataclasses.replace(
+                    opened,
+                    impersonate_user=impersonate_user,
+                    impersonate_groups=tuple(impersonate_groups),
+                    impersonate_uid=None,
+                    impersonate_extra={},
+                )
             if namespace:
                 opened = opened.with_namespace(namespace)
             if user_agent:

@@ -9,6 +9,7 @@ request.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import time
@@ -22,6 +23,7 @@ from aiohttp import web
 from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
+from setpoint.cluster.apiserver.audit import AuditLog
 from setpoint.cluster.apiserver.auth import reviews
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.token_request import create_token
@@ -152,6 +154,7 @@ class APIHandler:
         access: AccessControl | None = None,
         faults: FaultInjector | None = None,
         authenticator: Authenticator | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._registry = registry
         #: Fault injection (off unless rules are set; see fault_injection).
@@ -164,6 +167,8 @@ class APIHandler:
         self._server_address = server_address
         self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
         self._access = access or AccessControl(operations)
+        #: Where each request is logged (None: no audit log, the default).
+        self.audit = audit
         self._media_types = MediaTypeCache()
         self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
@@ -185,9 +190,15 @@ class APIHandler:
 
     async def _respond(self, request: web.BaseRequest) -> web.StreamResponse:
         started = time.perf_counter()
+        if self.audit is not None:
+            self.audit.begin(request)
         try:
             injected = await self.faults.intercept(request) if self.faults.rules else None
             response = injected or await self._dispatch(request)
+        except asyncio.CancelledError:
+            if self.audit is not None:
+                self.audit.abandoned(request)  # the client left (a watch it stopped reading)
+            raise
         except APIError as error:
             response = status_response(error)
         except ValueTooLargeError as exc:
@@ -197,6 +208,8 @@ class APIHandler:
                 "internal error serving %s %s", request.method, self._redact.path(request.path_qs)
             )
             response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
+        if self.audit is not None:
+            self.audit.complete(request, response)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s %d %.1fms",
