@@ -33,7 +33,19 @@ ARGS ?=
 demo: venv
 	$(BIN)/setpoint demo examples $(ARGS)
 
+.PHONY: bench-check bench-micro
+
+# setpoint against Kopf and a raw client (issue 12): table on stdout, bench/results/latest.json.
 bench: venv
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# The pre-merge gate (not in `make test`: too long for CI): a quick run's ratios against
+# bench/results/baseline.json.
+bench-check: venv
+	$(BIN)/python -m bench.peers.check
+
+# Micro-benchmarks of single components (API server, runtime, OpenAPI, controllers).
+bench-micro: venv
 	$(BIN)/python -m bench.apiserver
 	$(BIN)/python -m bench.runtime
 	$(BIN)/python -m bench.openapi

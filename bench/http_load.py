@@ -178,7 +178,8 @@ async def time_list(
                 break
             params = {"limit": str(page_size), "continue": token}
         samples.append((time.perf_counter() - started) * 1000)
-        if got != expected:
+        # One more with the controllers: the root CA publisher's kube-root-ca.crt.
+        if got not in (expected, expected + 1):
             raise BenchError(f"GET {url}: expected {expected} items, got {got}")
     return statistics.median(samples)
 

@@ -630,6 +630,7 @@ def render(figures: dict[str, Any]) -> str:
         ["fan-out reconciles per object", figures["fanout_reconciles_per_object"]],
         ["fan-out requests while idle", figures["fanout_idle_requests"]],
         ["setpoint run to first request (s)", figures["startup_to_first_request_s"]],
+        ["setpoint run: CPU until its first request (s)", figures["startup_cpu_s"]],
     ]
     aim_rows = [[name, value] for name, value in figures["aims"].items()]
     return "\n\n".join(

@@ -66,8 +66,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "kinds":  # the submodule of built-in kind constants
-        return importlib.import_module("setpoint.kinds")
+    if name in ("kinds", "models"):  # built-in kind constants, and their typed models
+        return importlib.import_module(f"setpoint.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'setpoint' has no attribute {name!r}")

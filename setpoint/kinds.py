@@ -9,11 +9,19 @@ and a typo is an ``AttributeError`` at import time instead of a 404 at run time:
     @op.reconciler(for_=Foo, owns=[kinds.Deployment])
     async def reconcile(ctx, request):
         deployments = await ctx.owned(kinds.Deployment)
+
+Reads of a kind named by its constant return dicts. ``kinds.Deployment.model`` is the typed
+model of the kind (``setpoint.models.Deployment``); name it instead
+(``owns=[kinds.Deployment.model]``) and reads return instances of it. The models are imported
+on first use of ``.model``.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from setpoint.api.models import KubeObject
 
 __all__ = [
     "ClusterRole",
@@ -58,6 +66,14 @@ class Kind(NamedTuple):
     def version(self) -> str:
         """The API version without the group."""
         return self.api_version.rpartition("/")[2]
+
+    @property
+    def model(self) -> type[KubeObject]:
+        """The typed model of this kind (``setpoint.models.Deployment`` for ``Deployment``);
+        ``LookupError`` for a kind without one."""
+        from setpoint.api.models import model_for
+
+        return model_for(self.api_version, self.kind)
 
     def __str__(self) -> str:
         return f"{self.kind}.{self.api_version}"

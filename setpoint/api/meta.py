@@ -12,10 +12,11 @@ field as needed.
 
 import sys
 from collections.abc import Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from typing_extensions import TypeIs
 
 __all__ = [
     "add_finalizer",
@@ -28,6 +29,7 @@ __all__ = [
     "has_finalizer",
     "is_being_deleted",
     "is_model",
+    "is_model_class",
     "labels",
     "metadata",
     "name",
@@ -41,11 +43,18 @@ __all__ = [
 ]
 
 
-def is_model(obj: object) -> TypeGuard["BaseModel"]:
+def is_model(obj: object) -> "TypeIs[BaseModel]":
     """Whether ``obj`` is a pydantic model instance (without importing pydantic: the local
     cluster uses these helpers and must not pay for it)."""
     pydantic = sys.modules.get("pydantic")
     return pydantic is not None and isinstance(obj, pydantic.BaseModel)
+
+
+def is_model_class(obj: object) -> "TypeIs[type[BaseModel]]":
+    """Whether ``obj`` is a pydantic model class (without importing pydantic, as
+    :func:`is_model`)."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)
 
 
 def _type_constant(model: "BaseModel", names: tuple[str, ...]) -> str | None:
@@ -89,7 +98,7 @@ def metadata(obj: "Mapping[str, Any] | BaseModel") -> Mapping[str, Any]:
         if is_model(value):
             return value.model_dump(mode="json", by_alias=True, exclude_none=True)
         return value if isinstance(value, Mapping) else {}
-    meta = cast(Mapping[str, Any], obj).get("metadata")
+    meta = obj.get("metadata")
     return meta if isinstance(meta, Mapping) else {}
 
 

@@ -11,7 +11,7 @@ resolves owner references only within the object's own namespace.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -179,7 +179,6 @@ def set_controller_reference(
     """
     if meta.is_model(obj):
         return _on_model(owner, obj, set_controller_reference)
-    obj = cast(MutableMapping[str, Any], obj)
     owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
     reference = controller_reference(owner)
@@ -197,7 +196,6 @@ def set_owner_reference(owner: ObjectOrModel, obj: MutableMapping[str, Any] | Ba
     """
     if meta.is_model(obj):
         return _on_model(owner, obj, set_owner_reference)
-    obj = cast(MutableMapping[str, Any], obj)
     owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
     reference = owner_reference(owner)

@@ -13,9 +13,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import jsonpatch
-import jsonpointer
-
 __all__ = [
     "APPLY_PATCH",
     "JSON_PATCH",
@@ -147,6 +144,8 @@ def _json(value: Any) -> str:
 
 
 def _test(document: Any, index: int, operation: Mapping[str, Any]) -> None:
+    import jsonpointer
+
     try:
         actual = jsonpointer.JsonPointer(operation["path"]).resolve(document)
     except jsonpointer.JsonPointerException as error:
@@ -171,6 +170,10 @@ def apply_json_patch(
     """
     if isinstance(operations, (str, bytes)) or not isinstance(operations, Sequence):
         raise PatchError("json patch must be a list of operations")
+    # Imported here: operators rarely send JSON patches, and `setpoint run` starts faster.
+    import jsonpatch
+    import jsonpointer
+
     # Copy both: jsonpatch inserts "value" objects as they are, which would alias the caller's.
     result = copy.deepcopy(document)
     copied = 0
@@ -201,6 +204,8 @@ def apply_json_patch(
 
 def _copy_size(document: Any, index: int, operation: Mapping[str, Any]) -> int:
     """The JSON size of the value a ``copy`` would duplicate (0 when ``from`` is missing)."""
+    import jsonpointer
+
     try:
         value = jsonpointer.JsonPointer(operation["from"]).resolve(document)
     except jsonpointer.JsonPointerException:

@@ -45,7 +45,7 @@ from setpoint.cache.wire import (
     object_key_of,
     resource_version_of,
 )
-from setpoint.client.errors import ApiError, Gone, error_from_status
+from setpoint.client.errors import ApiError, Forbidden, Gone, error_from_status
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
@@ -468,6 +468,9 @@ def _needs_relist(exc: BaseException) -> bool:
 
 
 def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, Forbidden) and exc.missing_permission:
+        missing = exc.missing_permission
+        return f"{exc.reason} ({exc.code}): {exc.message}; missing permission: {missing}"
     if isinstance(exc, ApiError):
         return f"{exc.reason or 'error'} ({exc.code}): {exc.message}"
     return f"{type(exc).__name__}: {exc}"

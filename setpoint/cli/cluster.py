@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
 from setpoint.cluster.identity import IdentityError, write_user_kubeconfig_for
@@ -20,6 +21,7 @@ from setpoint.cluster.local_cluster import LocalCluster
 DATA_DIR_KUBECONFIG = "kubeconfig"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
+AUDIT_LEVELS = ("Metadata", "Request")
 
 
 @click.group()
@@ -106,6 +108,20 @@ def cluster() -> None:
     "(see docs/local-cluster.md).",
 )
 @click.option(
+    "--audit-log",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Append one audit.k8s.io/v1 Event (JSON) per request to this file "
+    "(for `setpoint rbac suggest`). Off by default.",
+)
+@click.option(
+    "--audit-level",
+    type=click.Choice(AUDIT_LEVELS),
+    default="Metadata",
+    show_default=True,
+    help="Request adds each request's body (requestObject) to the Metadata.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -124,6 +140,8 @@ def serve(
     no_controllers: bool,
     authorization: str,
     faults: str | None,
+    audit_log: str | None,
+    audit_level: str,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -168,9 +186,11 @@ def serve(
                 authorization=authorization,
                 faults=faults,
                 client_ca=client_ca,
+                audit_log=audit_log,
+                audit_level=audit_level,
             )
         )
-    except (StorageOpenError, IdentityError) as exc:
+    except (StorageOpenError, IdentityError, AuditLogError) as exc:
         # e.g. another server holds the same --data-dir: a one-line error, not a traceback
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
@@ -189,6 +209,8 @@ async def _serve(
     authorization: str,
     faults: str | None = None,
     client_ca: str | None,
+    audit_log: str | None = None,
+    audit_level: str = "Metadata",
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -206,12 +228,16 @@ async def _serve(
         authorization=authorization,
         faults=faults,
         client_ca=client_ca,
+        audit_log=audit_log,
+        audit_level=audit_level,
     )
     async with local:
         click.echo(
             f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True
         )
         click.echo(f"setpoint: kubeconfig written to {local.kubeconfig_path}", err=True)
+        if audit_log is not None:
+            click.echo(f"setpoint: audit log ({audit_level}) appended to {audit_log}", err=True)
         click.echo(f"export KUBECONFIG={local.kubeconfig_path}")
         sys.stdout.flush()
         await stop.wait()

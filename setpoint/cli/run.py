@@ -92,6 +92,18 @@ async def run_operators(
 )
 @click.option("--context", "kube_context", help="Kubeconfig context to use.")
 @click.option(
+    "--as",
+    "as_user",
+    help="Act as this user (as kubectl --as), e.g. system:serviceaccount:NS:NAME to run with "
+    "that ServiceAccount's RBAC; the kubeconfig's user must be allowed to impersonate.",
+)
+@click.option(
+    "--as-group",
+    "as_groups",
+    multiple=True,
+    help="Act as a member of this group too (repeatable; needs --as).",
+)
+@click.option(
     "-n",
     "--namespace",
     "namespaces",
@@ -154,6 +166,8 @@ def run_command(
     target: str,
     kubeconfig: str | None,
     kube_context: str | None,
+    as_user: str | None,
+    as_groups: tuple[str, ...],
     namespaces: tuple[str, ...],
     leader_elect: bool | None,
     leader_election_id: str | None,
@@ -179,6 +193,7 @@ def run_command(
     Example:
       setpoint run myop/operator.py --kubeconfig ~/.kube/config -n default
       setpoint run myop.operator:op --leader-elect
+      setpoint run myop/operator.py --as system:serviceaccount:myop-system:myop
     """
     try:
         configure_logging("json" if log_format == "json" else "human", log_level)
@@ -188,6 +203,8 @@ def run_command(
         managers = find_managers(target)
     except TargetError as error:
         raise click.UsageError(str(error)) from None
+    if as_groups and not as_user:
+        raise click.UsageError("--as-group requires --as (the user to act as)")
     pod = in_cluster() and kubeconfig is None
     if metrics_bind_address is None:
         metrics_bind_address = IN_CLUSTER_METRICS_BIND_ADDRESS if pod else LOCAL_BIND_ADDRESS
@@ -215,6 +232,8 @@ def run_command(
                 cache_unready_after=cache_unready_after,
                 cache_unhealthy_after=cache_unhealthy_after,
                 watch_idle_timeout=watch_idle_timeout,
+                impersonate_user=as_user,
+                impersonate_groups=as_groups,
             )
             if not first:
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))

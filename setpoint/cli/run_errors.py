@@ -87,7 +87,11 @@ def describe_failure(error: BaseException) -> str | None:
             "kubeconfig (--kubeconfig/--context)"
         )
     if isinstance(error, Forbidden):
-        return f"{error}: the operator's RBAC does not allow this (check its Role/ClusterRole)"
+        missing = error.missing_permission
+        rule = f"; missing permission: {missing}" if missing else ""
+        return (
+            f"{error}: the operator's RBAC does not allow this{rule} (check its Role/ClusterRole)"
+        )
     if isinstance(error, NoKindMatch):
         return f"{error}: is the CRD installed? (kubectl apply -f the CRD manifest)"
     if isinstance(error, ApiError):

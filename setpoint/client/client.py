@@ -40,21 +40,22 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import dataclasses
 import logging
 import os
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar, overload
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from setpoint.api.gvk import ResourceInfo
+from setpoint.api.meta import is_model, is_model_class
 from setpoint.api.selectors import escape_field_value
 from setpoint.client import json_codec
 from setpoint.client.client_opening import ClientOpening
 from setpoint.client.config import ClientConfig
 from setpoint.client.errors import (
+    ConfigError,
     ConnectionFailed,
     Gone,
     InvalidResponse,
@@ -96,6 +97,9 @@ from setpoint.client.typed_objects import (
 )
 from setpoint.client.watch_event import WatchEvent, WatchEventType
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 __all__ = ["DEFAULT_PAGE_SIZE", "Client", "ClientOpening", "ObjectList"]
 
 LOGGER = logging.getLogger("setpoint.client")
@@ -111,7 +115,7 @@ WAIT_FOR_RESUME_DELAY = 0.2
 # client-go's DefaultBurst; only used when a qps is given.
 DEFAULT_BURST = 10
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +183,8 @@ class Client:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         read_timeout: float = DEFAULT_READ_TIMEOUT,
         on_warning: Callable[[str], None] | None = None,
+        impersonate_user: str | None = None,
+        impersonate_groups: Sequence[str] = (),
     ) -> ClientOpening:
         """Open a client for ``config``: ``await Client.from_config(c)`` or ``async with ...``.
 
@@ -187,10 +193,24 @@ class Client:
         ``field_manager``: default ``fieldManager`` of writes. ``namespace`` overrides the
         config's default namespace. ``user_agent`` replaces ``setpoint/<version>``.
         ``on_warning`` receives every server warning text (default: log each text once).
+        ``impersonate_user`` / ``impersonate_groups``: act as that user (and groups) with the
+        ``Impersonate-User`` / ``Impersonate-Group`` headers, as ``kubectl --as``/``--as-group``
+        (the credentials' user must be allowed to ``impersonate``); they replace the
+        kubeconfig's ``as``/``as-groups``.
         """
+        if impersonate_user is None and impersonate_groups:
+            raise ConfigError("impersonate_groups: requires impersonate_user (as kubectl --as)")
 
         async def open_client() -> Client:
             opened = config
+            if impersonate_user is not None:
+                opened = dataclasses.replace(
+                    opened,
+                    impersonate_user=impersonate_user,
+                    impersonate_groups=tuple(impersonate_groups),
+                    impersonate_uid=None,
+                    impersonate_extra={},
+                )
             if namespace:
                 opened = opened.with_namespace(namespace)
             if user_agent:
@@ -388,7 +408,7 @@ class Client:
             if need_name and not name:
                 raise ValueError(f"name: required to address one {kind}")
             return _Target(first, kind, name, namespace, None, None)
-        if isinstance(first, type) and issubclass(first, BaseModel):
+        if is_model_class(first):
             model_api_version, model_kind = static_type_fields(first)
             # With a model class the second positional argument is the name.
             obj_name = kind if name is None else name
@@ -942,7 +962,7 @@ class Client:
                 raise TypeError("patch(api_version, kind, name, patch): expected 4 positional args")
             kind, name, body = args
             resolved = self._target(target, kind, name, namespace, need_name=True)
-        elif isinstance(target, type) and issubclass(target, BaseModel):
+        elif is_model_class(target):
             if len(args) != 2:
                 raise TypeError("patch(Model, name, patch): expected 3 positional arguments")
             name, body = args
@@ -955,7 +975,7 @@ class Client:
         kind_of_patch = PatchType.parse(patch_type)
         if kind_of_patch is PatchType.JSON and not isinstance(body, list):
             raise ValueError("patch: a JSON patch must be a list of operations")
-        if kind_of_patch is not PatchType.JSON and isinstance(body, BaseModel):
+        if kind_of_patch is not PatchType.JSON and is_model(body):
             body = as_dict(body)
         if force is not None and kind_of_patch is not PatchType.APPLY:
             raise ValueError("force: only allowed for apply patches")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import ssl
-import tempfile
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,12 +29,11 @@ __all__ = ["DEFAULT_USER_AGENT", "ClientConfig"]
 def _default_user_agent() -> str:
     # "setpoint/<version>": the API server names the default field manager after the part
     # before the "/", so writes show up as made by "setpoint".
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-
-        return f"setpoint/{version('setpoint')}"
-    except (ImportError, PackageNotFoundError):
-        return "setpoint"
+    # The version is `setpoint.__version__` (pyproject.toml reads it too), read from the
+    # already imported package: importlib.metadata would cost `setpoint run` tens of
+    # milliseconds of start-up, and importing `setpoint` here would cross the layers.
+    version = getattr(sys.modules.get("setpoint"), "__version__", None)
+    return f"setpoint/{version}" if isinstance(version, str) else "setpoint"
 
 
 DEFAULT_USER_AGENT = _default_user_agent()
@@ -239,6 +238,8 @@ def _read_bytes(path: str | None) -> bytes:
 
 def _load_cert_pem(context: ssl.SSLContext, cert: bytes, key: bytes, origin: str) -> None:
     # ssl can only load certificates from files: write a private temporary file, load, delete.
+    import tempfile  # only for client certificates given as data: keep start-up light
+
     fd, name = tempfile.mkstemp(prefix="setpoint-cert-", suffix=".pem")
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -13,6 +13,7 @@ from :class:`ClientError`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -42,6 +43,9 @@ __all__ = [
     "error_from_response",
     "error_from_status",
 ]
+
+# kube-apiserver's RBAC refusal: User "u" cannot VERB resource "R[/SUB]" in API group "G" ...
+_RBAC_REFUSAL = re.compile(r'cannot (\S+) resource "([^"]*)" in API group "([^"]*)"')
 
 # Longest piece of a non-Status body quoted in a synthetic message: enough to recognise an HTML
 # error page or a proxy's text without flooding logs.
@@ -174,6 +178,17 @@ class Unauthorized(ApiError):
 
 class Forbidden(ApiError):
     """403: RBAC or an admission plugin denies the request."""
+
+    @property
+    def missing_permission(self) -> str:
+        """The RBAC rule the refusal names, as setpoint declares one
+        (``Permission("apps", "deployments", ["create"])``), or '' when the message names none.
+        """
+        found = _RBAC_REFUSAL.search(self.message)
+        if found is None:
+            return ""
+        verb, resource, group = found.groups()
+        return f'Permission("{group}", "{resource}", ["{verb}"])'
 
 
 class NotFound(ApiError):

@@ -16,10 +16,13 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from setpoint.client.config import ClientConfig
+from setpoint.client.deferred_certificates import deferred_default_certificates
+
+with deferred_default_certificates():  # aiohttp's own TLS contexts are not used here
+    import aiohttp
 from setpoint.client.credentials import AuthInfo
 from setpoint.client.errors import ConnectionFailed, error_from_response
 from setpoint.client.metrics import (

@@ -1,36 +1,35 @@
-"""Objects as plain dicts, or as the user's pydantic models.
+"""Objects as plain dicts, or as pydantic models.
 
-Why dicts for built-in kinds, and no generated typed-model package:
-
-* A dict carries every field the server sent, including fields newer than any model. Typed
-  models drop unknown fields on decode (verified for the official client and lightkube), so a
-  read-modify-write through a model silently deletes them. With dicts that cannot happen.
-* Decoding into dicts with msgspec is 20-50x faster than building the official client's models
-  (``shared/reference/python-clients.md``) and a dict needs no import of a 100 MB package.
-* Generated packages must follow every Kubernetes release; dicts work with any server version.
-
-The user's own CRD models are different: the user owns their schema, so validation and
-autocompletion pay off. Wherever the client takes an object it accepts a pydantic ``BaseModel``
-(dumped with ``by_alias=True, exclude_none=True``); when it was given a model instance or class,
-it returns instances of that model, decoded from the server's answer.
+Reads return dicts unless a model is asked for: a dict carries every field the server sent,
+including fields newer than any model, it decodes 20-50x faster with msgspec than the official
+client's models (``shared/reference/python-clients.md``), and it works with any server version.
+Models are for what the user wants typed: their own CRDs, and the built-in kinds of
+``setpoint.models``, which keep unknown fields (``extra="allow"``) so a read-modify-write loses
+nothing. Wherever the client takes an object it accepts a pydantic ``BaseModel`` (dumped with
+``by_alias=True, exclude_none=True``); when it was given a model instance or class, it returns
+instances of that model, decoded from the server's answer. pydantic is imported only by the
+caller's models: an operator that uses dicts never loads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from pydantic import BaseModel
+from setpoint.api.meta import is_model
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["ObjectLike", "as_dict", "model_type_of", "static_type_fields", "to_model"]
 
-ObjectLike: TypeAlias = Mapping[str, Any] | BaseModel
-ModelT = TypeVar("ModelT", bound=BaseModel)
+ObjectLike: TypeAlias = "Mapping[str, Any] | BaseModel"
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 def as_dict(obj: ObjectLike) -> dict[str, Any]:
     """A JSON-ready dict of ``obj``: a shallow copy of a mapping, or a dumped model."""
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         dumped = dict(obj.model_dump(mode="json", by_alias=True, exclude_none=True))
         if "apiVersion" not in dumped or "kind" not in dumped:
             # Models may declare their type as class variables rather than fields.
@@ -49,7 +48,7 @@ def as_dict(obj: ObjectLike) -> dict[str, Any]:
 
 def model_type_of(obj: object) -> type[BaseModel] | None:
     """The model class to decode answers into: the class of a model instance, else None."""
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         return type(obj)
     return None
 

@@ -29,6 +29,10 @@ through :attr:`LocalCluster.faults`.
 Clients may also log in with a client certificate: signed by the cluster's CA (see
 :meth:`LocalCluster.write_user_kubeconfig`), or by the CA of ``client_ca`` (a PEM file) instead;
 or as a ServiceAccount (:meth:`LocalCluster.write_service_account_kubeconfig`).
+
+``audit_log`` (a file path; off by default) makes the server append one ``audit.k8s.io/v1``
+Event per request to it, at ``audit_level`` ``"Metadata"`` (default) or ``"Request"``, except
+requests by members of ``audit_omit_groups`` (:mod:`setpoint.cluster.apiserver.audit`).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import socket
 import stat
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Final
@@ -135,6 +140,9 @@ class LocalCluster:
         authorization: str = "RBAC",
         faults: str | None = None,
         client_ca: str | Path | None = None,
+        audit_log: str | Path | None = None,
+        audit_level: str = "Metadata",
+        audit_omit_groups: Sequence[str] = (),
     ) -> None:
         if faults is not None:
             parse_fault_spec(faults)  # a bad SPEC fails here, before anything starts
@@ -150,6 +158,7 @@ class LocalCluster:
         self._authorization = authorization
         self._clock = clock
         self._client_ca = Path(client_ca).expanduser() if client_ca is not None else None
+        self._audit = (audit_log, audit_level, tuple(audit_omit_groups))
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         self._controller_options = (
@@ -226,6 +235,9 @@ class LocalCluster:
             client_ca_pem=client_ca_pem,
             service_account_key_pem=identity.service_account_key_pem if identity else None,
             clock=self._clock,
+            audit_log=self._audit[0],
+            audit_level=self._audit[1],
+            audit_omit_groups=self._audit[2],
         )
         if self._faults_spec:
             self.server.faults.set(self._faults_spec)
@@ -312,6 +324,19 @@ class LocalCluster:
         if server.certificate is not None:
             return write_kubeconfig(path, server.https_url, token, server.certificate.trusted_pem)
         return write_kubeconfig(path, server.url, token)
+
+    async def create_namespace(self, name: str) -> None:
+        """Create namespace ``name`` (409 APIError if it exists) and, with the controllers,
+        wait until they have set it up as kube-controller-manager does (its ``default``
+        ServiceAccount and ``kube-root-ca.crt`` ConfigMap exist)."""
+        await self._running().create_namespace(name)
+        if self.controllers is not None:
+            await self.controllers.namespace_set_up(name)
+
+    def flush_audit_log(self) -> None:
+        """Write the audit log's buffered lines to its file now (no-op without one)."""
+        if self.server is not None and self.server.audit is not None:
+            self.server.audit.flush()
 
     async def stop(self) -> None:
         """Stop the controllers and the server, close the storage, remove temporary files."""

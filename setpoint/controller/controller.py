@@ -41,7 +41,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, ClassVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
-from setpoint.client.errors import AlreadyExists, Conflict
+from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
 from setpoint.controller import metrics
 from setpoint.controller.log_context import reconcile_context
 from setpoint.controller.own_writes import OwnWrites
@@ -498,6 +498,19 @@ class Controller:
                 logger.info(
                     "reconcile %s %s: %s (%s); retrying with the new version",
                     self.name, request, what, exc, extra=extra,
+                )  # fmt: skip
+            except Forbidden as exc:
+                # RBAC refused a request: one line naming the rule to grant, no traceback.
+                queue.add_rate_limited(request)
+                self._errors.inc()
+                self._total["error"].inc()
+                missing = exc.missing_permission
+                logger.error(
+                    "reconcile %s %s failed (retry %d): forbidden: %s%s",
+                    self.name, request, queue.num_requeues(request), exc.message,
+                    f"; missing permission: {missing} (declare it in the reconciler's "
+                    "permissions and regenerate config/rbac)" if missing else "",
+                    extra=extra,
                 )  # fmt: skip
             except Exception as exc:
                 queue.add_rate_limited(request)

@@ -24,14 +24,15 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import BaseModel
-
-from setpoint.api.meta import as_mapping
+from setpoint.api.meta import as_mapping, is_model
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
 from setpoint.client.errors import NotFound
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "Cleanup",
@@ -48,7 +49,7 @@ logger = logging.getLogger(__name__)
 #: A cleanup function: gets a fresh dict of the object being deleted. Async functions run on
 #: the event loop, sync ones in a worker thread.
 Cleanup = Callable[[dict[str, Any]], Awaitable[None] | None]
-ObjectInput = Mapping[str, Any] | CachedObject | BaseModel
+ObjectInput: TypeAlias = "Mapping[str, Any] | CachedObject | BaseModel"
 
 
 class FinalizerOutcome(enum.Enum):
@@ -108,7 +109,7 @@ class _View:
 
 
 def _view(obj: ObjectInput) -> _View:
-    if isinstance(obj, BaseModel):
+    if is_model(obj):
         obj = as_mapping(obj)
     if isinstance(obj, CachedObject):
         return _View(
@@ -187,7 +188,7 @@ async def _run_cleanup(cleanup: Cleanup, obj: ObjectInput) -> None:
     fresh: Any
     if isinstance(obj, CachedObject):
         fresh = obj.to_dict()
-    elif isinstance(obj, BaseModel):
+    elif is_model(obj):
         fresh = obj.model_copy(deep=True)  # the cleanup gets the model it was given
     else:
         fresh = _deep_copy(obj)

@@ -26,9 +26,7 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Final
 
 from setpoint.api.meta import as_mapping
 from setpoint.api.names import validate_qualified_name
@@ -36,6 +34,9 @@ from setpoint.api.times import now_micro_time, now_time
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
 from setpoint.client.errors import AlreadyExists, ConnectionFailed, NoKindMatch, NotFound
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "DEFAULT_AGGREGATION_WINDOW",

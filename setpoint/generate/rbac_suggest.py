@@ -7,7 +7,9 @@ shows to be missing. Requests are grouped by where they apply — a namespace (a
 the cluster (a ClusterRole: cluster-scoped resources, lists and watches across all namespaces,
 non-resource URLs) — then by API group and resource (with its subresource), and resources that
 need the same verbs are merged into one rule, as controller-gen merges its markers. Object
-names are left out: an operator's reads and writes are rarely about fixed names.
+names are left out: an operator's reads and writes are rarely about fixed names. Discovery and
+health paths (``/api``, ``/apis/...``, ``/version``, ``/healthz`` ...) are left out too: the
+default ``system:discovery`` and ``system:public-info-viewer`` roles grant them to everyone.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "observe_audit_events",
     "read_audit_log",
     "suggest",
+    "unused_rules",
 ]
 
 _SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
@@ -65,6 +68,18 @@ class Observed:
         scope.setdefault((group, resource), set()).add(verb)
 
 
+#: Non-resource URLs every authenticated user may GET (the default ClusterRoles
+#: ``system:discovery`` and ``system:public-info-viewer``): discovery needs no suggestion.
+_EVERYONE_EXACT = frozenset(
+    {"/api", "/apis", "/healthz", "/livez", "/readyz", "/version", "/version/", "/openapi"}
+)
+_EVERYONE_PREFIXES = ("/api/", "/apis/", "/openapi/", "/healthz/", "/livez/", "/readyz/")
+
+
+def _granted_to_everyone(path: str, verb: str) -> bool:
+    return verb == "get" and (path in _EVERYONE_EXACT or path.startswith(_EVERYONE_PREFIXES))
+
+
 def _acting_user(event: dict[str, Any]) -> str:
     impersonated = event.get("impersonatedUser") or {}
     user = impersonated or event.get("user") or {}
@@ -86,7 +101,8 @@ def observe_audit_events(events: Iterable[dict[str, Any]], username: str) -> Obs
         reference = event.get("objectRef")
         if not reference:
             path = str(event.get("requestURI", "")).split("?", 1)[0]
-            observed.non_resource.setdefault(path, set()).add(verb)
+            if not _granted_to_everyone(path, verb):
+                observed.non_resource.setdefault(path, set()).add(verb)
             continue
         resource = str(reference.get("resource", ""))
         if reference.get("subresource"):
@@ -229,3 +245,12 @@ def missing_rules(granted: Iterable[Rule], suggestion: Suggestion) -> list[tuple
     for rules in suggestion.namespaced_rules.values():
         need |= _grants(rules)
     return sorted(need - have)
+
+
+def unused_rules(granted: Iterable[Rule], suggestion: Suggestion) -> list[tuple[str, str, str]]:
+    """(group, resource, verb) triples ``granted`` gives and the suggestion never needed: what
+    a role grants beyond what was observed (a superset to justify, or to trim)."""
+    need = _grants(suggestion.cluster_rules)
+    for rules in suggestion.namespaced_rules.values():
+        need |= _grants(rules)
+    return sorted(_grants(granted) - need)

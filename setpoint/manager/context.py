@@ -34,11 +34,9 @@ from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequen
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from pydantic import BaseModel
-
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.api.conditions import set_condition
-from setpoint.api.meta import as_mapping
+from setpoint.api.meta import as_mapping, is_model
 from setpoint.api.owners import controller_of, is_controlled_by, set_controller_reference
 from setpoint.api.patch import apply_merge_patch, json_equal
 from setpoint.cache import OWNER_UID_INDEX, Cache
@@ -58,6 +56,8 @@ from setpoint.manager.kind_ref import kind_of, model_of
 from setpoint.manager.recording_client import RecordingClient
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from setpoint.manager.manager import Manager
 
 __all__ = ["DEFAULT_FIELD_MANAGER", "Context", "NotControlledError"]
@@ -311,7 +311,7 @@ class Context:
         so this never conflicts with other writers of other fields; nothing is sent when the
         cached status already equals the result (the cached object is returned).
         """
-        model = model_of(type(obj)) if isinstance(obj, BaseModel) else None
+        model = model_of(type(obj)) if is_model(obj) else None
         if obj is None:
             current = await self._primary_dict()
             if current is None:
@@ -323,7 +323,7 @@ class Context:
             current = dict(as_mapping(obj))
         status_patch: dict[str, Any] = {}
         if patch is not None:
-            status_patch = dict(as_mapping(patch)) if isinstance(patch, BaseModel) else dict(patch)
+            status_patch = dict(as_mapping(patch)) if is_model(patch) else dict(patch)
         before = current.get("status") if isinstance(current.get("status"), dict) else {}
         if conditions:
             merged = copy.deepcopy(
@@ -380,7 +380,7 @@ class Context:
         raises :class:`NotControlledError` when the child exists without this owner as its
         controller. Returns the applied object (a model when `child` is one).
         """
-        model = type(child) if isinstance(child, BaseModel) else None
+        model = type(child) if is_model(child) else None
         owner_obj = await self._owner(owner)
         obj = copy.deepcopy(as_dict(child))
         metadata = obj.setdefault("metadata", {})
@@ -417,9 +417,11 @@ class Context:
         """``create_or_update`` reading from the cache, owned by the primary object.
 
         Compares only the fields `mutate` sets; returns ``("unchanged", cached)`` with no
-        request when they already hold. With `owned` (default) the object gets the primary
-        object as controller; `adopt=False` raises :class:`NotControlledError` instead of taking
-        over an existing object this owner does not control.
+        request when they already hold. When `obj` is a model (``models.Deployment(...)``),
+        `mutate` gets a model of that class and the result is one. With `owned` (default) the
+        object gets the primary object as controller; `adopt=False` raises
+        :class:`NotControlledError` instead of taking over an existing object this owner does
+        not control.
         """
         return await self._create_or(create_or_update, obj, mutate, owned=owned, adopt=adopt)
 
@@ -451,12 +453,16 @@ class Context:
         owned: bool,
         adopt: bool,
     ) -> tuple[OperationResult, Any]:
-        model = type(obj) if isinstance(obj, BaseModel) else None
+        model = type(obj) if is_model(obj) else None
         target = copy.deepcopy(as_dict(obj))
         metadata = target.setdefault("metadata", {})
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
         owner = await self._owner(None) if owned else None
+        if model is not None:  # `mutate` edits a model like the one given
+            from setpoint.manager.typed_mutate import model_mutate  # imports pydantic
+
+            mutate = model_mutate(model, mutate)
 
         async def owned_mutate(current: dict[str, Any]) -> None:
             exists = bool((current.get("metadata") or {}).get("uid"))

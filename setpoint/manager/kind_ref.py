@@ -8,21 +8,23 @@ class names the kind, reads of that kind through a reconcile's context return in
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from pydantic import BaseModel
-
+from setpoint.api.meta import is_model_class
 from setpoint.client.typed_objects import static_type_fields
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["KindRef", "kind_of", "model_of"]
 
 #: A kind as `(api_version, kind)` (or a `setpoint.kinds` constant), or a model class.
-KindRef: TypeAlias = tuple[str, str] | type[BaseModel]
+KindRef: TypeAlias = "tuple[str, str] | type[BaseModel]"
 
 
 def kind_of(ref: KindRef | Any, option: str) -> tuple[str, str]:
     """`(api_version, kind)` of a `KindRef`; raises TypeError naming `option`."""
-    if isinstance(ref, type) and issubclass(ref, BaseModel):
+    if is_model_class(ref):
         try:
             return static_type_fields(ref)
         except ValueError as error:
@@ -41,6 +43,6 @@ def kind_of(ref: KindRef | Any, option: str) -> tuple[str, str]:
 
 def model_of(ref: KindRef | Any) -> type[BaseModel] | None:
     """The model class when `ref` is one, else None."""
-    if isinstance(ref, type) and issubclass(ref, BaseModel):
+    if is_model_class(ref):
         return ref
     return None

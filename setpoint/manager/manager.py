@@ -114,6 +114,9 @@ class Manager:
     `cache_unready_after` / `cache_unhealthy_after` (30 s / 180 s): an informer that cannot
     list or watch that long fails `/readyz`, then `/healthz` (check `informers`).
     `clock` (default: the system clock) times the controllers' delayed re-runs and is what
+    `impersonate_user`/`impersonate_groups` make the client it makes act as that user (as
+    `kubectl --as`), e.g. `system:serviceaccount:NS:NAME` to run with that ServiceAccount's
+    RBAC. `clock` (default: the system clock) times the controllers' delayed re-runs and is what
     `ctx.now()` reads; pass a `FakeClock` to test time-based logic without sleeping.
     """
 
@@ -141,6 +144,8 @@ class Manager:
         cache_sync_timeout: float = DEFAULT_SYNC_TIMEOUT_S,
         cache_unready_after: float = DEFAULT_UNREADY_AFTER_S,
         cache_unhealthy_after: float = DEFAULT_UNHEALTHY_AFTER_S,
+        impersonate_user: str | None = None,
+        impersonate_groups: Sequence[str] = (),
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -163,6 +168,8 @@ class Manager:
         self._owns_client = client is None
         self._kubeconfig = kubeconfig
         self._context = context
+        self._impersonation: tuple[str | None, tuple[str, ...]] = (None, ())
+        self._set_impersonation(impersonate_user, impersonate_groups)
         self._namespaces = list(namespaces) if namespaces is not None else None
         self._cache_options = cache_options
         self._cache: Cache | None = None
@@ -314,6 +321,8 @@ class Manager:
         cache_unready_after: float | None = None,
         cache_unhealthy_after: float | None = None,
         watch_idle_timeout: float | None = None,
+        impersonate_user: str | None = None,
+        impersonate_groups: Sequence[str] = (),
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -382,6 +391,20 @@ class Manager:
             self.cache_health.unhealthy_after = _positive(
                 cache_unhealthy_after, "cache_unhealthy_after"
             )
+        if impersonate_user is not None or impersonate_groups:
+            self._set_impersonation(impersonate_user, impersonate_groups)
+
+    def _set_impersonation(self, user: str | None, groups: Sequence[str]) -> None:
+        if user is None and not groups:
+            return
+        if user is None:
+            raise ManagerError("Manager: impersonate_groups needs impersonate_user (as --as-group)")
+        if not self._owns_client:
+            raise ManagerError(
+                "Manager: impersonate_user cannot apply: a client was given (open it with "
+                "Client.from_kubeconfig(..., impersonate_user=...) instead)"
+            )
+        self._impersonation = (user, tuple(groups))
 
     # ----- lifecycle -----
 
@@ -390,9 +413,18 @@ class Manager:
         if self._client is None:
             if self._kubeconfig is None and self._context is None:
                 # In a pod: the service account; elsewhere $KUBECONFIG or ~/.kube/config.
-                self._client = await Client.from_environment()
+                user, groups = self._impersonation
+                self._client = await Client.from_environment(
+                    impersonate_user=user, impersonate_groups=groups
+                )
             else:
-                self._client = await Client.from_kubeconfig(self._kubeconfig, context=self._context)
+                user, groups = self._impersonation
+                self._client = await Client.from_kubeconfig(
+                    self._kubeconfig,
+                    context=self._context,
+                    impersonate_user=user,
+                    impersonate_groups=groups,
+                )
         if self._cache is None:
             self._cache = Cache(self._client, self._effective_cache_options())
 

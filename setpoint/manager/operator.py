@@ -29,9 +29,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from setpoint.api.names import validate_dns1123_label
 from setpoint.api.rbac import Permission
@@ -45,6 +43,9 @@ from setpoint.controller.source import Source
 from setpoint.manager.context import Context
 from setpoint.manager.kind_ref import KindRef, kind_of, model_of
 from setpoint.manager.manager import Manager, ManagerError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["KindRef", "Operator", "ReconcilerDeclaration"]
 

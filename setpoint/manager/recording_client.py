@@ -15,22 +15,23 @@ Dry runs are not recorded. Everything else is the client's, unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from setpoint.api.meta import as_mapping
+from setpoint.api.meta import as_mapping, is_model
 from setpoint.cache import Cache
 from setpoint.client.client import Client
 from setpoint.client.typed_objects import as_dict
 from setpoint.controller.own_writes import OwnWrites, WriteKey
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["RecordingClient", "record_write"]
 
 
 def record_write(cache: Cache, own_writes: OwnWrites | None, answer: Any) -> None:
     """Record one write's answer (an object dict or model) in the cache and own writes."""
-    if isinstance(answer, BaseModel):
+    if is_model(answer):
         answer = as_dict(answer)
     if not isinstance(answer, Mapping):
         return
@@ -134,7 +135,7 @@ class RecordingClient:
         details = answer.get("details")
         if isinstance(details, Mapping) and details.get("uid"):
             target = args[0] if args else None
-            if isinstance(target, BaseModel):
+            if is_model(target):
                 target = as_dict(target)
             if isinstance(target, Mapping):
                 target_meta = target.get("metadata") or {}

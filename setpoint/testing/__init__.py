@@ -10,6 +10,10 @@ fixtures with ``pytest_plugins = ["setpoint.testing.plugin"]`` in ``conftest.py`
 - :func:`install_crds` installs CRDs (manifests, YAML files, CRD models) and waits for them;
 - :func:`wait_for` polls anything (an object, a list, a condition) and
   :func:`wait_for_event` waits for an Event about an object;
+- :func:`install_rbac` binds a ServiceAccount of the test's namespace to generated Roles
+  (``config/rbac``), ``run_operator(..., service_account=NAME)`` runs the operator as it, and
+  :func:`observed_rbac` reads the session cluster's audit log into what ``setpoint rbac
+  suggest`` prints (compare with ``missing_rules``/``unused_rules``);
 - :class:`FakeClock` (``setpoint.api.clock.FakeClock``): time that moves only on ``advance()``,
   which fires the operator's due delayed reconciles.
 
@@ -25,6 +29,8 @@ from setpoint.api.clock import FakeClock
 
 if TYPE_CHECKING:
     from setpoint.testing.background_cluster import BackgroundCluster as BackgroundCluster
+    from setpoint.testing.least_privilege import install_rbac as install_rbac
+    from setpoint.testing.least_privilege import observed_rbac as observed_rbac
     from setpoint.testing.operators import WaitTimeout as WaitTimeout
     from setpoint.testing.operators import install_crds as install_crds
     from setpoint.testing.operators import run_operator as run_operator
@@ -36,6 +42,8 @@ __all__ = [
     "FakeClock",
     "WaitTimeout",
     "install_crds",
+    "install_rbac",
+    "observed_rbac",
     "run_operator",
     "wait_for",
     "wait_for_event",
@@ -45,6 +53,8 @@ _EXPORTS = {
     "BackgroundCluster": "setpoint.testing.background_cluster",
     "WaitTimeout": "setpoint.testing.operators",
     "install_crds": "setpoint.testing.operators",
+    "install_rbac": "setpoint.testing.least_privilege",
+    "observed_rbac": "setpoint.testing.least_privilege",
     "run_operator": "setpoint.testing.operators",
     "wait_for": "setpoint.testing.operators",
     "wait_for_event": "setpoint.testing.operators",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -43,6 +43,9 @@ class BackgroundCluster:
         authorization: str = "RBAC",
         faults: str | None = None,
         client_ca: str | Path | None = None,
+        audit_log: str | Path | None = None,
+        audit_level: str = "Metadata",
+        audit_omit_groups: Sequence[str] = (),
     ) -> None:
         self._options: dict[str, Any] = {
             "faults": faults,
@@ -56,7 +59,12 @@ class BackgroundCluster:
             "clock": clock,
             "simulated_run_seconds": simulated_run_seconds,
             "authorization": authorization,
+            "audit_log": audit_log,
+            "audit_level": audit_level,
+            "audit_omit_groups": tuple(audit_omit_groups),
         }
+        #: The audit log file (None: not kept); see :meth:`flush_audit_log`.
+        self.audit_log_path = Path(audit_log) if audit_log is not None else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -133,8 +141,9 @@ class BackgroundCluster:
         return future.result()
 
     def create_namespace(self, name: str) -> None:
-        """Create namespace ``name`` in the running server."""
-        self.run(self._server().create_namespace(name))
+        """Create namespace ``name`` in the running server; with the controllers, return once
+        its ``default`` ServiceAccount and ``kube-root-ca.crt`` ConfigMap exist."""
+        self.run(self._cluster().create_namespace(name))
 
     def delete_namespace(self, name: str) -> None:
         """Delete namespace ``name`` (and its content) in the running server."""
@@ -162,6 +171,15 @@ class BackgroundCluster:
         if server is None:
             raise RuntimeError("the background cluster is not running")
         return server
+
+    def flush_audit_log(self) -> None:
+        """Write the audit log's buffered lines to its file now (call before reading it)."""
+        cluster = self._cluster()
+
+        async def flush() -> None:
+            cluster.flush_audit_log()
+
+        self.run(flush())
 
     def stop(self) -> None:
         """Stop the server and join the thread."""

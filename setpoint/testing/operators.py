@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_WAIT_TIMEOUT",
     "WaitTimeout",
     "install_crds",
+    "operators_run_as",
     "run_operator",
     "wait_for",
     "wait_for_event",
@@ -47,6 +49,22 @@ __all__ = [
 #: How long ``wait_for`` waits by default: an upper bound that turns a hang into a failure.
 DEFAULT_WAIT_TIMEOUT = 10.0
 POLL_INTERVAL = 0.05
+
+
+#: The ServiceAccount ``run_operator`` runs operators as when not told (see operators_run_as).
+_run_as: ContextVar[str | None] = ContextVar("setpoint_run_operator_as", default=None)
+
+
+@contextmanager
+def operators_run_as(service_account: str) -> Iterator[None]:
+    """Within the block, ``run_operator`` runs every operator as ``service_account`` of the
+    operator's namespace unless told otherwise: a test written for the admin then runs the
+    operator under its own RBAC, unchanged (see ``install_rbac``)."""
+    token = _run_as.set(service_account)
+    try:
+        yield
+    finally:
+        _run_as.reset(token)
 
 
 class WaitTimeout(AssertionError):
@@ -60,12 +78,16 @@ async def run_operator(
     kubeconfig: str | Path,
     namespace: str | None = None,
     clock: Clock | None = None,
+    service_account: str | None = None,
     **options: Any,
 ) -> AsyncIterator[Operator]:
     """Run a fresh copy of ``target`` (an ``Operator``, or a ``setpoint run`` TARGET string
     naming one) against ``kubeconfig`` for the ``async with`` block; ``namespace`` limits its
     cache (and so what it reconciles) to one namespace; ``clock`` (e.g. a ``FakeClock``)
-    drives its delays and ``ctx.now()``. Other ``options`` are ``Operator``/``Manager`` ones.
+    drives its delays and ``ctx.now()``. ``service_account`` (a name in ``namespace``) runs
+    it as ``system:serviceaccount:<namespace>:<name>``, with that ServiceAccount's RBAC only
+    (the kubeconfig's admin impersonates it; see ``install_rbac``). Other ``options`` are
+    ``Operator``/``Manager`` ones (``impersonate_user=`` acts as any user).
     """
     if isinstance(target, str):
         found = [m for m in find_managers(target) if isinstance(m, Operator)]
@@ -77,6 +99,12 @@ async def run_operator(
         target = found[0]
     if not isinstance(target, Operator):
         raise TypeError(f"run_operator: expected an Operator, got {type(target).__name__}")
+    if service_account is None and "impersonate_user" not in options:
+        service_account = _run_as.get()
+    if service_account is not None:
+        if namespace is None:
+            raise ValueError("run_operator: service_account= needs namespace= (where it lives)")
+        options["impersonate_user"] = f"system:serviceaccount:{namespace}:{service_account}"
     if namespace is not None:
         options.setdefault("namespaces", [namespace])
     if clock is not None:

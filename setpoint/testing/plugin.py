@@ -4,7 +4,8 @@ Enable it with ``pytest_plugins = ["setpoint.testing.plugin"]`` in ``conftest.py
 
 - ``local_cluster`` (session): a :class:`BackgroundCluster` with ``.url``, ``.token`` and
   ``.kubeconfig_path``; it runs in its own thread and event loop, so sync tests and async tests
-  with any event-loop scope can use it.
+  with any event-loop scope can use it. It keeps an audit log (``.audit_log_path``, Metadata
+  level, without the admin's own requests) that ``setpoint.testing.observed_rbac`` reads.
 - ``namespace`` (function): the name of a namespace created for the test and deleted after it
   (deleting it deletes everything the test left in it).
 - ``kubeconfig`` (session): the path of the local cluster's kubeconfig, for ``run_operator``.
@@ -26,15 +27,23 @@ from setpoint.api.clock import FakeClock
 from setpoint.client.client import Client
 from setpoint.testing.background_cluster import BackgroundCluster
 
+#: ``system:masters``: the admin token's group, whose own requests the session log leaves out.
+PRIVILEGED_GROUP: Final = "system:masters"
+
 #: Test namespaces are ``test-`` plus random hex: unique, and valid DNS labels.
 NAMESPACE_PREFIX: Final = "test-"
 NAMESPACE_RANDOM_BYTES: Final = 5
 
 
 @pytest.fixture(scope="session")
-def local_cluster() -> Iterator[BackgroundCluster]:
-    """An in-memory local cluster shared by the whole test session."""
-    cluster = BackgroundCluster(in_memory=True).start()
+def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundCluster]:
+    """An in-memory local cluster shared by the whole test session, with an audit log."""
+    audit_log = tmp_path_factory.mktemp("setpoint-audit") / "audit.jsonl"
+    # The admin's own requests (fixtures, test clients) are left out: they are many, and not
+    # what an operator running as its ServiceAccount needs.
+    cluster = BackgroundCluster(
+        in_memory=True, audit_log=audit_log, audit_omit_groups=[PRIVILEGED_GROUP]
+    ).start()
     try:
         yield cluster
     finally:

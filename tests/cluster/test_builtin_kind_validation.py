@@ -564,7 +564,11 @@ async def test_secret_string_data_is_merged_into_data(api: RawAPI, namespace: st
     assert reply.body["details"]["causes"][0]["field"] == "data[a b]"
 
 
-async def test_workload_status_writes_are_checked(api: RawAPI, namespace: str) -> None:
+async def test_workload_status_writes_are_checked(
+    api_only: RawAPI, api_only_namespace: str
+) -> None:
+    # Statuses written by hand: on a cluster without the controllers, which would rewrite them.
+    api, namespace = api_only, api_only_namespace
     path = await _created(api, namespace, deployment(replicas=3))
     good = {
         "status": {"replicas": 3, "readyReplicas": 2, "availableReplicas": 2, "collisionCount": 2}

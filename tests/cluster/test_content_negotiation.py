@@ -34,7 +34,8 @@ async def test_get_and_list_answer_yaml_when_asked(api: RawAPI, namespace: str) 
     assert listed.headers["Content-Type"] == YAML
     document = yaml.safe_load(listed.raw)
     assert document["kind"] == "ConfigMapList"
-    assert [item["metadata"]["name"] for item in document["items"]] == ["cm"]
+    # With the root CA publisher's ConfigMap, as in every namespace of a real cluster.
+    assert [item["metadata"]["name"] for item in document["items"]] == ["cm", "kube-root-ca.crt"]
 
 
 async def test_errors_and_writes_answer_yaml_when_asked(api: RawAPI, namespace: str) -> None:

@@ -189,7 +189,7 @@ async def test_delete_collection_with_selector(api: RawAPI, namespace: str) -> N
     assert reply.status == 200
     assert sorted(i["metadata"]["name"] for i in reply.body["items"]) == ["a", "b"]
     left = await api.request("GET", path)
-    assert [i["metadata"]["name"] for i in left.body["items"]] == ["c"]
+    assert [i["metadata"]["name"] for i in left.body["items"]] == ["c", "kube-root-ca.crt"]
 
 
 async def test_dry_run_persists_nothing(api: RawAPI, namespace: str) -> None:

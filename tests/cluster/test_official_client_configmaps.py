@@ -21,7 +21,8 @@ def test_create_get_list_update_patch_delete(core_v1: client.CoreV1Api, namespac
     assert fetched.metadata.resource_version == created.metadata.resource_version
 
     listed = core_v1.list_namespaced_config_map(namespace)
-    assert [item.metadata.name for item in listed.items] == ["cm1"]
+    # Beside the root CA publisher's ConfigMap, in every namespace as on a real cluster.
+    assert [item.metadata.name for item in listed.items] == ["cm1", "kube-root-ca.crt"]
 
     fetched.data["b"] = "2"
     updated = core_v1.replace_namespaced_config_map("cm1", namespace, fetched)
@@ -75,9 +76,10 @@ def test_watch_sees_added_modified_deleted_in_order(
 def test_pagination_returns_every_object_exactly_once(
     core_v1: client.CoreV1Api, namespace: str
 ) -> None:
-    names = {f"p{i:02d}" for i in range(23)}
-    for name in names:
+    created = {f"p{i:02d}" for i in range(23)}
+    for name in created:
         core_v1.create_namespaced_config_map(namespace, _configmap(name, {}))
+    names = created | {"kube-root-ca.crt"}  # the root CA publisher's, in every namespace
     seen: list[str] = []
     token = None
     pages = 0

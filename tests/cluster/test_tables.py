@@ -15,6 +15,8 @@ KUBECTL_ACCEPT = (
     "application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 )
 TABLE = {"Accept": KUBECTL_ACCEPT}
+#: The test's own ConfigMaps (all labelled ``k``), not the root CA publisher's.
+OWN = "labelSelector=k"
 
 
 async def _config_maps(api: RawAPI, namespace: str, *names: str) -> str:
@@ -38,7 +40,7 @@ async def test_a_list_becomes_a_table_keeping_the_list_metadata(
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
     assert table["columnDefinitions"][0]["format"] == "name"
     assert table["metadata"]["continue"]
-    assert table["metadata"]["remainingItemCount"] == 1
+    assert table["metadata"]["remainingItemCount"] == 2  # c, and the root CA publisher's
     assert int(table["metadata"]["resourceVersion"]) > 0
     assert [row["cells"][:2] for row in table["rows"]] == [["a", 1], ["b", 1]]
     partial = table["rows"][0]["object"]
@@ -48,15 +50,15 @@ async def test_a_list_becomes_a_table_keeping_the_list_metadata(
     rest = await api.request(
         "GET", f"{path}?limit=2&continue={table['metadata']['continue']}", headers=TABLE
     )
-    assert [row["cells"][0] for row in rest.body["rows"]] == ["c"]
+    assert [row["cells"][0] for row in rest.body["rows"]] == ["c", "kube-root-ca.crt"]
 
 
 async def test_include_object(api: RawAPI, namespace: str) -> None:
     path = await _config_maps(api, namespace, "one")
-    whole = await api.request("GET", f"{path}?includeObject=Object", headers=TABLE)
+    whole = await api.request("GET", f"{path}?{OWN}&includeObject=Object", headers=TABLE)
     obj = whole.body["rows"][0]["object"]
     assert (obj["kind"], obj["apiVersion"], obj["data"]) == ("ConfigMap", "v1", {"a": "1"})
-    bare = await api.request("GET", f"{path}?includeObject=None", headers=TABLE)
+    bare = await api.request("GET", f"{path}?{OWN}&includeObject=None", headers=TABLE)
     assert "object" not in bare.body["rows"][0]
     bad = await api.request("GET", f"{path}?includeObject=Everything", headers=TABLE)
     assert (bad.status, bad.body["reason"]) == (400, "BadRequest")
@@ -89,7 +91,7 @@ async def test_kinds_without_a_printer_get_name_and_created_at(api: RawAPI) -> N
 async def test_watch_sends_a_table_per_event_with_headers_once(api: RawAPI, namespace: str) -> None:
     path = await _config_maps(api, namespace, "w1", "w2")
     async with api.session.get(
-        f"{api.url}{path}?watch=true&timeoutSeconds=1", headers=TABLE
+        f"{api.url}{path}?{OWN}&watch=true&timeoutSeconds=1", headers=TABLE
     ) as reply:
         assert reply.status == 200
         events = [json.loads(line) async for line in reply.content if line.strip()]

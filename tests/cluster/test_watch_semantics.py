@@ -13,6 +13,8 @@ from setpoint.cluster.apiserver.storage import MemoryStorage
 from tests.cluster.raw_api import RawAPI, raw_api
 
 MERGE = "application/merge-patch+json"
+#: The root CA publisher's ConfigMap: in every namespace before the test's own objects.
+ROOT_CA = "kube-root-ca.crt"
 
 
 async def test_resource_version_zero_replays_current_objects(api: RawAPI, namespace: str) -> None:
@@ -23,6 +25,7 @@ async def test_resource_version_zero_replays_current_objects(api: RawAPI, namesp
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
         ("ADDED", "a"),
         ("ADDED", "b"),
+        ("ADDED", ROOT_CA),
     ]
 
 
@@ -64,8 +67,9 @@ async def test_send_initial_events_ends_with_marked_bookmark(api: RawAPI, namesp
         f"{path}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
         "&allowWatchBookmarks=true&timeoutSeconds=1"
     )
-    assert [e["type"] for e in events[:2]] == ["ADDED", "BOOKMARK"]
-    bookmark = events[1]["object"]
+    assert [e["type"] for e in events[:3]] == ["ADDED", "ADDED", "BOOKMARK"]
+    assert {e["object"]["metadata"]["name"] for e in events[:2]} == {"i", ROOT_CA}
+    bookmark = events[2]["object"]
     assert bookmark["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert bookmark["kind"] == "ConfigMap"
     assert events[-1]["type"] == "BOOKMARK"  # one more before the stream closes
@@ -82,9 +86,11 @@ async def test_send_initial_events_requires_bookmarks(api: RawAPI, namespace: st
 
 async def test_watch_stream_is_newline_delimited_compact_json(api: RawAPI, namespace: str) -> None:
     path = f"/api/v1/namespaces/{namespace}/configmaps"
-    await api.request("POST", path, {"metadata": {"name": "c"}, "data": {"n": "1"}})
+    await api.request(
+        "POST", path, {"metadata": {"name": "c", "labels": {"own": "yes"}}, "data": {"n": "1"}}
+    )
     async with api.session.get(
-        f"{api.url}{path}?watch=1&resourceVersion=0&timeoutSeconds=1"
+        f"{api.url}{path}?watch=1&resourceVersion=0&timeoutSeconds=1&labelSelector=own"
     ) as response:
         assert response.headers["Content-Type"].startswith("application/json")
         assert response.headers["Transfer-Encoding"] == "chunked"
@@ -162,6 +168,9 @@ async def test_exact_list_at_an_older_resource_version(api: RawAPI, namespace: s
     )
     old = await api.request("GET", f"{path}?resourceVersion={rv}&resourceVersionMatch=Exact")
     assert old.body["metadata"]["resourceVersion"] == rv
-    assert [(i["metadata"]["name"], i["data"]) for i in old.body["items"]] == [("e1", {"v": "1"})]
+    assert [(i["metadata"]["name"], i["data"].get("v")) for i in old.body["items"]] == [
+        ("e1", "1"),
+        (ROOT_CA, None),
+    ]
     now = await api.request("GET", f"{path}?resourceVersion={rv}&resourceVersionMatch=NotOlderThan")
-    assert [i["metadata"]["name"] for i in now.body["items"]] == ["e1", "e2"]
+    assert [i["metadata"]["name"] for i in now.body["items"]] == ["e1", "e2", ROOT_CA]

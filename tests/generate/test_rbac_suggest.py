@@ -58,7 +58,10 @@ EVENTS = [
     event("delete", "pods", namespace="shop", code=403),  # denied: still needed
     event("patch", "podsets", namespace="shop", group="app.example.com", subresource="status"),
     event("create", "events", namespace="shop", group="events.k8s.io"),
-    event("get", None, uri="/version?timeout=32s"),
+    event("get", None, uri="/metrics?timeout=32s"),
+    # Discovery and version: every authenticated user may (system:discovery), so not suggested.
+    event("get", None, uri="/apis/apps/v1?timeout=32s"),
+    event("get", None, uri="/version"),
     event("list", "secrets", user="someone-else"),
 ]
 
@@ -70,7 +73,7 @@ def test_cluster_wide_reads_go_to_a_clusterrole_and_writes_to_a_role_per_namespa
         Rule("", ("pods",), ("list", "watch")),
         Rule("app.example.com", ("podsets",), ("list", "watch")),
     ]
-    assert suggestion.non_resource == {"/version": ("get",)}
+    assert suggestion.non_resource == {"/metrics": ("get",)}
     assert suggestion.namespaced_rules == {
         "shop": [
             Rule("", ("pods",), ("create", "delete")),
@@ -88,7 +91,7 @@ def test_manifests_bind_the_service_account() -> None:
         "Role",
         "RoleBinding",
     ]
-    assert documents[0]["rules"][-1] == {"nonResourceURLs": ["/version"], "verbs": ["get"]}
+    assert documents[0]["rules"][-1] == {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
     assert documents[3]["subjects"] == [
         {"kind": "ServiceAccount", "name": "podset", "namespace": "ops"}
     ]

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Final
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
 
 from aiohttp import web
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.audit import AuditLog
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
     ClientCertificate,
@@ -101,6 +104,9 @@ class APIServer:
         client_ca_pem: bytes | None = None,
         service_account_key_pem: bytes | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        audit_log: str | Path | None = None,
+        audit_level: str = "Metadata",
+        audit_omit_groups: Sequence[str] = (),
     ) -> None:
         self.storage = storage
         self.token = token or generate_token()
@@ -147,6 +153,10 @@ class APIServer:
             CRD_STORAGE_ROOT: self.crds,
             **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},
         }
+        #: The audit log (``--audit-log``): one audit.k8s.io Event per request; None: off.
+        self.audit = (
+            AuditLog(audit_log, audit_level, audit_omit_groups) if audit_log is not None else None
+        )
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
         #: Fault injection for tests (off until rules are set).
@@ -193,11 +203,16 @@ class APIServer:
             access=self.access,
             faults=self.faults,
             authenticator=self.authenticator,
+            audit=self.audit,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
         # access_log=None: the handler logs one debug line per request itself.
-        server = StatusServer(handler, handler_cancellation=True, access_log=None)
+        extra: dict[str, Any] = {}
+        if self.audit is not None:
+            self.audit.open()
+            extra["request_factory"] = self.audit.request_factory()
+        server = StatusServer(handler, handler_cancellation=True, access_log=None, **extra)
         runner = web.ServerRunner(
             server, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS
         )
@@ -289,6 +304,8 @@ class APIServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.audit is not None:
+            self.audit.close()
 
 
 def server_sockets(runner: web.BaseRunner) -> list[int]:

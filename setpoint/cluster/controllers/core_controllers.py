@@ -9,19 +9,23 @@ from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.garbage_collector.collector import GarbageCollector
 from setpoint.cluster.controllers.kubelet.kubelet import Kubelet
 from setpoint.cluster.controllers.namespace.controller import NamespaceController
+from setpoint.cluster.controllers.pod_gc.controller import PodGarbageCollector
+from setpoint.cluster.controllers.root_ca_publisher.controller import RootCAPublisher
 from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
 from setpoint.cluster.controllers.service_accounts.controller import ServiceAccountController
 from setpoint.cluster.controllers.service_accounts.token_controller import TokenController
 
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
-    """Namespace, garbage collector, nodes, scheduler, kubelet, ServiceAccounts and their
-    token Secrets, endpoints."""
+    """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
+    scheduler, kubelet, endpoints."""
     return [
         NamespaceController,
         GarbageCollector,
+        PodGarbageCollector,
         ServiceAccountController,
         TokenController,
+        RootCAPublisher,
         Kubelet,
         Scheduler,
         EndpointsController,

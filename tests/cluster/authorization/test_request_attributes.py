@@ -86,6 +86,9 @@ NON_RESOURCE = [
     ("GET", "/api", "get"),
     ("GET", "/apis", "get"),
     ("GET", "/apis/apps", "get"),
+    # Discovery of a group version names no resource (RequestInfoFactory: fewer than 3 parts).
+    ("GET", "/api/v1", "get"),
+    ("GET", "/apis/apps/v1", "get"),
     ("GET", "/version", "get"),
     ("GET", "/openapi/v2", "get"),
     ("POST", "/logs/x", "post"),

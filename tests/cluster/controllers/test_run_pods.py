@@ -158,3 +158,38 @@ async def test_args_without_a_command_are_for_the_image_entrypoint_so_nothing_ru
     (container,) = status["containerStatuses"]
     assert container["ready"] is True and "running" in container["state"]
     assert container["restartCount"] == 0
+
+
+async def test_a_container_failing_its_exec_liveness_probe_is_killed_and_restarted(
+    clock_and_api: tuple[FakeClock, RawAPI],
+) -> None:
+    clock, api = clock_and_api
+    probe = {
+        "exec": {"command": ["cat", "healthy"]},
+        "initialDelaySeconds": 5,
+        "periodSeconds": 2,
+        "failureThreshold": 2,
+    }
+    pod = shell_pod("sick", "sleep 600", restart="Always", livenessProbe=probe)
+    pod["spec"]["terminationGracePeriodSeconds"] = 5
+    await api.request("POST", PODS, pod)
+    await status_when(api, "sick", lambda s: s.get("phase") == "Running")
+    clock.advance(4)  # inside the initial delay: no probe yet
+
+    async def restarted() -> dict[str, Any] | None:
+        clock.advance(1)
+        status = (await api.request("GET", f"{PODS}/sick")).body.get("status") or {}
+        statuses = status.get("containerStatuses") or [{}]
+        return statuses[0] if statuses[0].get("restartCount") == 1 else None
+
+    container = await eventually(restarted, "the restart after two failed probes")
+    assert container["lastState"]["terminated"]["exitCode"] == 143  # SIGTERM
+    events = (await api.request("GET", "/api/v1/namespaces/default/events")).body["items"]
+    about = [
+        (e["type"], e["reason"], e["message"])
+        for e in events
+        if e["involvedObject"]["name"] == "sick"
+    ]
+    assert ("Normal", "Killing", "Container app failed liveness probe, will be restarted") in about
+    unhealthy = [m for t, r, m in about if (t, r) == ("Warning", "Unhealthy")]
+    assert unhealthy and unhealthy[0].startswith("Liveness probe failed: cat:"), unhealthy

@@ -171,8 +171,12 @@ def test_bad_patches(patch: dict[str, Any], message: str) -> None:
         _smp("v1", "Pod", POD_LIVE, patch)
 
 
-async def test_http_strategic_merge_patch_on_a_deployment(api: RawAPI, namespace: str) -> None:
-    path = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+async def test_http_strategic_merge_patch_on_a_deployment(
+    api_only: RawAPI, api_only_namespace: str
+) -> None:
+    # The API server alone: no deployment controller adds its own managedFields entries.
+    api = api_only
+    path = f"/apis/apps/v1/namespaces/{api_only_namespace}/deployments"
     deployment = {
         "metadata": {"name": "d", "finalizers": ["example.com/a"]},
         "spec": {

@@ -9,6 +9,7 @@ request.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import time
@@ -22,6 +23,7 @@ from aiohttp import web
 from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
+from setpoint.cluster.apiserver.audit import AuditLog
 from setpoint.cluster.apiserver.auth import reviews
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.token_request import create_token
@@ -49,6 +51,7 @@ from setpoint.cluster.apiserver.http.media_types import (
     json_to_yaml,
 )
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints
+from setpoint.cluster.apiserver.http.request_metrics import RequestMetrics
 from setpoint.cluster.apiserver.http.request_options import (
     apply_patch,
     delete_options,
@@ -97,6 +100,7 @@ _ROOT_PATHS: Final = (
     "/apis",
     "/healthz",
     "/livez",
+    "/metrics",
     "/openapi/v2",
     "/openapi/v3",
     "/readyz",
@@ -150,6 +154,7 @@ class APIHandler:
         access: AccessControl | None = None,
         faults: FaultInjector | None = None,
         authenticator: Authenticator | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._registry = registry
         #: Fault injection (off unless rules are set; see fault_injection).
@@ -162,11 +167,14 @@ class APIHandler:
         self._server_address = server_address
         self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
         self._access = access or AccessControl(operations)
+        #: Where each request is logged (None: no audit log, the default).
+        self.audit = audit
         self._media_types = MediaTypeCache()
         self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
         self._root_body = _ENCODER.encode({"paths": list(_ROOT_PATHS)})
+        self.request_metrics = RequestMetrics()
 
     def close_watches(self, storage_root: str | None = None) -> None:
         """End the open watch streams (all, or those on one resource's storage root)."""
@@ -175,10 +183,22 @@ class APIHandler:
                 watch.close()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
+        with self.request_metrics.track(request) as tracked:
+            response = await self._respond(request)
+            tracked.code = response.status
+        return response
+
+    async def _respond(self, request: web.BaseRequest) -> web.StreamResponse:
         started = time.perf_counter()
+        if self.audit is not None:
+            self.audit.begin(request)
         try:
             injected = await self.faults.intercept(request) if self.faults.rules else None
             response = injected or await self._dispatch(request)
+        except asyncio.CancelledError:
+            if self.audit is not None:
+                self.audit.abandoned(request)  # the client left (a watch it stopped reading)
+            raise
         except APIError as error:
             response = status_response(error)
         except ValueTooLargeError as exc:
@@ -188,6 +208,8 @@ class APIHandler:
                 "internal error serving %s %s", request.method, self._redact.path(request.path_qs)
             )
             response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
+        if self.audit is not None:
+            self.audit.complete(request, response)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s %d %.1fms",
@@ -208,6 +230,8 @@ class APIHandler:
         self._access.admit(request)  # impersonation, then authorization (or 403)
         if head == "openapi":
             return serve_openapi(request, parts, self._openapi)
+        if head == "metrics" and len(parts) == 1:
+            return self.request_metrics.serve(request)
         if head not in ("api", "apis"):
             if not parts:
                 return json_response(200, self._root_body)

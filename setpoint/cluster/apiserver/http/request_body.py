@@ -40,8 +40,18 @@ def media_type(request: web.BaseRequest) -> str:
     return raw.split(";", 1)[0].strip().lower()
 
 
+#: The body :func:`read_body` read, kept on the request (the audit log's ``Request`` level).
+REQUEST_BODY_KEY: Final = web.RequestKey("setpoint.body", bytes)
+
+
 async def read_body(request: web.BaseRequest) -> bytes:
     """The whole body, or 413 when it is larger than :data:`MAX_REQUEST_BODY_BYTES`."""
+    body = await _read(request)
+    request[REQUEST_BODY_KEY] = body
+    return body
+
+
+async def _read(request: web.BaseRequest) -> bytes:
     length = request.content_length
     if length is not None and length > MAX_REQUEST_BODY_BYTES:
         raise status_errors.request_entity_too_large(MAX_REQUEST_BODY_BYTES)

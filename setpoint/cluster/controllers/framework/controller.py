@@ -94,6 +94,10 @@ class Controller:
         """The resources watched (the first is usually the primary kind)."""
         return []
 
+    def namespace_objects(self) -> list[tuple[str, str]]:
+        """``(resource, name)`` of the objects this controller keeps in every namespace."""
+        return []
+
     async def start(self) -> None:
         """Called once before the workers start (create bootstrap objects here)."""
 

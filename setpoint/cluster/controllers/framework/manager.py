@@ -12,6 +12,8 @@ Each controller gets its own :class:`ClusterAccess` (its identity) over the shar
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
 from collections.abc import Sequence
 
@@ -23,6 +25,10 @@ from setpoint.cluster.controllers.framework.informer_set import InformerSet
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 
 log = logging.getLogger(__name__)
+
+#: How long :meth:`ControllerManager.namespace_set_up` waits at most, and how often it looks.
+NAMESPACE_SET_UP_SECONDS = 30.0
+SET_UP_POLL_SECONDS = 0.005
 
 
 class ControllerManager:
@@ -40,8 +46,10 @@ class ControllerManager:
             # The tokens controller signs with the API server's key, as upstream's shares
             # --service-account-private-key-file.
             self.options.service_account_tokens = server.authenticator.service_accounts
-            if server.certificate is not None:
-                self.options.root_ca_pem = server.certificate.trusted_pem
+        if not self.options.root_ca_pem and server.certificate is not None:
+            self.options = dataclasses.replace(
+                self.options, root_ca_pem=server.certificate.trusted_pem
+            )
         if controllers is None:
             from setpoint.cluster.controllers.catalog import controller_classes
 
@@ -86,6 +94,20 @@ class ControllerManager:
         for controller in self.controllers:
             controller.run()
         log.info("controllers running: %s", ", ".join(c.name for c in self.controllers))
+
+    async def namespace_set_up(self, name: str) -> None:
+        """Wait until namespace ``name`` holds what the controllers put in every namespace
+        (:meth:`Controller.namespace_objects`: ServiceAccount ``default``, ``kube-root-ca.crt``).
+
+        Tests that list a fresh namespace then see the same objects every time. Gives up
+        silently after :data:`NAMESPACE_SET_UP_SECONDS` (a deleted namespace never gets them).
+        """
+        wanted = [pair for c in self.controllers for pair in c.namespace_objects()]
+        deadline = self.options.retry_clock.monotonic() + NAMESPACE_SET_UP_SECONDS
+        while any(self.informers.informer(kind).get(name, obj) is None for kind, obj in wanted):
+            if self.options.retry_clock.monotonic() > deadline:
+                return
+            await asyncio.sleep(SET_UP_POLL_SECONDS)
 
     async def stop(self) -> None:
         """Stop the controllers, then the informers, then the Event recorder."""

@@ -34,8 +34,11 @@ class ControllerOptions:
     pods_dir: str = ""
     #: Signs legacy token Secrets' tokens (the controller manager sets the server's).
     service_account_tokens: ServiceAccountTokens | None = None
-    #: The cluster CA written into token Secrets as ``ca.crt`` (set with the above).
-    root_ca_pem: bytes | None = None
+    #: The certificate authority clients trust, as PEM (``kube-root-ca.crt``); the manager
+    #: fills it in from the server's HTTPS certificate. Empty: none published.
+    root_ca_pem: bytes = b""
+    #: Finished pods kept before the pod garbage collector deletes the oldest (0: no limit).
+    terminated_pod_gc_threshold: int = 12500
 
     def node_names(self) -> list[str]:
         """The names of the nodes this cluster has."""

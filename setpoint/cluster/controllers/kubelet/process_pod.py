@@ -9,7 +9,8 @@ set the container states and the pod phase; with restartPolicy Always (any exit)
 (non-zero) the container is started again, the second time at once and then after kubelet's
 back-off (10 s doubling to 300 s, on the cluster clock) shown as ``CrashLoopBackOff``. Init
 containers run first, one at a time. Deletion sends SIGTERM to each process group, waits for
-the grace period, then SIGKILL.
+the grace period, then SIGKILL. An ``exec`` liveness probe that keeps failing stops the
+container the same way (:mod:`.liveness`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any, Final
 
 from setpoint.api.clock import Clock, TimerHandle
 from setpoint.cluster.controllers.kubelet.container_env import ContainerConfigError
+from setpoint.cluster.controllers.kubelet.liveness import exec_probe, watch_liveness
 from setpoint.cluster.controllers.kubelet.simulated_pod import image_id
 
 BACKOFF_BASE_SECONDS: Final = 10.0
@@ -57,6 +59,7 @@ class Instance:
     reason: str = ""
     message: str = ""
     readers: list[asyncio.Task[None]] = field(default_factory=list)
+    prober: asyncio.Task[None] | None = None
 
     def terminated(self, container_id: str) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -139,6 +142,9 @@ class ProcessPod:
         self.name = str(meta["name"])
         self.namespace = str(meta["namespace"])
         self.restart_policy = str(spec.get("restartPolicy") or "Always")
+        grace = spec.get("terminationGracePeriodSeconds")
+        #: How long a container killed for failing its liveness probe has to stop.
+        self.grace_seconds = float(grace) if isinstance(grace, int) else 30.0
         self.directory = directory
         self.pod_ip = pod_ip
         self.host_ip = host_ip
@@ -273,6 +279,41 @@ class ProcessPod:
             asyncio.create_task(self._copy(process.stderr, "stderr", log_file, lock)),
         ]
         self._waiters.add(asyncio.create_task(self._wait(container, instance, log_file)))
+        probe = exec_probe(container.spec)
+        if probe is not None:
+            instance.prober = asyncio.create_task(
+                watch_liveness(
+                    probe,
+                    self.directory,
+                    {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env},
+                    self._clock,
+                    lambda type_, reason, message: self._report(container, type_, reason, message),
+                    lambda: self._kill_unhealthy(container, process),
+                )
+            )
+
+    def _report(self, container: ProcessContainer, type_: str, reason: str, message: str) -> None:
+        self.events.append((type_, reason, message, container.name))
+        self._on_change()  # the kubelet flushes events as it reconciles
+
+    async def _kill_unhealthy(
+        self, container: ProcessContainer, process: asyncio.subprocess.Process
+    ) -> None:
+        """Stop a container that failed its liveness probe (its restart policy then applies)."""
+        self._report(
+            container,
+            "Normal",
+            "Killing",
+            f"Container {container.name} failed liveness probe, will be restarted",
+        )
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            async with asyncio.timeout(self.grace_seconds):
+                await process.wait()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
 
     async def _copy(
         self, stream: asyncio.StreamReader, name: str, log_file: Any, lock: asyncio.Lock
@@ -298,6 +339,8 @@ class ProcessPod:
         instance.finished_at = self._clock.now()
         instance.exit_code = code if code >= 0 else 128 - code
         instance.reason = "Completed" if instance.exit_code == 0 else "Error"
+        if instance.prober is not None:
+            instance.prober.cancel()
         self._on_change()
 
     async def stop(self, grace_seconds: float) -> list[str]:
@@ -305,6 +348,7 @@ class ProcessPod:
         self.stopping = True
         for timer in self._timers:
             timer.cancel()
+        self._cancel_probers()
         stopped: list[str] = []
         waits = []
         for container in self.init + self.containers:
@@ -342,10 +386,17 @@ class ProcessPod:
         self.stopped = True
         return stopped
 
+    def _cancel_probers(self) -> None:
+        for container in self.containers:
+            for instance in container.instances:
+                if instance.prober is not None:
+                    instance.prober.cancel()
+
     def kill_now(self) -> None:
         """SIGKILL every process (the server is stopping)."""
         for timer in self._timers:
             timer.cancel()
+        self._cancel_probers()
         for container in self.init + self.containers:
             current = container.current
             if current is not None and current.process is not None and current.finished_at is None:

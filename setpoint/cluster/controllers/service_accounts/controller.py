@@ -35,6 +35,9 @@ class ServiceAccountController(Controller):
             component="service-account-controller",
         )
 
+    def namespace_objects(self) -> list[tuple[str, str]]:
+        return [("serviceaccounts", DEFAULT_SERVICE_ACCOUNT)]
+
     def watches(self) -> list[Watch]:
         return [Watch("namespaces", _namespace_key), Watch("serviceaccounts", _namespace_key)]
 

@@ -85,7 +85,7 @@ class TokenController(Controller):
         data = dict(secret.get("data") or {})
         root_ca = self.options.root_ca_pem
         wanted = {"namespace": _b64(namespace)}
-        if root_ca is not None:
+        if root_ca:
             wanted["ca.crt"] = _b64(root_ca)
         if not data.get("token"):
             wanted["token"] = _b64(tokens.issue_legacy(account, meta["name"]))

@@ -22,6 +22,7 @@ from setpoint.cluster.apiserver.auth.authorization.authorizers import (
     RBAC,
     AlwaysAllowAuthorizer,
     Authorizer,
+    Decision,
     PrivilegedGroupAuthorizer,
     RBACAuthorizer,
     UnionAuthorizer,
@@ -49,6 +50,10 @@ log = logging.getLogger(__name__)
 
 #: The user agent of the bootstrap writes (kube-apiserver's own post-start hook).
 BOOTSTRAP_AGENT: Final = "kube-apiserver"
+#: The user authentication found, kept when impersonation replaces it (the audit log's ``user``).
+AUTHENTICATED_USER_KEY: Final = web.RequestKey("setpoint.authenticated_user", UserInfo)
+#: The authorizer's decision on the request (absent: ``system:masters``, allowed unasked).
+DECISION_KEY: Final = web.RequestKey("setpoint.decision", Decision)
 #: How long :meth:`AccessControl.settle` waits for the index (generous: shared CPUs).
 SETTLE_TIMEOUT_SECONDS: Final = 30.0
 
@@ -105,6 +110,7 @@ class AccessControl:
         """Impersonate if asked, then authorize ``request``; the user it acts as, or 403."""
         user = request_user(request)
         if wants_impersonation(request.headers):
+            request[AUTHENTICATED_USER_KEY] = user
             user = impersonate(user, request.headers, self.authorizer)
             set_request_user(request, user)
         acting_user.set(user)
@@ -112,6 +118,7 @@ class AccessControl:
             return user  # allowed whatever it asks (the first authorizer says so)
         attributes = request_attributes(user, request.method, request.path, request.query)
         decision = self.authorizer.authorize(attributes)
+        request[DECISION_KEY] = decision
         if not decision.allowed:
             raise forbidden(attributes, decision.reason)
         return user

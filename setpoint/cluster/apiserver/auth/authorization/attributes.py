@@ -58,7 +58,8 @@ def request_attributes(
     if (
         not parts
         or parts[0] not in ("api", "apis")
-        or len(parts) < (3 if parts[0] == "apis" else 2)
+        # Discovery (/api/v1, /apis/GROUP/VERSION) names no resource: a non-resource request.
+        or len(parts) < (4 if parts[0] == "apis" else 3)
     ):
         return Attributes(user, method.lower(), resource_request=False, path=path)
     if parts[0] == "apis":

@@ -1,0 +1,108 @@
+"""The local cluster's ``/metrics``: requests counted by verb, resource, code and client."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+
+from setpoint.testing.background_cluster import BackgroundCluster
+from tests.cluster.raw_api import RawAPI
+
+_SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\d+)$")
+
+
+def _samples(text: str, name: str, client: str) -> dict[tuple[str, ...], int]:
+    """``{(verb, resource, subresource, scope, code): value}`` of one metric and client."""
+    found: dict[tuple[str, ...], int] = {}
+    for line in text.splitlines():
+        match = _SAMPLE.match(line)
+        if not match or match[1] != name:
+            continue
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', match[2]))
+        if labels["client"] != client:
+            continue
+        key = (
+            labels["verb"],
+            labels["resource"],
+            labels["subresource"],
+            labels["scope"],
+            labels.get("code", ""),
+        )
+        found[key] = int(match[3])
+    return found
+
+
+async def _metrics(api: RawAPI) -> str:
+    reply = await api.request("GET", "/metrics")
+    assert reply.status == 200
+    assert reply.headers["Content-Type"].startswith("text/plain")
+    return reply.raw.decode()
+
+
+async def test_requests_are_counted_per_client_and_verb(
+    api: RawAPI, local_cluster: BackgroundCluster
+) -> None:
+    client = f"metrics-{uuid.uuid4().hex[:8]}"
+    agent = {"User-Agent": f"{client}/1.0 (linux/amd64)"}
+    base = "/api/v1/namespaces/default/configmaps"
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": client}}
+    assert (await api.request("POST", base, body, headers=agent)).status == 201
+    assert (await api.request("POST", base, body, headers=agent)).status == 409
+    assert (await api.request("GET", f"{base}/{client}", headers=agent)).status == 200
+    assert (await api.request("GET", base, headers=agent)).status == 200
+    patch = {"data": {"a": "b"}}
+    merge = "application/merge-patch+json"
+    reply = await api.request("PATCH", f"{base}/{client}", patch, content_type=merge, headers=agent)
+    assert reply.status == 200
+    apply = "application/apply-patch+yaml"
+    reply = await api.request(
+        "PATCH",
+        f"{base}/{client}?fieldManager=t&force=true",
+        {**body, "data": {"c": "d"}},
+        content_type=apply,
+        headers=agent,
+    )
+    assert reply.status == 200
+    assert (await api.request("DELETE", f"{base}/{client}", headers=agent)).status == 200
+
+    text = await _metrics(api)
+    counted = _samples(text, "apiserver_request_total", client)
+    assert counted == {
+        ("POST", "configmaps", "", "namespace", "201"): 1,
+        ("POST", "configmaps", "", "namespace", "409"): 1,
+        ("GET", "configmaps", "", "resource", "200"): 1,
+        ("LIST", "configmaps", "", "namespace", "200"): 1,
+        ("PATCH", "configmaps", "", "resource", "200"): 1,
+        ("APPLY", "configmaps", "", "resource", "200"): 1,
+        ("DELETE", "configmaps", "", "resource", "200"): 1,
+    }
+
+
+async def test_watches_are_open_in_the_gauge_and_counted_when_they_end(api: RawAPI) -> None:
+    client = f"watcher-{uuid.uuid4().hex[:8]}"
+    path = "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=3"
+    async with api.session.get(api.url + path, headers={"User-Agent": client}) as response:
+        assert response.status == 200
+        open_now = _samples(await _metrics(api), "apiserver_longrunning_requests", client)
+        assert open_now == {("WATCH", "configmaps", "", "namespace", ""): 1}
+        await response.read()
+    for _ in range(100):  # the server counts the watch once its handler has returned
+        text = await _metrics(api)
+        if _samples(text, "apiserver_request_total", client):
+            break
+        await asyncio.sleep(0.05)
+    assert _samples(text, "apiserver_request_total", client) == {
+        ("WATCH", "configmaps", "", "namespace", "200"): 1
+    }
+    assert _samples(text, "apiserver_longrunning_requests", client) == {}
+
+
+async def test_metrics_need_credentials(local_cluster: BackgroundCluster) -> None:
+    import aiohttp
+
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(local_cluster.url + "/metrics") as response,
+    ):
+        assert response.status == 401
