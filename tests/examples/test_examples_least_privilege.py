@@ -45,6 +45,8 @@ class Scenario:
     example: str
     test: str
     unused: dict[Grant, str] = field(default_factory=dict)
+    #: The test file, when the example has several.
+    test_file: str = ""
 
 
 # Why a role may grant what a scenario does not use (a documented superset).
@@ -70,6 +72,22 @@ def usual(group: str, plural: str) -> dict[Grant, str]:
 
 
 SCENARIOS = [
+    Scenario(
+        "memcached",
+        "test_the_proxy_follows_the_pool",
+        {
+            **usual("cache.example.com", "memcacheds"),
+            **usual("cache.example.com", "memcachedproxies"),
+            ("", "configmaps", "get"): GET,
+            ("", "endpoints", "get"): GET,
+            ("", "services", "get"): GET,
+            ("apps", "deployments", "get"): GET,
+            ("apps", "replicasets", "get"): GET,
+            ("", "configmaps", "delete"): "a config no ReplicaSet took over is deleted",
+            ("events.k8s.io", "events", "create"): "this scenario records no Event",
+        },
+        test_file="test_memcachedproxy.py",
+    ),
     Scenario(
         "sample-controller",
         "test_a_foo_gets_its_deployment_and_tracks_its_available_replicas",
@@ -109,9 +127,12 @@ def _project(name: str) -> Path:
     return project
 
 
-def _test_module(project: Path) -> ModuleType:
-    (path,) = sorted((project / "tests").glob("test_*.py"))
-    name = f"least_privilege_{project.name.replace('-', '_')}"
+def _test_module(project: Path, test_file: str = "") -> ModuleType:
+    if test_file:
+        path = project / "tests" / test_file
+    else:
+        (path,) = sorted((project / "tests").glob("test_*.py"))
+    name = f"least_privilege_{project.name.replace('-', '_')}_{path.stem}"
     module = sys.modules.get(name)
     if module is None:
         spec = importlib.util.spec_from_file_location(name, path)
@@ -149,9 +170,10 @@ async def test_the_generated_role_is_exactly_what_the_example_needs(
     kubeconfig: str,
     namespace: str,
     local_cluster: BackgroundCluster,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     project = _project(scenario.example)
-    module = _test_module(project)
+    module = _test_module(project, scenario.test_file)
     test = getattr(module, scenario.test)
     rbac = await install_rbac(
         client, _role(project), namespace=namespace, service_account=SERVICE_ACCOUNT
@@ -159,7 +181,12 @@ async def test_the_generated_role_is_exactly_what_the_example_needs(
     failure: BaseException | None = None
     try:
         with operators_run_as(SERVICE_ACCOUNT):
-            arguments = {"client": client, "kubeconfig": kubeconfig, "namespace": namespace}
+            arguments = {
+                "client": client,
+                "kubeconfig": kubeconfig,
+                "namespace": namespace,
+                "monkeypatch": monkeypatch,
+            }
             await _run_scenario(test, project, module, arguments)
     except Exception as error:  # reported below, with the permissions that were missing
         failure = error

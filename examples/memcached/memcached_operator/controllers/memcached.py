@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, Final
 
 import setpoint
 from memcached_operator.api.v1alpha1.memcached import Memcached
 from memcached_operator.operator import op
 from setpoint import kinds
+from setpoint.api.rbac import Permission
 from setpoint.client import ApiError
 from setpoint.controller import ensure_finalizer, remove_finalizer
 
@@ -182,7 +183,24 @@ def rolled_out(deployment: dict[str, Any], size: int) -> tuple[bool, int]:
     return done, available
 
 
-@op.reconciler(for_=Memcached, owns=[kinds.Deployment, kinds.Service])
+GROUP: Final = "cache.example.com"
+#: Exactly what this reconciler does (operator-sdk's role without its create/delete on
+#: memcacheds and delete on deployments), instead of all that `for_` and `owns` imply.
+PERMISSIONS: Final = [
+    Permission(GROUP, "memcacheds", ["get", "list", "watch", "patch"], reason="the finalizer"),
+    Permission(GROUP, "memcacheds/status", ["get", "update", "patch"]),
+    Permission(GROUP, "memcacheds/finalizers", ["update"]),
+    Permission("apps", "deployments", ["get", "list", "watch", "patch"], reason="applied"),
+    Permission("", "services", ["get", "list", "watch", "patch"], reason="applied"),
+]
+
+
+@op.reconciler(
+    for_=Memcached,
+    owns=[kinds.Deployment, kinds.Service],
+    infer_permissions=False,
+    permissions=PERMISSIONS,
+)
 async def reconcile_memcached(ctx: setpoint.Context, request: setpoint.Request) -> None:
     memcached: Memcached | None = await ctx.get()
     if memcached is None:

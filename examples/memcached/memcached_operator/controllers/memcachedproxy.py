@@ -11,7 +11,7 @@ ReplicaSet (`revisionHistoryLimit`), the garbage collector deletes its ConfigMap
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import setpoint
 from memcached_operator.api.v1alpha1.memcachedproxy import MemcachedProxy
@@ -154,6 +154,26 @@ async def _not_ready(
     )
 
 
+GROUP: Final = "cache.example.com"
+#: Exactly what this reconciler does, instead of all that `for_`, `owns` and `watches` imply.
+PERMISSIONS: Final = [
+    Permission(GROUP, "memcachedproxies", ["get", "list", "watch"]),
+    Permission(GROUP, "memcachedproxies/status", ["get", "update", "patch"]),
+    # The children's owner references block the proxy's deletion (blockOwnerDeletion).
+    Permission(GROUP, "memcachedproxies/finalizers", ["update"]),
+    Permission("apps", "deployments", ["get", "list", "watch", "patch"], reason="applied"),
+    Permission("apps", "replicasets", ["get", "list", "watch"], reason="which mounts a config"),
+    Permission("", "endpoints", ["get", "list", "watch"], reason="the backends' addresses"),
+    Permission("", "services", ["get", "list", "watch"], reason="the backend Service's ports"),
+    Permission(
+        "",
+        "configmaps",
+        ["get", "list", "watch", "create", "patch", "delete"],
+        reason="the mcrouter config, one ConfigMap per config",
+    ),
+]
+
+
 @op.reconciler(
     for_=MemcachedProxy,
     owns=[kinds.Deployment],
@@ -162,15 +182,8 @@ async def _not_ready(
         (kinds.ReplicaSet, labelled_to_proxy),
         (kinds.ConfigMap, labelled_to_proxy),
     ],
-    permissions=[
-        Permission("", "services", ["get", "list", "watch"], reason="the backend Service's ports"),
-        Permission(
-            "",
-            "configmaps",
-            ["create", "patch", "delete"],
-            reason="the mcrouter config, one ConfigMap per config",
-        ),
-    ],
+    infer_permissions=False,
+    permissions=PERMISSIONS,
 )
 async def reconcile_memcachedproxy(ctx: setpoint.Context, request: setpoint.Request) -> None:
     proxy: MemcachedProxy | None = await ctx.get()
