@@ -82,7 +82,7 @@ undeploy:
 docker-build: generate
 \tdocker build -f $$(CONFIG)/Dockerfile -t $$(IMG) .
 
-bundle: venv          ## an OLM bundle (not built yet in setpoint)
+bundle: venv          ## an OLM bundle in bundle/ (check it: setpoint check bundle bundle)
 \t$$(BIN)/setpoint generate bundle $$(TARGET) -o bundle
 """
 
