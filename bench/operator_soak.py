@@ -13,10 +13,10 @@ the spec of ``--patch-rate`` Widgets a second (round robin) and deletes and recr
 RSS and open file descriptors of both processes, the operator's threads and its asyncio task
 count (``setpoint_asyncio_tasks`` on its ``/metrics``). At the end the churn stops, it waits
 until every Widget has its child with the current spec and no child is left without its Widget,
-and prints a summary line: each figure's growth from the first sample after the warm-up to the
-last one. The exit code is 1 when a growth exceeds ``--max-growth`` percent or the Widgets did
-not converge. Samples are taken during churn, so connection and task counts include whatever is
-in flight at that moment.
+and prints a summary line: each figure's growth from the start of the run after the warm-up to
+its end (medians of the first and of the last three samples). The exit code is 1 when a growth
+exceeds ``--max-growth`` percent or the Widgets did not converge. Samples are taken during
+churn, so connection and task counts include whatever is in flight at that moment.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -52,6 +53,8 @@ MIB: Final = 1024 * 1024
 TICK_SECONDS: Final = 0.1
 CONVERGE_POLL_SECONDS: Final = 2.0
 _TASKS_LINE: Final = re.compile(r"^setpoint_asyncio_tasks (\S+)$", re.MULTILINE)
+#: Samples whose median is the start (and the end) of the run after the warm-up.
+EDGE_SAMPLES: Final = 3
 #: The figures whose growth is judged, and the summary keys they get.
 GROWTH_FIGURES: Final = (
     "operator_rss_mib", "server_rss_mib", "operator_fds", "server_fds", "operator_tasks",
@@ -228,17 +231,24 @@ async def _churn(
 
 
 def growth(samples: list[Sample], warmup_minutes: float) -> dict[str, Any]:
-    """First and last sample after the warm-up, and each figure's growth between them (%)."""
+    """Each figure at the start and at the end of the run after the warm-up, and its growth (%).
+
+    The start and the end are the medians of the first and of the last three samples (fewer in a
+    short run), so one sample that catches a burst of reconciles in flight decides nothing.
+    """
     after = [s for s in samples if s.minutes >= warmup_minutes]
     if len(after) < 2:
         after = samples
-    first, last = asdict(after[0]), asdict(after[-1])
-    result: dict[str, Any] = {"first_minutes": first["minutes"], "last_minutes": last["minutes"]}
+    edge = max(1, min(EDGE_SAMPLES, len(after) // 2))
+    head, tail = after[:edge], after[-edge:]
+    result: dict[str, Any] = {"first_minutes": head[0].minutes, "last_minutes": tail[-1].minutes}
     for key in GROWTH_FIGURES:
-        result[f"{key}_first"] = first[key]
-        result[f"{key}_last"] = last[key]
+        first = statistics.median(getattr(s, key) for s in head)
+        last = statistics.median(getattr(s, key) for s in tail)
+        result[f"{key}_first"] = first
+        result[f"{key}_last"] = last
         result[f"{key}_growth_percent"] = (
-            round(100 * (last[key] - first[key]) / first[key], 1) if first[key] > 0 else None
+            round(100 * (last - first) / first, 1) if first > 0 else None
         )
     return result
 

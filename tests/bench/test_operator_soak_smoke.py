@@ -23,12 +23,19 @@ def _sample(minutes: float, rss: float, tasks: int) -> Sample:
     return Sample(minutes, 0, 0, rss, 20, 3, tasks, 100.0, 30)
 
 
-def test_growth_is_measured_after_the_warm_up() -> None:
-    samples = [_sample(0.0, 50.0, 10), _sample(2.0, 80.0, 40), _sample(10.0, 88.0, 40)]
-    figures = growth(samples, warmup_minutes=2.0)
-    assert figures["first_minutes"] == 2.0
+def test_growth_is_measured_after_the_warm_up_between_medians_of_three() -> None:
+    samples = [_sample(0.0, 50.0, 10)] + [
+        _sample(1.0 + m, rss, tasks)
+        for m, (rss, tasks) in enumerate(
+            [(80.0, 40), (80.0, 44), (81.0, 40), (85.0, 40), (88.0, 40), (88.0, 47), (90.0, 40)]
+        )
+    ]
+    figures = growth(samples, warmup_minutes=1.0)
+    assert figures["first_minutes"] == 1.0 and figures["last_minutes"] == 7.0
+    assert figures["operator_rss_mib_first"] == 80.0
+    assert figures["operator_rss_mib_last"] == 88.0
     assert figures["operator_rss_mib_growth_percent"] == 10.0
-    assert figures["operator_tasks_growth_percent"] == 0.0
+    assert figures["operator_tasks_growth_percent"] == 0.0  # single bursts are not growth
     assert figures["server_rss_mib_growth_percent"] == 0.0
 
 
