@@ -33,7 +33,7 @@ ARGS ?=
 demo: venv
 	$(BIN)/setpoint demo examples $(ARGS)
 
-.PHONY: bench-check bench-micro
+.PHONY: bench-check bench-micro soak
 
 # setpoint against Kopf and a raw client (issue 12): table on stdout, bench/results/latest.json.
 bench: venv
@@ -50,6 +50,11 @@ bench-micro: venv
 	$(BIN)/python -m bench.runtime
 	$(BIN)/python -m bench.openapi
 	$(BIN)/python -m bench.cluster
+
+# The operator soak (issue 14; not in `make test`: 10+ minutes): the bench's Widget operator and
+# its API server under churn, exits 1 when RSS, fds or tasks grow > 10 % after warm-up.
+soak: venv
+	$(BIN)/python -m bench.operator_soak $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

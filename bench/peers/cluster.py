@@ -87,9 +87,14 @@ class Requests:
 
 
 class Cluster:
-    """One ``setpoint cluster serve`` process (in memory, or SQLite under ``data_dir``)."""
+    """One ``setpoint cluster serve`` process (in memory, or SQLite under ``data_dir``).
 
-    def __init__(self, workdir: Path, data_dir: Path | None = None) -> None:
+    API only unless ``controllers`` (the soak needs the garbage collector for deleted Widgets).
+    """
+
+    def __init__(
+        self, workdir: Path, data_dir: Path | None = None, controllers: bool = False
+    ) -> None:
         self.workdir = workdir
         self.data_dir = data_dir
         self.port = free_port()
@@ -101,8 +106,8 @@ class Cluster:
         argv = python_module_argv(
             "setpoint", "cluster", "serve", "--port", str(self.port),
             "--https-port", str(self.https_port), *storage,
-            "--kubeconfig", str(self.served_kubeconfig), "--no-controllers",
-            "--log-level", "warning",
+            "--kubeconfig", str(self.served_kubeconfig), "--log-level", "warning",
+            *([] if controllers else ["--no-controllers"]),
         )  # fmt: skip
         self.server = ServerProcess("cluster", argv, self.port, workdir / "cluster.log")
         self.token = ""

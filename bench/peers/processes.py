@@ -34,13 +34,13 @@ class Contestant:
     #: False for the raw client, which converges once and exits (no watch).
     watches: bool
 
-    def argv(self, namespace: str, kubeconfig: Path) -> list[str]:
+    def argv(self, namespace: str, kubeconfig: Path, metrics_address: str = "0") -> list[str]:
         if self.name == "setpoint":
             return [
                 sys.executable, "-m", "setpoint", "run",
                 str(CONTESTANTS_DIR / "setpoint_widgets.py"), "--kubeconfig", str(kubeconfig),
-                "-n", namespace, "--log-level", "warning", "--metrics-bind-address", "0",
-                "--health-probe-bind-address", "0",
+                "-n", namespace, "--log-level", "warning",
+                "--metrics-bind-address", metrics_address, "--health-probe-bind-address", "0",
             ]  # fmt: skip
         if self.name == "kopf":
             return [
@@ -67,6 +67,7 @@ class Running:
         kubeconfig: Path,
         log_path: Path,
         workers: int | None = None,
+        metrics_address: str = "0",
     ) -> None:
         env = {
             **os.environ,
@@ -80,7 +81,7 @@ class Running:
         self.contestant = contestant
         with log_path.open("ab") as log_file:
             self.popen = subprocess.Popen(
-                contestant.argv(namespace, kubeconfig),
+                contestant.argv(namespace, kubeconfig, metrics_address),
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,

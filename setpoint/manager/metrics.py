@@ -14,7 +14,12 @@ from prometheus_client import Counter, Gauge, GCCollector, PlatformCollector, Pr
 
 from setpoint.client.metrics import REGISTRY
 
-__all__ = ["LEADER_MASTER_STATUS", "LEADER_SLOWPATH_TOTAL", "register_process_collectors"]
+__all__ = [
+    "ASYNCIO_TASKS",
+    "LEADER_MASTER_STATUS",
+    "LEADER_SLOWPATH_TOTAL",
+    "register_process_collectors",
+]
 
 LEADER_MASTER_STATUS = Gauge(
     "leader_election_master_status",
@@ -29,6 +34,14 @@ LEADER_SLOWPATH_TOTAL = Counter(
     "Total number of slow path exercised in renewing leader leases. "
     "'name' is the string used to identify the lease.",
     ["name"],
+    registry=REGISTRY,
+)
+
+#: Set by the `/metrics` handler on the event loop just before each scrape (counting from the
+#: collector's thread would race the loop): a count that keeps rising means leaked tasks.
+ASYNCIO_TASKS = Gauge(
+    "setpoint_asyncio_tasks",
+    "Number of asyncio tasks not yet done in the operator's event loop, at the last scrape.",
     registry=REGISTRY,
 )
 

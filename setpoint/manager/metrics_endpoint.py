@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
 from setpoint.client.metrics import REGISTRY
-from setpoint.manager.metrics import register_process_collectors
+from setpoint.manager.metrics import ASYNCIO_TASKS, register_process_collectors
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -30,6 +30,8 @@ def build_metrics_app(registry: CollectorRegistry | None = None) -> web.Applicat
 
     async def handle(request: web.Request) -> web.Response:
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        if served is REGISTRY:
+            ASYNCIO_TASKS.set(len(asyncio.all_tasks()))
         # Collecting runs every collector (the process collector reads /proc): keep it off
         # the event loop so a scrape never stalls reconciles.
         body = await asyncio.to_thread(encoder, served)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -48,6 +49,24 @@ async def test_shared_registry_with_client_leader_and_process_metrics(metrics_ur
     assert "# TYPE process_cpu_seconds_total counter" in body
     assert "python_info" in body
     assert "python_gc_collections_total" in body
+
+
+async def test_the_asyncio_task_count_follows_the_event_loop(metrics_url: str) -> None:
+    def tasks(body: str) -> float:
+        line = next(ln for ln in body.splitlines() if ln.startswith("setpoint_asyncio_tasks "))
+        return float(line.split()[1])
+
+    before = tasks((await scrape(metrics_url))[2])
+    sleepers = [asyncio.create_task(asyncio.sleep(60)) for _ in range(25)]
+    try:
+        during = tasks((await scrape(metrics_url))[2])
+    finally:
+        for sleeper in sleepers:
+            sleeper.cancel()
+        await asyncio.gather(*sleepers, return_exceptions=True)
+    after = tasks((await scrape(metrics_url))[2])
+    assert during == before + 25
+    assert after == before
 
 
 async def test_openmetrics_when_asked(metrics_url: str) -> None:
