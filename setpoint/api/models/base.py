@@ -17,6 +17,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from setpoint.api.resources.custom_resource import ObjectMeta as _ObjectMeta
+from setpoint.api.resources.custom_resource import fill_type_fields
 
 __all__ = [
     "Condition",
@@ -116,17 +117,7 @@ class KubeObject(KubeModel):
     def _fill_type_fields(cls, data: Any) -> Any:
         if not cls.__kind__ or not isinstance(data, dict):
             return data
-        data = dict(data)
-        for names, expected in (
-            (("apiVersion", "api_version"), cls.__api_version__),
-            (("kind",), cls.__kind__),
-        ):
-            given = next((data[name] for name in names if data.get(name)), None)
-            if given is None:
-                data[names[0]] = expected
-            elif given != expected:
-                raise ValueError(f"{names[0]}: expected {expected!r}, got {given!r}")
-        return data
+        return fill_type_fields(data, cls.__api_version__, cls.__kind__)
 
 
 class ObjectReference(KubeModel):

@@ -17,6 +17,7 @@ __all__ = [
     "ResourceDeclaration",
     "ScaleSubresource",
     "default_plural",
+    "fill_type_fields",
 ]
 
 Scope = Literal["Namespaced", "Cluster"]
@@ -25,6 +26,19 @@ ColumnType = Literal["integer", "number", "string", "boolean", "date"]
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
+
+
+def fill_type_fields(data: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:
+    """A copy of ``data`` (an object's fields, before validation) with ``apiVersion`` and
+    ``kind`` filled in; ``ValueError`` naming the field when ``data`` gives another type."""
+    data = dict(data)
+    for names, expected in ((("apiVersion", "api_version"), api_version), (("kind",), kind)):
+        given = next((data[name] for name in names if data.get(name)), None)
+        if given is None:
+            data[names[0]] = expected
+        elif given != expected:
+            raise ValueError(f"{names[0]}: expected {expected!r}, got {given!r}")
+    return data
 
 
 class ObjectMeta(BaseModel):
@@ -227,17 +241,7 @@ class CustomResource(BaseModel):
         declaration = cls.__resource__
         if declaration is None or not isinstance(data, dict):
             return data
-        data = dict(data)
-        for names, expected in (
-            (("apiVersion", "api_version"), declaration.api_version),
-            (("kind",), declaration.kind),
-        ):
-            given = next((data[name] for name in names if data.get(name)), None)
-            if given is None:
-                data[names[0]] = expected
-            elif given != expected:
-                raise ValueError(f"{names[0]}: expected {expected!r}, got {given!r}")
-        return data
+        return fill_type_fields(data, declaration.api_version, declaration.kind)
 
     @classmethod
     def declaration(cls) -> ResourceDeclaration:
