@@ -256,7 +256,8 @@ def _crds_from(source: str) -> list[dict[str, Any]]:
 
 async def _apply_crds(crds: Sequence[dict[str, Any]], kubeconfig: str | None, delete: bool) -> None:
     from setpoint.client import Client
-    from setpoint.client.errors import AlreadyExists, NotFound
+    from setpoint.client.crd_install import create_or_replace_crd
+    from setpoint.client.errors import NotFound
 
     client = await Client.from_environment(**({"path": kubeconfig} if kubeconfig else {}))
     try:
@@ -269,17 +270,8 @@ async def _apply_crds(crds: Sequence[dict[str, Any]], kubeconfig: str | None, de
                 except NotFound:
                     click.echo(f"customresourcedefinition/{name} not found")
                 continue
-            try:
-                await client.create(crd)
-                click.echo(f"customresourcedefinition/{name} created")
-            except AlreadyExists:
-                current = await client.get(
-                    "apiextensions.k8s.io/v1", "CustomResourceDefinition", name
-                )
-                updated = {**crd, "metadata": {**crd["metadata"]}}
-                updated["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-                await client.update(updated)
-                click.echo(f"customresourcedefinition/{name} configured")
+            outcome = await create_or_replace_crd(client, crd)
+            click.echo(f"customresourcedefinition/{name} {outcome}")
     finally:
         await client.close()
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from setpoint.api.clock import Clock
 from setpoint.api.meta import as_mapping
 from setpoint.client.client import Client
+from setpoint.client.crd_install import create_or_replace_crd
 from setpoint.client.errors import NotFound
 from setpoint.manager.manager import Manager
 from setpoint.manager.operator import Operator
@@ -204,29 +205,6 @@ def _manifests_of(item: Any) -> list[dict[str, Any]]:
     raise TypeError(f"install_crds: expected a manifest, a YAML path or a model, got {item!r}")
 
 
-async def _replace_crd(client: Client, manifest: dict[str, Any]) -> None:
-    """Make an existing CRD's spec the manifest's (labels and annotations too)."""
-    for _ in range(5):
-        current = await client.get(
-            "apiextensions.k8s.io/v1", "CustomResourceDefinition", manifest["metadata"]["name"]
-        )
-        wanted = {
-            **current,
-            "metadata": {
-                **current["metadata"],
-                "labels": manifest["metadata"].get("labels") or {},
-                "annotations": manifest["metadata"].get("annotations") or {},
-            },
-            "spec": manifest["spec"],
-        }
-        try:
-            await client.update(wanted)
-            return
-        except Exception as error:
-            if getattr(error, "reason", "") != "Conflict":
-                raise
-
-
 async def install_crds(
     client: Client,
     *items: Any,
@@ -241,12 +219,7 @@ async def install_crds(
             if manifest.get("kind") != "CustomResourceDefinition":
                 continue
             name = manifest["metadata"]["name"]
-            try:
-                await client.create(manifest)
-            except Exception as error:
-                if getattr(error, "reason", "") != "AlreadyExists":
-                    raise
-                await _replace_crd(client, manifest)
+            await create_or_replace_crd(client, manifest)
 
             async def established(crd_name: str = name) -> dict[str, Any] | None:
                 crd = await client.get(
