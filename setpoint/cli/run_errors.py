@@ -7,8 +7,6 @@ usage errors). Tracebacks are for the unexpected, and for `--debug`.
 
 from __future__ import annotations
 
-import errno
-import ssl
 from urllib.parse import urlsplit
 
 from setpoint.client.errors import (
@@ -19,7 +17,7 @@ from setpoint.client.errors import (
     NoKindMatch,
     Unauthorized,
 )
-from setpoint.manager.api_server_wait import ApiServerUnreachable
+from setpoint.manager.api_server_wait import ApiServerUnreachable, connection_reason
 from setpoint.manager.leader_election import LeaderElectionLost
 from setpoint.manager.manager import ManagerError, RunnableFailed
 
@@ -30,30 +28,6 @@ CONFIG_HINT = (
     "pass --kubeconfig PATH or set $KUBECONFIG (`setpoint cluster serve` writes one for the "
     "local cluster)"
 )
-
-
-def _causes(error: BaseException) -> list[BaseException]:
-    chain: list[BaseException] = []
-    current: BaseException | None = error
-    while current is not None and current not in chain:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    return chain
-
-
-def _connection_reason(error: BaseException) -> str:
-    for cause in _causes(error):
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(cause, ssl.SSLError | ssl.CertificateError):
-            return f"TLS error: {getattr(cause, 'reason', None) or cause}"
-        if isinstance(cause, TimeoutError):
-            return "timed out"
-        if isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
-            return "host unreachable"
-        if "Name or service not known" in str(cause) or "nodename nor servname" in str(cause):
-            return "host name not found"
-    return "no answer"
 
 
 def _server(error: ConnectionFailed) -> str:
@@ -77,7 +51,7 @@ def describe_failure(error: BaseException) -> str | None:
             f"{error.waited:.0f}s ({error.attempts} attempts): {CONNECTION_HINT}"
         )
     if isinstance(error, ConnectionFailed):
-        return f"cannot reach {_server(error)} ({_connection_reason(error)}): {CONNECTION_HINT}"
+        return f"cannot reach {_server(error)} ({connection_reason(error)}): {CONNECTION_HINT}"
     if isinstance(error, ConfigError):
         message = str(error).split(" (inside a pod")[0]  # the client's hint is for its API
         return f"{message}: {CONFIG_HINT}"

@@ -13,6 +13,7 @@ unknown) and 429/5xx answers. A TLS or credentials error fails at once: waiting 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import random
 import socket
@@ -24,7 +25,12 @@ from setpoint.client.client import Client
 from setpoint.client.errors import ApiError, ConnectionFailed
 from setpoint.client.retry_policy import RetryPolicy
 
-__all__ = ["ApiServerUnreachable", "wait_for_api_server"]
+__all__ = [
+    "ApiServerUnreachable",
+    "cause_chain",
+    "connection_reason",
+    "wait_for_api_server",
+]
 
 log = logging.getLogger("setpoint.manager")
 
@@ -56,7 +62,8 @@ def _server_of(client: Client) -> str:
     return f"{parts.scheme}://{parts.netloc}" if parts.netloc else client.config.server
 
 
-def _chain(error: BaseException) -> list[BaseException]:
+def cause_chain(error: BaseException) -> list[BaseException]:
+    """``error`` and the exceptions it was raised from or during, outermost first."""
     chain: list[BaseException] = []
     current: BaseException | None = error
     while current is not None and current not in chain:
@@ -65,12 +72,33 @@ def _chain(error: BaseException) -> list[BaseException]:
     return chain
 
 
+def connection_reason(error: BaseException) -> str:
+    """Why a connection to the API server failed, in a few words ("connection refused")."""
+    for cause in cause_chain(error):
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset"
+        if isinstance(cause, ssl.SSLError | ssl.CertificateError):
+            return f"TLS error: {getattr(cause, 'reason', None) or cause}"
+        if isinstance(cause, TimeoutError):
+            return "timed out"
+        if isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+            return "host unreachable"
+        text = str(cause)
+        if isinstance(cause, socket.gaierror) or any(
+            marker in text for marker in ("Name or service not known", "nodename nor servname")
+        ):
+            return "host name not found"
+    return "no answer"
+
+
 def _tls_problem(error: BaseException) -> bool:
     return any(
         isinstance(cause, ssl.SSLError | ssl.CertificateError)
         or "SSL" in type(cause).__name__
         or "Certificate" in type(cause).__name__
-        for cause in _chain(error)
+        for cause in cause_chain(error)
     )
 
 
@@ -84,16 +112,7 @@ def _waitable(error: Exception) -> bool:
 def _reason(error: Exception) -> str:
     if isinstance(error, ApiError):
         return f"HTTP {error.code} {error.reason}".strip()
-    for cause in _chain(error):
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(cause, ConnectionResetError):
-            return "connection reset"
-        if isinstance(cause, TimeoutError):
-            return "timed out"
-        if isinstance(cause, socket.gaierror):
-            return "host name not found"
-    return "no answer"
+    return connection_reason(error)
 
 
 async def wait_for_api_server(client: Client, timeout: float) -> None:  # noqa: ASYNC109
