@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-__all__ = ["setpoint_command", "start_local_cluster", "stop_process"]
+__all__ = ["last_line", "setpoint_command", "start_local_cluster", "stop_process"]
 
 #: A cold start writes the kubeconfig in well under a second; a loaded machine may take longer.
 CLUSTER_START_TIMEOUT = 30.0
@@ -47,12 +47,15 @@ def start_local_cluster(
     while not kubeconfig.exists():
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            lines = log_path.read_text(errors="replace").strip().splitlines()
-            raise click.ClickException(
-                "the local cluster did not start: " + (lines[-1] if lines else "no output")
-            )
+            raise click.ClickException(f"the local cluster did not start: {last_line(log_path)}")
         time.sleep(0.05)
     return process, kubeconfig
+
+
+def last_line(log_path: Path) -> str:
+    """The last line a process wrote to ``log_path`` (for a one-line error), or "no output"."""
+    lines = log_path.read_text(errors="replace").strip().splitlines() if log_path.exists() else []
+    return lines[-1] if lines else "no output"
 
 
 def stop_process(process: subprocess.Popen[bytes] | None, timeout: float = 10.0) -> None:

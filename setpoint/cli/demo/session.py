@@ -17,7 +17,12 @@ from typing import Any
 import click
 import yaml
 
-from setpoint.cli.local_processes import setpoint_command, start_local_cluster, stop_process
+from setpoint.cli.local_processes import (
+    last_line,
+    setpoint_command,
+    start_local_cluster,
+    stop_process,
+)
 from setpoint.manager.target import project_directories
 
 __all__ = ["DemoSession", "load_samples"]
@@ -45,11 +50,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _last_line(path: Path) -> str:
-    lines = path.read_text(errors="replace").strip().splitlines() if path.exists() else []
-    return lines[-1] if lines else "no output"
 
 
 @dataclass
@@ -114,7 +114,7 @@ class DemoSession:
             return None
         return (
             f"the operators exited with code {self.operators.returncode}: "
-            f"{_last_line(self.workdir / 'operators.log')}"
+            f"{last_line(self.workdir / 'operators.log')}"
         )
 
     def stop(self) -> None:
