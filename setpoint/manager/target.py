@@ -136,15 +136,18 @@ def _import_from(directory: Path, module_name: str) -> ModuleType:
         ) from error
 
 
+def _projects(directory: Path) -> list[tuple[Path, str]]:
+    """The (directory, operator module) of each project ``directory`` stands for."""
+    project = _project_operator(directory)
+    if project is not None:
+        return [project]
+    children = (child for child in sorted(directory.iterdir()) if child.is_dir())
+    return [found for found in map(_project_operator, children) if found is not None]
+
+
 def project_directories(directory: Path) -> list[Path]:
     """The projects a directory TARGET stands for: itself, or each project directly inside it."""
-    if _project_operator(directory) is not None:
-        return [directory]
-    return [
-        child
-        for child in sorted(directory.iterdir())
-        if child.is_dir() and _project_operator(child) is not None
-    ]
+    return [project for project, _ in _projects(directory)]
 
 
 def load_target_modules(location: str) -> list[ModuleType]:
@@ -152,11 +155,7 @@ def load_target_modules(location: str) -> list[ModuleType]:
     path = Path(location)
     if not path.is_dir() or location.endswith(".py"):
         return [load_target_module(location)]
-    found = [
-        project
-        for project in map(_project_operator, project_directories(path.resolve()))
-        if project is not None
-    ]
+    found = _projects(path.resolve())
     if not found:
         raise TargetError(
             f"TARGET {location!r}: a directory without an operator (expected operator.py, a "
