@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from bench.peers import widgets
+from bench.peers.bytecode import compile_sources
 from bench.peers.cluster import Cluster
 from bench.peers.processes import CONTESTANTS
 from bench.peers.report import machine, median_result, ratios
@@ -63,6 +64,7 @@ async def run_benchmark(
     """Run everything; the document of ``latest.json``."""
     ordered = [s for s in SCENARIOS if s in scenarios]
     collected: dict[tuple[str, str], list[Result]] = defaultdict(list)
+    compile_sources()  # every contestant starts as installed: from bytecode
     cluster = Cluster(settings.workdir)
     await cluster.start()
     try:

@@ -109,11 +109,31 @@ class _LowPriority:
             add(key)
 
 
+def _settled(obj: CachedObject) -> bool:
+    """Whether an object of an initial list looks handled already (it may wait at low priority).
+
+    An object with a ``metadata.generation`` that has no ``status`` at all, or whose
+    ``status.observedGeneration`` is not its generation, has a spec no controller has acted on
+    yet: most often one created or changed while the operator was down or starting. It goes in at
+    normal priority, ahead of the backlog of settled objects (controller-runtime puts every
+    initial-list object at low priority, which makes such objects wait for the whole backlog).
+    """
+    generation = obj.generation
+    if generation is None:
+        return True
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return False
+    observed = status.get("observedGeneration")
+    return observed is None or observed == generation
+
+
 class _Dispatcher:
     """Adapts the cache's event-handler protocol to predicates + a handler + a queue.
 
-    Objects delivered by an informer's initial list go in at low priority; events that carry
-    exactly the result of the controller's own write (``own_writes``) are dropped.
+    Objects delivered by an informer's initial list go in at low priority unless they look
+    unhandled (:func:`_settled`); events that carry exactly the result of the controller's own
+    write (``own_writes``) are dropped.
     """
 
     __slots__ = ("handler", "low", "own_writes", "predicate", "queue", "source")
@@ -146,7 +166,8 @@ class _Dispatcher:
     def _on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
         try:
             if self.predicate is None or self.predicate.create(obj):
-                self.handler.on_create(obj, self.low if is_initial_list else self.queue)
+                low = is_initial_list and _settled(obj)
+                self.handler.on_create(obj, self.low if low else self.queue)
         except Exception:
             logger.exception("%s: create event handling failed for %r", self.source, obj)
 

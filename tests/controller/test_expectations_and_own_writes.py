@@ -10,7 +10,7 @@ from setpoint.controller.expectations import Expectations
 from setpoint.controller.handlers import EnqueueRequestForObject
 from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.source import InformerSource
-from setpoint.controller.workqueue import PRIORITY_LOW, WorkQueue
+from setpoint.controller.workqueue import PRIORITY_LOW, PRIORITY_NORMAL, WorkQueue
 
 from .fake_informer import FakeInformer
 from .objects import cached
@@ -80,6 +80,23 @@ async def test_sources_drop_own_write_events_and_list_at_low_priority() -> None:
     assert len(queue) == 0
     informer.upsert(obj("theirs", "13", "u-theirs"))
     assert len(queue) == 1
+
+
+async def test_listed_objects_no_controller_has_acted_on_go_ahead_of_the_settled_backlog() -> None:
+    """A listed object whose spec has no status yet, or whose status.observedGeneration lags,
+    is queued at normal priority; settled ones (and kinds without a generation) at low."""
+    informer = FakeInformer.holding(
+        cached("settled", generation=2, status={"observedGeneration": 2}),
+        cached("no-convention", generation=2, status={"phase": "Ready"}),
+        cached("configmap"),
+        cached("new", generation=1),
+        cached("changed", generation=3, status={"observedGeneration": 2}),
+    )
+    queue: WorkQueue[ObjectKey] = WorkQueue()
+    await InformerSource(informer, EnqueueRequestForObject()).start(queue)
+    assert queue.depth_by_priority() == {PRIORITY_NORMAL: 2, PRIORITY_LOW: 3}
+    first_two = {queue.get_nowait().name, queue.get_nowait().name}
+    assert first_two == {"new", "changed"}
 
 
 def test_an_event_that_beats_the_write_answer_is_held_until_the_answer() -> None:
