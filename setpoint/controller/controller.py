@@ -446,6 +446,10 @@ class Controller:
                 queue.add_after(request, OUTCOME_FAILURE_RETRY_DELAY)
             finally:
                 queue.done(request)
+            # A reconcile answered from the cache never suspends, nor does get() on a non-empty
+            # queue: without this, a backlog would keep the watches, lease renewals and probes
+            # from running until it is worked off.
+            await asyncio.sleep(0)
 
     async def _reconcile(self, request: Request) -> None:
         queue = self.queue

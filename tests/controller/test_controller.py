@@ -60,6 +60,34 @@ async def test_reconciles_every_object_once_and_counts_success() -> None:
     assert sample("controller_runtime_max_concurrent_reconciles", "t-success") == 1
 
 
+async def test_a_backlog_of_reconciles_that_never_wait_does_not_starve_the_event_loop() -> None:
+    """Reconciles answered from the cache never suspend; the worker still lets other tasks (the
+    watches, lease renewals, probes) run between them instead of working the whole backlog
+    first."""
+    informer = FakeInformer()
+    for i in range(500):
+        informer.upsert(cached(f"cm{i}"))
+    reconciled: list[str] = []
+    reconciled_when_other_task_ran: list[int] = []
+
+    async def reconcile(request: Request) -> None:
+        reconciled.append(request.name)
+
+    async def other_task() -> None:
+        while len(reconciled) < 500:
+            if reconciled:
+                reconciled_when_other_task_ran.append(len(reconciled))
+            await asyncio.sleep(0)
+
+    controller = make_controller("t-yield", reconcile, informer)
+    other = asyncio.create_task(other_task())
+    async with controller:
+        await wait_until(lambda: len(reconciled) == 500)
+    await other
+    # The other task ran many times while the backlog was being worked through.
+    assert len([n for n in reconciled_when_other_task_ran if n < 500]) > 100
+
+
 async def test_requeue_after_runs_again_without_counting_an_error() -> None:
     informer = FakeInformer.holding(cached("a"))
     calls = 0
