@@ -68,6 +68,10 @@ class Cache:
         self.client = client
         self.options = options or CacheOptions()
         self._informers: dict[_InformerKey, SharedInformer] = {}
+        # (apiVersion, kind, metadata_only) -> its informer: every cached read goes through
+        # informer_for, and resolving the kind (REST mapper, options) each time costs more
+        # than the read itself.
+        self._by_kind: dict[tuple[str, str, bool], SharedInformer] = {}
         self._started = False
 
     # -- informers ---------------------------------------------------------------------------
@@ -80,8 +84,12 @@ class Cache:
         ``metadata_only`` gives an informer that keeps only apiVersion/kind/metadata; it is a
         separate informer from the full one.
         """
-        resource = await self.client.mapper.resource_for(api_version, kind)
-        return self.informer_for_resource(resource, metadata_only=metadata_only)
+        informer = self._by_kind.get((api_version, kind, metadata_only))
+        if informer is None:
+            resource = await self.client.mapper.resource_for(api_version, kind)
+            informer = self.informer_for_resource(resource, metadata_only=metadata_only)
+            self._by_kind[(api_version, kind, metadata_only)] = informer
+        return informer
 
     def informer_for_resource(
         self, resource: ResourceInfo, *, metadata_only: bool = False

@@ -23,7 +23,16 @@ _encoder = msgspec.json.Encoder()
 
 
 def _normalise(value: Any) -> Any:
-    # Walk only containers; scalars other than integral floats pass through untouched.
+    # Walk only containers; scalars other than integral floats pass through untouched. The
+    # exact-type checks first: bodies are mostly plain dicts, lists and strings, and the ABC
+    # checks below cost several times more.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {key: _normalise(item) for key, item in value.items()}
+    if kind is list:
+        return [_normalise(item) for item in value]
     if isinstance(value, float):
         if value.is_integer():
             return int(value)

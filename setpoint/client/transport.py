@@ -113,11 +113,23 @@ class Transport:
         self.host = config.host
         self._fixed_headers = config.impersonation_headers()
         self._session: aiohttp.ClientSession | None = None
+        # (metric, method, code) -> the labelled child: prometheus_client's labels() costs more
+        # than the observation itself, and every request makes four of them.
+        self._children: dict[tuple[Any, str, str | None], Any] = {}
         self._timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.options.connect_timeout,
             sock_read=self.options.read_timeout,
         )
+
+    def _child(self, metric: Any, method: str, code: str | None = None) -> Any:
+        """``metric``'s child for ``method`` (and status ``code`` if it has one) on this host."""
+        key = (metric, method, code)
+        child = self._children.get(key)
+        if child is None:
+            labels = (method, self.host) if code is None else (code, method, self.host)
+            child = self._children[key] = metric.labels(*labels)
+        return child
 
     async def open(self) -> None:
         """Create the HTTP session (must run inside the event loop that will use it)."""
@@ -245,15 +257,15 @@ class Transport:
             if self.config.disable_compression:
                 headers["Accept-Encoding"] = "identity"
             if body is not None:
-                REQUEST_SIZE.labels(method, self.host).observe(len(body))
+                self._child(REQUEST_SIZE, method).observe(len(body))
             started = time.monotonic()
             try:
                 response = await self._send(
                     session, method, url, params, body, headers, auth, client_timeout
                 )
                 code = response.status
-                REQUESTS_TOTAL.labels(str(code), method, self.host).inc()
-                REQUEST_DURATION.labels(method, self.host).observe(time.monotonic() - started)
+                self._child(REQUESTS_TOTAL, method, str(code)).inc()
+                self._child(REQUEST_DURATION, method).observe(time.monotonic() - started)
                 if "Warning" in response.headers:
                     self.warnings.handle(response.headers.getall("Warning"))
                 if stream and 200 <= code < 300:
@@ -262,7 +274,7 @@ class Transport:
                     data = await response.read()
                 finally:
                     response.release()
-                RESPONSE_SIZE.labels(method, self.host).observe(len(data))
+                self._child(RESPONSE_SIZE, method).observe(len(data))
             except _TRANSPORT_ERRORS as exc:
                 if isinstance(exc, aiohttp.InvalidURL):
                     raise ConnectionFailed(

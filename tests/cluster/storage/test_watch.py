@@ -138,6 +138,23 @@ async def test_many_watchers_each_get_every_event_in_order(storage: Storage) -> 
         watch.close()
 
 
+async def test_a_burst_can_be_taken_at_once_and_iteration_goes_on_after_it(
+    storage: Storage,
+) -> None:
+    watch = storage.watch("/", 0)
+    for i in range(5):
+        storage.create(key_of(f"b{i}"), configmap(f"b{i}"))
+    await storage.wait_durable(storage.revision)
+    first = (await take(watch, 1))[0]
+    burst = watch.take_buffered()
+    assert [first.revision, *(e.revision for e in burst)] == [1, 2, 3, 4, 5]
+    assert watch.take_buffered() == []
+    last = storage.create(key_of("after"), configmap("after")).revision
+    await storage.wait_durable(last)
+    assert [e.revision for e in await take(watch, 1)] == [last]
+    watch.close()
+
+
 async def test_watch_older_than_history_is_expired(make_storage: StorageFactory) -> None:
     storage = make_storage(history_max_events=3)
     last = 0

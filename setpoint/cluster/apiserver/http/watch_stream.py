@@ -153,18 +153,25 @@ async def serve_watch(
         converted = converts(resource) or transform is not None
         selects_all = matcher.selects_all
         write = response.write
-        async for event in watch:
-            if selects_all:
-                if converted:
-                    await write(line_for(event.type, operations.present(resource, event.value)))
+        async for first in watch:
+            # A burst (a controller writing many objects) goes out in one write, not one
+            # system call per event; the events are the ones already buffered, so none waits.
+            lines: list[bytes] = []
+            for event in (first, *watch.take_buffered()):
+                if selects_all:
+                    if converted:
+                        lines.append(
+                            line_for(event.type, operations.present(resource, event.value))
+                        )
+                    else:
+                        lines.append(event_line(event.type, event.value))
                 else:
-                    await write(event_line(event.type, event.value))
+                    line = _filtered_event(operations, resource, matcher, event, line_for)
+                    if line is not None:
+                        lines.append(line)
                 last_sent = event.revision
-                continue
-            line = _filtered_event(operations, resource, matcher, event, line_for)
-            last_sent = event.revision
-            if line is not None:
-                await write(line)
+            if lines:
+                await write(lines[0] if len(lines) == 1 else b"".join(lines))
         if timed_out and options.allow_bookmarks:
             await response.write(_bookmark_line(resource, last_sent))
     except WatchOverflowError:

@@ -139,6 +139,13 @@ class Watch(abc.ABC):
     def close(self) -> None:
         """Stop delivering events; the iterator ends."""
 
+    def take_buffered(self) -> builtins.list[WatchEvent]:
+        """The events already buffered after the one just iterated, taken without waiting.
+
+        Lets a consumer send a burst in one write; the iterator goes on after them.
+        """
+        return []
+
 
 class Storage(abc.ABC):
     """The interface both backends implement. See the module docstring for the rules."""

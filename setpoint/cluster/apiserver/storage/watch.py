@@ -87,6 +87,12 @@ class StorageWatch(Watch):
             self._wakeup.clear()
             await self._wakeup.wait()
 
+    def take_buffered(self) -> list[WatchEvent]:
+        """The events already buffered, taken without waiting (in order)."""
+        events = list(self._queue)
+        self._queue.clear()
+        return events
+
     def close(self) -> None:
         """Stop delivering events; the iterator ends after what is already buffered."""
         if not self._closed:
