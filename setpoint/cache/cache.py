@@ -299,19 +299,26 @@ class Cache:
         informers = self._informers_of(api_version, kind)
         if not informers:
             return
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, Mapping):
+            return
+        # Encoded now (the caller may change the dict it got back), decoded on first read.
         raw = msgspec.json.encode(obj)
+        key = ObjectKey(metadata.get("namespace") or None, str(metadata.get("name") or ""))
+        uid = str(metadata.get("uid") or "")
+        version = metadata.get("resourceVersion")
         for informer in informers:
             recent = informer.recent_writes
-            try:
-                recent.record(informer.decoder.decode(raw))
-            except Exception:  # a transform that rejects it: the store stays the truth
-                logger.debug("not recording a write of %s %s", kind, obj.get("metadata"))
+            recent.record_encoded(
+                key,
+                uid,
+                version if isinstance(version, str) else None,
+                functools.partial(informer.decoder.decode, raw),
+            )
             if len(recent) > RECENT_WRITES_PRUNE_AT:
                 # Drop the records the watch has caught up with (reads drop them too, but a
                 # controller that writes much and reads little would keep them until then).
-                recent.merge(
-                    [], functools.partial(_stored, informer), informer.observed_version, _none
-                )
+                recent.prune(functools.partial(_stored, informer), informer.observed_version)
 
     def record_delete(
         self, api_version: str, kind: str, name: str, namespace: str | None, uid: str
@@ -379,7 +386,3 @@ class Cache:
 
 def _stored(informer: SharedInformer, key: ObjectKey) -> CachedObject | None:
     return informer.store.get_by_name(key.name, key.namespace)
-
-
-def _none(obj: CachedObject) -> bool:
-    return False

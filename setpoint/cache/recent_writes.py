@@ -39,10 +39,17 @@ def _version(text: str | None) -> int | None:
 
 @dataclass(slots=True)
 class _Record:
-    obj: CachedObject | None  # None: deleted
+    obj: CachedObject | None  # None: deleted, or not decoded yet (``decode`` is set)
     uid: str
     version: int
     recorded: float
+    # Decodes the written object on first read: most writes are never read back before the
+    # watch catches up, and decoding is most of what recording one costs.
+    decode: Callable[[], CachedObject] | None = None
+
+    @property
+    def deleted(self) -> bool:
+        return self.obj is None and self.decode is None
 
 
 class RecentWrites:
@@ -65,15 +72,49 @@ class RecentWrites:
         version = _version(obj.resource_version)
         if version is None or not obj.name:
             return
-        key = obj.key
-        current = self._records.get(key)
-        if current is not None and current.obj is not None and current.version >= version:
+        self._put(obj.key, _Record(obj, obj.uid, version, self._clock()))
+
+    def record_encoded(
+        self,
+        key: ObjectKey,
+        uid: str,
+        resource_version: str | None,
+        decode: Callable[[], CachedObject],
+    ) -> None:
+        """Like :meth:`record` for an object not decoded yet: ``decode()`` runs on first read
+        (and if it raises, the record is dropped and the store read instead)."""
+        version = _version(resource_version)
+        if version is None or not key.name:
             return
-        self._records[key] = _Record(obj, obj.uid, version, self._clock())
+        self._put(key, _Record(None, uid, version, self._clock(), decode))
+
+    def _put(self, key: ObjectKey, record: _Record) -> None:
+        current = self._records.get(key)
+        if current is not None and not current.deleted and current.version >= record.version:
+            return
+        self._records[key] = record
 
     def record_deleted(self, key: ObjectKey, uid: str) -> None:
         """Remember that the object ``key`` with ``uid`` was deleted."""
         self._records[key] = _Record(None, uid, 0, self._clock())
+
+    def _outdated(
+        self,
+        key: ObjectKey,
+        record: _Record,
+        stored: CachedObject | None,
+        observed: Callable[[str | None], int],
+    ) -> bool:
+        """Whether the store (or its watch) has caught up with ``record``, or it expired."""
+        if self._clock() - record.recorded > self.ttl:
+            return True
+        if record.deleted:
+            # The store has seen the deletion (or holds a new object of the same name).
+            return stored is None or stored.uid != record.uid
+        stored_version = _version(stored.resource_version) if stored is not None else None
+        if stored_version is not None and stored_version >= record.version:
+            return True
+        return observed(key.namespace) >= record.version
 
     def _effective(
         self, key: ObjectKey, stored: CachedObject | None, observed: Callable[[str | None], int]
@@ -81,20 +122,16 @@ class RecentWrites:
         record = self._records.get(key)
         if record is None:
             return None
-        if self._clock() - record.recorded > self.ttl:
+        if self._outdated(key, record, stored, observed):
             del self._records[key]
             return None
-        if record.obj is None:
-            if stored is None or stored.uid != record.uid:
-                del self._records[key]  # the store has seen the deletion (or a new object)
+        if record.decode is not None:
+            try:
+                record.obj = record.decode()
+            except Exception:  # a transform that rejects it: the store stays the truth
+                del self._records[key]
                 return None
-            return record
-        stored_version = _version(stored.resource_version) if stored is not None else None
-        if (stored_version is not None and stored_version >= record.version) or observed(
-            key.namespace
-        ) >= record.version:
-            del self._records[key]
-            return None
+            record.decode = None
         return record
 
     def get(
@@ -148,6 +185,16 @@ class RecentWrites:
             if record.obj is not None and matches(record.obj)
         )
         return merged
+
+    def prune(
+        self,
+        lookup: Callable[[ObjectKey], CachedObject | None],
+        observed: Callable[[str | None], int],
+    ) -> None:
+        """Drop the records the store or its watch has caught up with (without decoding any)."""
+        for key, record in list(self._records.items()):
+            if self._outdated(key, record, lookup(key), observed):
+                del self._records[key]
 
     def keys(self) -> Iterable[ObjectKey]:
         """Keys with a record (some may be outdated until next read)."""

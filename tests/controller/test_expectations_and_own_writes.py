@@ -58,6 +58,29 @@ def test_recent_writes_win_until_the_store_or_the_watch_catches_up() -> None:
     assert [o.name for o in merged] == ["c"]  # deleted by us, not yet by the watch
 
 
+def test_an_encoded_write_is_decoded_only_when_read_and_a_failed_decode_reads_the_store() -> None:
+    recent = RecentWrites()
+    decoded: list[str] = []
+
+    def decode(name: str, rv: str) -> CachedObject:
+        decoded.append(name)
+        return obj(name, rv)
+
+    recent.record_encoded(ObjectKey("ns", "a"), "u1", "7", lambda: decode("a", "7"))
+    recent.record_encoded(ObjectKey("ns", "b"), "u1", "8", lambda: decode("b", "8"))
+    recent.prune(lambda key: None, lambda ns: 7)  # the watch passed a's write, not b's
+    assert decoded == [] and len(recent) == 1
+    assert recent.get(ObjectKey("ns", "b"), obj("b", "5"), lambda ns: 7) == obj("b", "8")
+    assert decoded == ["b"]
+
+    def rejected() -> CachedObject:
+        raise ValueError("the informer's transform rejects it")
+
+    recent.record_encoded(ObjectKey("ns", "c"), "u1", "9", rejected)
+    assert recent.get(ObjectKey("ns", "c"), obj("c", "4"), lambda ns: 8) == obj("c", "4")
+    assert len(recent) == 1  # b's record only
+
+
 def test_own_writes_match_once_by_uid_and_resource_version() -> None:
     own = OwnWrites()
     own.record("u1", "7")
