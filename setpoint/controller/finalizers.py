@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from setpoint.api.meta import as_mapping, is_model
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
-from setpoint.client.errors import NotFound
+from setpoint.client.conflicts import retry_on_conflict
+from setpoint.client.errors import Conflict, NotFound
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -99,6 +100,7 @@ class _View:
     resource_version: str
     finalizers: tuple[str, ...]
     deleting: bool
+    uid: str = ""
 
     @property
     def target(self) -> dict[str, Any]:
@@ -120,6 +122,7 @@ def _view(obj: ObjectInput) -> _View:
             obj.resource_version,
             tuple(obj.finalizers),
             obj.deletion_timestamp is not None,
+            obj.uid,
         )
     metadata = obj.get("metadata")
     if not isinstance(metadata, Mapping):
@@ -141,6 +144,7 @@ def _view(obj: ObjectInput) -> _View:
         str(metadata.get("resourceVersion") or ""),
         tuple(finalizers),
         metadata.get("deletionTimestamp") is not None,
+        str(metadata.get("uid") or ""),
     )
 
 
@@ -158,6 +162,40 @@ async def _write_finalizers(
             return None  # removing our last finalizer raced with the object's disappearance
         raise
     return result
+
+
+async def _remove_after_cleanup(
+    client: Client, view: _View, names: Sequence[str]
+) -> dict[str, Any] | None:
+    """Remove ``names`` from a deleted object once their cleanups have run.
+
+    A conflict here is most often the cleanup's own write (a status condition, an annotation)
+    having moved the object on since it was read. Failing would run the cleanups again, which
+    write again and conflict again, for ever; the cleanups are done, so re-read the object and
+    remove the names from what it holds now (never from a new object of the same name).
+    """
+    current = view
+
+    async def remove() -> dict[str, Any] | None:
+        nonlocal current
+        remaining = [f for f in current.finalizers if f not in names]
+        if len(remaining) == len(current.finalizers):
+            return None
+        try:
+            return await _write_finalizers(client, current, remaining)
+        except Conflict:
+            try:
+                fresh = await client.get(
+                    view.api_version, view.kind, view.name, namespace=view.namespace
+                )
+            except NotFound:
+                return None  # gone meanwhile: nothing left to remove
+            current = _view(fresh)
+            if view.uid and current.uid != view.uid:
+                return None  # a new object of the same name: not ours to finalize
+            raise
+
+    return await retry_on_conflict(remove)
 
 
 async def ensure_finalizer(client: Client, obj: ObjectInput, name: str) -> dict[str, Any] | None:
@@ -232,7 +270,9 @@ async def handle_finalizer(
     if name not in view.finalizers:
         return FinalizerResult(FinalizerOutcome.ABSENT)
     await _run_cleanup(cleanup, obj)
-    return FinalizerResult(FinalizerOutcome.FINALIZED, await remove_finalizer(client, obj, name))
+    return FinalizerResult(
+        FinalizerOutcome.FINALIZED, await _remove_after_cleanup(client, view, [name])
+    )
 
 
 class Finalizers:
@@ -285,9 +325,7 @@ class Finalizers:
                 done.append(name)
         updated = None
         if done:
-            updated = await _write_finalizers(
-                client, view, [f for f in view.finalizers if f not in done]
-            )
+            updated = await _remove_after_cleanup(client, view, done)
         if failure is not None:
             raise failure
         return FinalizerResult(FinalizerOutcome.FINALIZED, updated)

@@ -153,3 +153,38 @@ async def test_finalizers_registry_removes_only_what_succeeded(
     remaining = await client.get("v1", "ConfigMap", "multi", namespace=namespace)
     assert remaining["metadata"]["finalizers"] == ["example.com/broken"]
     assert ran == ["ok", "broken"]
+
+
+async def test_a_cleanup_that_writes_the_object_runs_once_and_the_object_goes(
+    client: Client, namespace: str
+) -> None:
+    """The cleanup's own write moves the object on; removing the finalizer with the old
+    resourceVersion conflicts, and must re-read rather than run the cleanup again (which would
+    write and conflict again, for ever)."""
+    ran: list[str] = []
+
+    async def cleanup(o: dict[str, Any]) -> None:
+        ran.append(o["metadata"]["name"])
+        await client.patch(
+            config_map(namespace, "noisy"), {"metadata": {"annotations": {"phase": "Deleting"}}}
+        )
+
+    obj = await client.create(config_map(namespace, "noisy"))
+    added = await handle_finalizer(client, obj, FINALIZER, cleanup)
+    assert added.object is not None
+    await client.delete("v1", "ConfigMap", "noisy", namespace=namespace)
+    deleting = await client.get("v1", "ConfigMap", "noisy", namespace=namespace)
+    result = await handle_finalizer(client, deleting, FINALIZER, cleanup)
+    assert result.outcome is FinalizerOutcome.FINALIZED
+    assert ran == ["noisy"]
+    assert not await exists(client, namespace, "noisy")
+
+    registry = Finalizers()
+    registry.register(FINALIZER, cleanup)
+    obj = await client.create(config_map(namespace, "noisy"))
+    await registry.reconcile(client, obj)
+    await client.delete("v1", "ConfigMap", "noisy", namespace=namespace)
+    deleting = await client.get("v1", "ConfigMap", "noisy", namespace=namespace)
+    await registry.reconcile(client, deleting)
+    assert ran == ["noisy", "noisy"]
+    assert not await exists(client, namespace, "noisy")
