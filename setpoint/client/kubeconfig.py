@@ -18,14 +18,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from setpoint.client.config import DEFAULT_NAMESPACE, ClientConfig
 from setpoint.client.credentials import BasicAuth, CredentialSource, StaticToken, TokenFile
 from setpoint.client.errors import ConfigError
-from setpoint.client.exec_credential import ExecConfig, ExecCredentialPlugin, cluster_info_for_exec
+
+if TYPE_CHECKING:
+    from setpoint.client.exec_credential import ExecConfig
 
 __all__ = ["KubeConfig", "kubeconfig_paths", "load_kubeconfig"]
 
@@ -194,6 +196,13 @@ def _build_config(
             exec_stanza = u["exec"]
             if not isinstance(exec_stanza, Mapping):
                 raise ConfigError(f"{uw}.exec: must be a mapping")
+            # Imported only for a user with an exec plugin: most kubeconfigs have none.
+            from setpoint.client.exec_credential import (
+                ExecConfig,
+                ExecCredentialPlugin,
+                cluster_info_for_exec,
+            )
+
             extension = _exec_extension(c)
             ca_for_exec = ca_data
             if ca_for_exec is None and ca_file:
