@@ -48,9 +48,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from setpoint.api.field_selectors import escape_field_value
 from setpoint.api.gvk import ResourceInfo
 from setpoint.api.meta import is_model, is_model_class
-from setpoint.api.selectors import escape_field_value
 from setpoint.client import json_codec
 from setpoint.client.client_opening import ClientOpening
 from setpoint.client.config import ClientConfig
