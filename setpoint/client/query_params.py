@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
-from setpoint.api.field_selectors import escape_field_value
-
 if TYPE_CHECKING:
     from setpoint.api.selectors import FieldSelector, LabelSelector
 
@@ -36,6 +34,9 @@ def field_selector_param(value: Selector | None) -> str | None:
     if value is None:
         return None
     if isinstance(value, Mapping):
+        # The selector modules load with the first selector: most programs pass none.
+        from setpoint.api.field_selectors import escape_field_value
+
         return ",".join(f"{key}={escape_field_value(str(val))}" for key, val in value.items())
     return str(value)
 

@@ -59,6 +59,8 @@ NOT_ON_THE_RUN_PATH = (
     "setpoint.api.selectors",  # label selector parsing: with the first selector
     "setpoint.api.label_requirements",
     "setpoint.api.label_selector_parser",
+    "setpoint.api.field_selectors",
+    "setpoint.api.selector_error",
     "setpoint.api.field_errors",  # the API server's validation
     "setpoint.api.go_format",
     "setpoint.api.status",
