@@ -34,7 +34,7 @@ from setpoint.manager.cache_health import (
     DEFAULT_UNREADY_AFTER_S,
     CacheHealth,
 )
-from setpoint.manager.health import HealthCheck, HealthChecks
+from setpoint.manager.health import HealthCheck, HealthChecks, build_probe_app
 from setpoint.manager.http_endpoint import HttpEndpoint, parse_bind_address
 from setpoint.manager.leader_election_defaults import (
     LEASE_DURATION,
@@ -661,8 +661,6 @@ class Manager:
                 _scope(self.metrics_endpoint),
             )
         if self._probe_address is not None:
-            from setpoint.manager.health import build_probe_app
-
             self.probe_endpoint = HttpEndpoint(
                 build_probe_app(self.healthz, self.readyz), self._probe_address
             )
