@@ -12,8 +12,9 @@ and start-up time of ``setpoint run``.
     requests of an idle period.
 (g) start-up: seconds from starting ``setpoint run`` to its first request, received by a
     listener the kubeconfig points at, with bytecode cached as in an installed package; and
-    the CPU seconds (user + system) the process used
-    until then, which a busy machine inflates much less than the wall time. Alone:
+    the CPU seconds (user + system) the process used until then, which a busy machine inflates
+    much less than the wall time. Beside it, alternately, the same for the floor: a plain
+    aiohttp client reading the same kubeconfig (``bench/startup_floor.py``). Alone:
     ``python -m bench.operator_scenarios startup [RUNS]``.
 """
 
@@ -29,8 +30,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from setpoint import kinds
 from setpoint.client import Client
@@ -55,7 +57,17 @@ FANOUT_KEYS: Final = (
     "fanout_list_watch_discovery_requests", "fanout_idle_requests", "fanout_reconciles_per_object",
     "fanout_status_patches_per_object",
 )  # fmt: skip
-STARTUP_KEYS: Final = ("startup_to_first_request_s", "startup_cpu_s")
+STARTUP_KEYS: Final = (
+    "startup_to_first_request_s", "startup_cpu_s", "floor_to_first_request_s", "floor_cpu_s",
+    "startup_over_floor",
+)  # fmt: skip
+
+
+class Sample(NamedTuple):
+    """One start-up: wall seconds to the first request, and CPU seconds until then."""
+
+    seconds: float
+    cpu: float
 
 
 def _percentile(samples: list[float], fraction: float) -> float | None:
@@ -270,11 +282,53 @@ current-context: c
 """
 
 
+SETPOINT_RUN: Final = (
+    "-m", "setpoint.cli.main", "run", "startup_operator.py", "--kubeconfig", "kubeconfig",
+    "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+)  # fmt: skip
+# The floor: a plain aiohttp client that reads the same kubeconfig and sends one GET (run as
+# a script: it imports nothing of setpoint or bench).
+FLOOR: Final = (str(Path(__file__).with_name("startup_floor.py")), "kubeconfig")
+
+
+async def _to_first_request(arguments: Sequence[str], workdir: Path, env: dict[str, str]) -> Sample:
+    """Seconds from starting ``python ARGUMENTS`` to the first connection on a listener the
+    kubeconfig in ``workdir`` points at, and the CPU seconds the process used until then (it
+    is killed there)."""
+    first: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+
+    async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if not first.done():
+            first.set_result(time.monotonic())
+        writer.close()
+
+    server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    (workdir / "kubeconfig").write_text(KUBECONFIG.format(port=port))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, *arguments, cwd=workdir, env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        async with asyncio.timeout(60):
+            connected = await first
+    finally:
+        process.kill()
+        await process.wait()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server.close()
+        await server.wait_closed()
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return Sample(connected - began, cpu)
+
+
 async def startup(runs: int = 5) -> dict[str, Any]:
     """(g): median seconds from starting ``setpoint run`` to its first request, and median CPU
-    seconds it used until then (the process is killed at its first request)."""
-    durations: list[float] = []
-    cpu: list[float] = []
+    seconds it used until then (the process is killed at its first request); the same for the
+    floor (``bench/startup_floor.py``), run alternately with it, and the ratio of the medians."""
+    samples: dict[str, list[Sample]] = {"setpoint": [], "floor": []}
     with tempfile.TemporaryDirectory(prefix="setpoint-bench-startup-") as tmp:
         workdir = Path(tmp)
         (workdir / "startup_operator.py").write_text(OPERATOR_SOURCE)
@@ -284,44 +338,20 @@ async def startup(runs: int = 5) -> dict[str, Any]:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
         for run in range(runs + 1):
-            first: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-
-            async def on_connect(
-                reader: asyncio.StreamReader,
-                writer: asyncio.StreamWriter,
-                first: asyncio.Future[float] = first,
-            ) -> None:
-                if not first.done():
-                    first.set_result(time.monotonic())
-                writer.close()
-
-            server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
-            port = server.sockets[0].getsockname()[1]
-            (workdir / "kubeconfig").write_text(KUBECONFIG.format(port=port))
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            began = time.monotonic()
-            process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "setpoint.cli.main", "run", "startup_operator.py",
-                "--kubeconfig", "kubeconfig", "--metrics-bind-address", "0",
-                "--health-probe-bind-address", "0",
-                cwd=workdir, env=env,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-            )  # fmt: skip
-            try:
-                async with asyncio.timeout(60):
-                    connected = await first
-            finally:
-                process.kill()
-                await process.wait()
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                server.close()
-                await server.wait_closed()
-            if run > 0:  # run 0 filled the bytecode cache
-                durations.append(connected - began)
-                cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            # Back to back, in alternating order, so that both see the same load.
+            order = [("setpoint", SETPOINT_RUN), ("floor", FLOOR)]
+            for name, arguments in order if run % 2 else order[::-1]:
+                sample = await _to_first_request(arguments, workdir, env)
+                if run > 0:  # run 0 filled the bytecode cache
+                    samples[name].append(sample)
+    seconds = _percentile([sample.seconds for sample in samples["setpoint"]], 0.5)
+    floor = _percentile([sample.seconds for sample in samples["floor"]], 0.5)
     return {
-        "startup_to_first_request_s": _percentile(durations, 0.5),
-        "startup_cpu_s": _percentile(cpu, 0.5),
+        "startup_to_first_request_s": seconds,
+        "startup_cpu_s": _percentile([sample.cpu for sample in samples["setpoint"]], 0.5),
+        "floor_to_first_request_s": floor,
+        "floor_cpu_s": _percentile([sample.cpu for sample in samples["floor"]], 0.5),
+        "startup_over_floor": seconds / floor if seconds is not None and floor else None,
     }
 
 

@@ -17,7 +17,8 @@ In one run on this machine:
     Pods from the local server (a task sleeping 1 ms records its overshoot);
 (e)-(g) operator scenarios (``bench/operator_scenarios.py``): freshness of a new object behind a
     10,000-key initial backlog with 1 worker; requests per object of a fan-out operator at
-    N = 1,000 (first convergence, then idle); start-up of ``setpoint run`` to its first request.
+    N = 1,000 (first convergence, then idle); start-up of ``setpoint run`` to its first request,
+    beside the floor of a plain aiohttp client doing the same.
 
 The table goes to stdout; with ``--json`` stdout is one JSON object and nothing else. Logs go
 to stderr.
@@ -631,6 +632,9 @@ def render(figures: dict[str, Any]) -> str:
         ["fan-out requests while idle", figures["fanout_idle_requests"]],
         ["setpoint run to first request (s)", figures["startup_to_first_request_s"]],
         ["setpoint run: CPU until its first request (s)", figures["startup_cpu_s"]],
+        ["floor (plain aiohttp client) to first request (s)", figures["floor_to_first_request_s"]],
+        ["floor: CPU until its first request (s)", figures["floor_cpu_s"]],
+        ["setpoint run / floor, to first request", figures["startup_over_floor"]],
     ]
     aim_rows = [[name, value] for name, value in figures["aims"].items()]
     return "\n\n".join(

@@ -8,6 +8,7 @@ functions to reject bad input before it is sent.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -59,12 +60,15 @@ _LABEL_VALUE_MSG: Final = (
     "'-', '_' or '.', and must start and end with an alphanumeric character"
 )
 
-# re.ASCII: Go's regexp classes are ASCII; \Z rather than $ so a trailing newline never matches.
-_DNS1123_LABEL_RE: Final = re.compile(f"(?:{_DNS1123_LABEL_FMT})\\Z", re.ASCII)
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(f"(?:{_DNS1123_SUBDOMAIN_FMT})\\Z", re.ASCII)
-_DNS1035_LABEL_RE: Final = re.compile(f"(?:{_DNS1035_LABEL_FMT})\\Z", re.ASCII)
-_QUALIFIED_NAME_RE: Final = re.compile(f"(?:{_QUALIFIED_NAME_FMT})\\Z", re.ASCII)
-_LABEL_VALUE_RE: Final = re.compile(f"(?:{_LABEL_VALUE_FMT})\\Z", re.ASCII)
+
+@functools.cache
+def _full_match(pattern: str) -> re.Pattern[str]:
+    """``pattern`` anchored at both ends, compiled on first use (most programs check one or two
+    kinds of name, and importing this module should not compile them all).
+
+    re.ASCII: Go's regexp classes are ASCII; \\Z rather than $ so a trailing newline never
+    matches."""
+    return re.compile(f"(?:{pattern})\\Z", re.ASCII)
 
 
 def max_length_message(length: int) -> str:
@@ -93,7 +97,7 @@ def validate_dns1123_label(value: str) -> list[str]:
     errors: list[str] = []
     if _length(value) > DNS1123_LABEL_MAX_LENGTH:
         errors.append(max_length_message(DNS1123_LABEL_MAX_LENGTH))
-    if not _DNS1123_LABEL_RE.match(value):
+    if not _full_match(_DNS1123_LABEL_FMT).match(value):
         errors.append(regex_message(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errors
 
@@ -103,7 +107,7 @@ def validate_dns1123_subdomain(value: str) -> list[str]:
     errors: list[str] = []
     if _length(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errors.append(max_length_message(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
+    if not _full_match(_DNS1123_SUBDOMAIN_FMT).match(value):
         errors.append(regex_message(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errors
 
@@ -113,7 +117,7 @@ def validate_dns1035_label(value: str) -> list[str]:
     errors: list[str] = []
     if _length(value) > DNS1035_LABEL_MAX_LENGTH:
         errors.append(max_length_message(DNS1035_LABEL_MAX_LENGTH))
-    if not _DNS1035_LABEL_RE.match(value):
+    if not _full_match(_DNS1035_LABEL_FMT).match(value):
         errors.append(regex_message(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errors
 
@@ -146,7 +150,7 @@ def validate_qualified_name(value: str) -> list[str]:
         errors.append("name part " + EMPTY_MESSAGE)
     elif _length(name) > QUALIFIED_NAME_MAX_LENGTH:
         errors.append("name part " + max_length_message(QUALIFIED_NAME_MAX_LENGTH))
-    if not _QUALIFIED_NAME_RE.match(name):
+    if not _full_match(_QUALIFIED_NAME_FMT).match(name):
         errors.append(
             "name part "
             + regex_message(
@@ -161,7 +165,7 @@ def validate_label_value(value: str) -> list[str]:
     errors: list[str] = []
     if _length(value) > LABEL_VALUE_MAX_LENGTH:
         errors.append(max_length_message(LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.match(value):
+    if not _full_match(_LABEL_VALUE_FMT).match(value):
         errors.append(
             regex_message(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
         )

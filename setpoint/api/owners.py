@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from setpoint.api import meta
+from setpoint.api.gvk import parse_api_version
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-from setpoint.api import field_errors as fe
-from setpoint.api import meta
-from setpoint.api.field_errors import FieldError
-from setpoint.api.gvk import parse_api_version
+    from setpoint.api.field_errors import FieldError
 
 __all__ = [
     "AlreadyOwnedError",
@@ -211,6 +211,9 @@ def owner_reference_errors(
     references: Iterable[Mapping[str, Any]], path: str = OWNER_REFERENCES_PATH
 ) -> list[FieldError]:
     """The API server's checks of ``metadata.ownerReferences``, as field errors."""
+    # The API server's side: an operator setting owner references never loads field errors.
+    from setpoint.api import field_errors as fe
+
     errors: list[FieldError] = []
     first_controller = ""
     refs: Sequence[Mapping[str, Any]] = list(references)

@@ -10,6 +10,7 @@ functions rewrite a time into the canonical form.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Final
@@ -26,13 +27,18 @@ __all__ = [
 ]
 
 _MICRO_DIGITS: Final = 6  # MicroTime's wire layout has exactly microseconds
-_RFC3339_RE: Final = re.compile(
-    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt ]"
-    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})"
-    r"(?:\.(?P<fraction>\d+))?"
-    r"(?P<zone>[Zz]|[+-]\d{2}:?\d{2})\Z",
-    re.ASCII,
-)
+
+
+@functools.cache
+def _rfc3339() -> re.Pattern[str]:
+    """The RFC 3339 pattern, compiled at the first parse rather than at import."""
+    return re.compile(
+        r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt ]"
+        r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})"
+        r"(?:\.(?P<fraction>\d+))?"
+        r"(?P<zone>[Zz]|[+-]\d{2}:?\d{2})\Z",
+        re.ASCII,
+    )
 
 
 def _as_utc(moment: datetime) -> datetime:
@@ -66,7 +72,7 @@ def parse_time(text: str) -> datetime:
     """
     if not isinstance(text, str):
         raise ValueError(f"invalid time {text!r}: must be an RFC 3339 string")
-    match = _RFC3339_RE.match(text.strip())
+    match = _rfc3339().match(text.strip())
     if match is None:
         raise ValueError(f"invalid time {text!r}: expected RFC 3339 such as '2006-01-02T15:04:05Z'")
     zone = match["zone"]
@@ -102,7 +108,7 @@ def parse_micro_time(text: str) -> datetime:
     Upstream parses MicroTime with the layout ``2006-01-02T15:04:05.000000Z07:00``, so e.g.
     ``2006-01-02T15:04:05Z`` is refused. Use :func:`parse_time` to accept any RFC 3339 time.
     """
-    match = _RFC3339_RE.match(text.strip()) if isinstance(text, str) else None
+    match = _rfc3339().match(text.strip()) if isinstance(text, str) else None
     if match is None or match["fraction"] is None or len(match["fraction"]) != _MICRO_DIGITS:
         raise ValueError(
             f"invalid micro time {text!r}: expected RFC 3339 with exactly six fraction digits, "

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol, TypeAlias, runtime_checkable
 
-from setpoint.api.selectors import FieldSelector, LabelSelector, SelectorError
-
 __all__ = [
     "LabelMatcher",
     "LabelSelectorLike",
@@ -56,6 +54,9 @@ def label_predicate(selector: LabelSelectorLike) -> Callable[[Mapping[str, str]]
 
 
 def _parse_string_selector(text: str) -> LabelMatcher:
+    # The parsers load with the first selector: most caches are never given one.
+    from setpoint.api.selectors import LabelSelector, SelectorError
+
     try:
         return LabelSelector.parse(text)
     except SelectorError as exc:
@@ -77,6 +78,8 @@ def canonical_field_selector(text: str | None) -> str | None:
     """Validate a server-side field selector and return its canonical form (None if empty)."""
     if text is None or not text.strip():
         return None
+    from setpoint.api.selectors import FieldSelector, SelectorError
+
     try:
         return str(FieldSelector.parse(text)) or None
     except SelectorError as exc:

@@ -7,6 +7,7 @@ usage errors). Tracebacks are for the unexpected, and for `--debug`.
 
 from __future__ import annotations
 
+import sys
 from urllib.parse import urlsplit
 
 from setpoint.client.errors import (
@@ -18,10 +19,9 @@ from setpoint.client.errors import (
     Unauthorized,
 )
 from setpoint.manager.api_server_wait import ApiServerUnreachable, connection_reason
-from setpoint.manager.leader_election import LeaderElectionLost
 from setpoint.manager.manager import ManagerError, RunnableFailed
 
-__all__ = ["EXPECTED_FAILURES", "describe_failure"]
+__all__ = ["describe_failure"]
 
 CONNECTION_HINT = "is the cluster running? check --kubeconfig/--context"
 CONFIG_HINT = (
@@ -38,12 +38,19 @@ def _server(error: ConnectionFailed) -> str:
     return f"the API server at {parts.scheme}://{parts.netloc}"
 
 
+def _leadership_lost(error: BaseException) -> bool:
+    # Only a leader elector raises LeaderElectionLost: if its module was never imported (no
+    # election ran), the error is not one, and a failure need not import it to tell.
+    module = sys.modules.get("setpoint.manager.leader_election")
+    return module is not None and isinstance(error, module.LeaderElectionLost)
+
+
 def describe_failure(error: BaseException) -> str | None:
     """The one-line message (with a hint) for an expected failure, or None for a bug."""
     if isinstance(error, RunnableFailed):
         inner = describe_failure(error.error)
         return None if inner is None else inner
-    if isinstance(error, LeaderElectionLost):
+    if _leadership_lost(error):
         return f"{error}; exiting so that this replica restarts as a candidate"
     if isinstance(error, ApiServerUnreachable):
         return (
@@ -73,7 +80,3 @@ def describe_failure(error: BaseException) -> str | None:
     if isinstance(error, ManagerError):
         return str(error)
     return None
-
-
-#: Exceptions whose message is enough (no traceback without --debug).
-EXPECTED_FAILURES = (ConnectionFailed, ConfigError, ApiError, NoKindMatch, LeaderElectionLost)

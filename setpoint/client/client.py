@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from setpoint.api.gvk import ResourceInfo
 from setpoint.api.meta import is_model, is_model_class
-from setpoint.api.selectors import escape_field_value
 from setpoint.client import json_codec
 from setpoint.client.client_opening import ClientOpening
 from setpoint.client.config import ClientConfig
@@ -712,6 +711,8 @@ class Client:
         info = await self.mapper.resource_for(target.api_version, target.kind)
         fields = field_selector_param(field_selector)
         if name:
+            from setpoint.api.field_selectors import escape_field_value
+
             by_name = f"metadata.name={escape_field_value(name)}"
             fields = f"{fields},{by_name}" if fields else by_name
         lines = self.watch_raw(

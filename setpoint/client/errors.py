@@ -45,7 +45,8 @@ __all__ = [
 ]
 
 # kube-apiserver's RBAC refusal: User "u" cannot VERB resource "R[/SUB]" in API group "G" ...
-_RBAC_REFUSAL = re.compile(r'cannot (\S+) resource "([^"]*)" in API group "([^"]*)"')
+# (A pattern string: re compiles and caches it at the first refusal, not at import.)
+_RBAC_REFUSAL = r'cannot (\S+) resource "([^"]*)" in API group "([^"]*)"'
 
 # Longest piece of a non-Status body quoted in a synthetic message: enough to recognise an HTML
 # error page or a proxy's text without flooding logs.
@@ -184,7 +185,7 @@ class Forbidden(ApiError):
         """The RBAC rule the refusal names, as setpoint declares one
         (``Permission("apps", "deployments", ["create"])``), or '' when the message names none.
         """
-        found = _RBAC_REFUSAL.search(self.message)
+        found = re.search(_RBAC_REFUSAL, self.message)
         if found is None:
             return ""
         verb, resource, group = found.groups()

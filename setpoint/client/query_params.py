@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeAlias
 
-from setpoint.api.selectors import FieldSelector, LabelSelector, escape_field_value
+if TYPE_CHECKING:
+    from setpoint.api.selectors import FieldSelector, LabelSelector
 
 __all__ = ["Selector", "check_path_segment", "field_selector_param", "label_selector_param"]
 
 # What callers may pass as a selector.
-Selector = str | Mapping[str, str] | LabelSelector | FieldSelector
+Selector: TypeAlias = "str | Mapping[str, str] | LabelSelector | FieldSelector"
 
 
 def label_selector_param(value: Selector | None) -> str | None:
     """``labelSelector`` from a string, a ``{"key": "value"}`` mapping or a ``LabelSelector``."""
-    if value is None:
-        return None
-    if isinstance(value, LabelSelector):
-        if value.matches_nothing:
-            raise ValueError("label_selector: this selector matches nothing; there is no query")
-        return str(value)
+    if value is None or isinstance(value, str):
+        return value
     if isinstance(value, Mapping):
         return ",".join(f"{key}={val}" for key, val in value.items())
+    # Whoever made a selector object has imported its module: this import is a lookup.
+    from setpoint.api.selectors import LabelSelector
+
+    if isinstance(value, LabelSelector) and value.matches_nothing:
+        raise ValueError("label_selector: this selector matches nothing; there is no query")
     return str(value)
 
 
@@ -31,6 +34,9 @@ def field_selector_param(value: Selector | None) -> str | None:
     if value is None:
         return None
     if isinstance(value, Mapping):
+        # The selector modules load with the first selector: most programs pass none.
+        from setpoint.api.field_selectors import escape_field_value
+
         return ",".join(f"{key}={escape_field_value(str(val))}" for key, val in value.items())
     return str(value)
 

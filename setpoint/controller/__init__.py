@@ -20,21 +20,11 @@ owner references and status conditions (re-exported from :mod:`setpoint.api`), a
 Metrics use controller-runtime's names (:mod:`~setpoint.controller.metrics`).
 """
 
-from setpoint.api.conditions import (
-    find_status_condition,
-    is_condition_true,
-    remove_status_condition,
-    set_status_condition,
-)
-from setpoint.api.owners import (
-    AlreadyOwnedError,
-    controller_of,
-    controller_reference,
-    is_controlled_by,
-    owner_reference,
-    set_controller_reference,
-    set_owner_reference,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from setpoint.controller import log_context
 from setpoint.controller.builder import Builder, ManagerLike
 from setpoint.controller.controller import (
@@ -50,14 +40,6 @@ from setpoint.controller.create_or_update import (
     OperationResult,
     create_or_patch,
     create_or_update,
-)
-from setpoint.controller.finalizers import (
-    FinalizerOutcome,
-    FinalizerResult,
-    Finalizers,
-    ensure_finalizer,
-    handle_finalizer,
-    remove_finalizer,
 )
 from setpoint.controller.handlers import (
     EnqueueRequestForObject,
@@ -88,9 +70,59 @@ from setpoint.controller.rate_limiters import (
     default_controller_rate_limiter,
 )
 from setpoint.controller.reconcile import Reconciler, Request, Result, RetryLater, TerminalError
-from setpoint.controller.recorder import EventRecorder
 from setpoint.controller.source import ChannelSource, InformerSource, KindSource, Source
 from setpoint.controller.workqueue import QueueShutDown, WorkQueue
+
+if TYPE_CHECKING:
+    from setpoint.api.conditions import (
+        find_status_condition,
+        is_condition_true,
+        remove_status_condition,
+        set_status_condition,
+    )
+    from setpoint.api.owners import (
+        AlreadyOwnedError,
+        controller_of,
+        controller_reference,
+        is_controlled_by,
+        owner_reference,
+        set_controller_reference,
+        set_owner_reference,
+    )
+    from setpoint.controller.finalizers import (
+        FinalizerOutcome,
+        FinalizerResult,
+        Finalizers,
+        ensure_finalizer,
+        handle_finalizer,
+        remove_finalizer,
+    )
+    from setpoint.controller.recorder import EventRecorder
+
+# Helpers for reconcilers (public name -> the module that defines it) are imported on first use: a
+# program pays only for those it uses (setpoint run's start-up). Not create_or_update: a function
+# of that name would lose to its module, which the import system sets on the package when
+# something imports it first.
+_LAZY_EXPORTS: dict[str, str] = {
+    "find_status_condition": "setpoint.api.conditions",
+    "is_condition_true": "setpoint.api.conditions",
+    "remove_status_condition": "setpoint.api.conditions",
+    "set_status_condition": "setpoint.api.conditions",
+    "AlreadyOwnedError": "setpoint.api.owners",
+    "controller_of": "setpoint.api.owners",
+    "controller_reference": "setpoint.api.owners",
+    "is_controlled_by": "setpoint.api.owners",
+    "owner_reference": "setpoint.api.owners",
+    "set_controller_reference": "setpoint.api.owners",
+    "set_owner_reference": "setpoint.api.owners",
+    "FinalizerOutcome": "setpoint.controller.finalizers",
+    "FinalizerResult": "setpoint.controller.finalizers",
+    "Finalizers": "setpoint.controller.finalizers",
+    "ensure_finalizer": "setpoint.controller.finalizers",
+    "handle_finalizer": "setpoint.controller.finalizers",
+    "remove_finalizer": "setpoint.controller.finalizers",
+    "EventRecorder": "setpoint.controller.recorder",
+}
 
 __all__ = [
     "DEFAULT_CACHE_SYNC_TIMEOUT",
@@ -158,3 +190,17 @@ __all__ = [
     "set_owner_reference",
     "set_status_condition",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    imported = importlib.import_module(module)
+    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_EXPORTS})

@@ -37,8 +37,8 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Any, ClassVar, cast
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
@@ -55,6 +55,10 @@ from setpoint.controller.reconcile import (
 )
 from setpoint.controller.source import Source
 from setpoint.controller.workqueue import PRIORITY_LOW, QueueShutDown, WorkQueue
+
+if TYPE_CHECKING:
+    # Imported when a sync reconciler needs a pool (concurrent.futures loads it on demand).
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "DEFAULT_CACHE_SYNC_TIMEOUT",
@@ -273,6 +277,8 @@ class Controller:
         if not self._is_async and self.executor is None:
             # One thread per worker: the loop's shared default pool may be smaller than
             # max_concurrent_reconciles, or busy with other controllers' work.
+            from concurrent.futures import ThreadPoolExecutor
+
             self._own_executor = ThreadPoolExecutor(
                 max_workers=self.max_concurrent_reconciles,
                 thread_name_prefix=f"setpoint-{self.name}",

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from setpoint.api.selectors import LabelSelector
 from setpoint.cache.cached_object import CachedObject
 
 __all__ = [
@@ -136,6 +135,8 @@ class LabelSelectorPredicate(Predicate):
 
     def __init__(self, selector: Mapping[str, object] | _LabelMatcher) -> None:
         if isinstance(selector, Mapping):
+            from setpoint.api.selectors import LabelSelector
+
             self._matches: Callable[[Mapping[str, str]], bool] = LabelSelector.from_dict(
                 selector, path="LabelSelectorPredicate.selector"
             ).matches

@@ -12,17 +12,12 @@
 - :class:`LeaderElector` — the election on its own, for programs that want only that.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from setpoint.manager.context import Context, NotControlledError
-from setpoint.manager.health import HealthCheck, HealthChecks
-from setpoint.manager.leader_election import (
-    LEASE_DURATION,
-    RENEW_DEADLINE,
-    RETRY_PERIOD,
-    LeaderElectionConfig,
-    LeaderElectionLost,
-    LeaderElector,
-)
-from setpoint.manager.lease_lock import ClientLeaseLock, LeaseLock
 from setpoint.manager.manager import (
     GRACEFUL_SHUTDOWN_TIMEOUT,
     Manager,
@@ -33,6 +28,33 @@ from setpoint.manager.operator import KindRef, Operator
 from setpoint.manager.run_managers import run_managers
 from setpoint.manager.runnable import Runnable
 from setpoint.manager.structured_logging import configure_logging
+
+if TYPE_CHECKING:
+    from setpoint.manager.health import HealthCheck, HealthChecks
+    from setpoint.manager.leader_election import (
+        LEASE_DURATION,
+        RENEW_DEADLINE,
+        RETRY_PERIOD,
+        LeaderElectionConfig,
+        LeaderElectionLost,
+        LeaderElector,
+    )
+    from setpoint.manager.lease_lock import ClientLeaseLock, LeaseLock
+
+# Leader election and health checks (public name -> the module that defines it) are imported on
+# first use: an operator without them does not pay for them (setpoint run's start-up).
+_LAZY_EXPORTS: dict[str, str] = {
+    "HealthCheck": "setpoint.manager.health",
+    "HealthChecks": "setpoint.manager.health",
+    "LEASE_DURATION": "setpoint.manager.leader_election",
+    "RENEW_DEADLINE": "setpoint.manager.leader_election",
+    "RETRY_PERIOD": "setpoint.manager.leader_election",
+    "LeaderElectionConfig": "setpoint.manager.leader_election",
+    "LeaderElectionLost": "setpoint.manager.leader_election",
+    "LeaderElector": "setpoint.manager.leader_election",
+    "ClientLeaseLock": "setpoint.manager.lease_lock",
+    "LeaseLock": "setpoint.manager.lease_lock",
+}
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_TIMEOUT",
@@ -57,3 +79,17 @@ __all__ = [
     "configure_logging",
     "run_managers",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    imported = importlib.import_module(module)
+    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_EXPORTS})

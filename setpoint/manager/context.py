@@ -35,7 +35,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
-from setpoint.api.conditions import set_condition
 from setpoint.api.meta import as_mapping, is_model
 from setpoint.api.owners import controller_of, is_controlled_by, set_controller_reference
 from setpoint.api.patch import apply_merge_patch, json_equal
@@ -51,13 +50,13 @@ from setpoint.controller.create_or_update import (
 )
 from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.reconcile import Request
-from setpoint.controller.recorder import EventRecorder
 from setpoint.manager.kind_ref import kind_of, model_of
 from setpoint.manager.recording_client import RecordingClient
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from setpoint.controller.recorder import EventRecorder
     from setpoint.manager.manager import Manager
 
 __all__ = ["DEFAULT_FIELD_MANAGER", "Context", "NotControlledError"]
@@ -326,6 +325,8 @@ class Context:
             status_patch = dict(as_mapping(patch)) if is_model(patch) else dict(patch)
         before = current.get("status") if isinstance(current.get("status"), dict) else {}
         if conditions:
+            from setpoint.api.conditions import set_condition
+
             merged = copy.deepcopy(
                 status_patch.get("conditions") or (before or {}).get("conditions") or []
             )

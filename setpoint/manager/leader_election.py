@@ -16,13 +16,17 @@ import copy
 import logging
 import math
 import random
-import socket
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from setpoint.client.errors import ApiError, Conflict
+from setpoint.manager.leader_election_defaults import (
+    LEASE_DURATION,
+    RENEW_DEADLINE,
+    RETRY_PERIOD,
+    default_identity,
+)
 from setpoint.manager.lease_lock import LEASE_API_VERSION, LEASE_KIND, LeaseLock
 from setpoint.manager.metrics import LEADER_MASTER_STATUS, LEADER_SLOWPATH_TOTAL
 
@@ -39,10 +43,6 @@ __all__ = [
 
 log = logging.getLogger("setpoint.manager.leader_election")
 
-# controller-runtime's defaults (pkg/manager/internal.go), so failover behaves like Go operators:
-LEASE_DURATION = 15.0  # a non-leader takes over after seeing the Lease unrenewed this long
-RENEW_DEADLINE = 10.0  # a leader that could not renew this long gives up (< lease duration)
-RETRY_PERIOD = 2.0  # how often the leader renews and candidates retry
 # client-go's JitterFactor: candidates wait retry_period * (1 + random() * JITTER) between tries
 # so that replicas started together do not hit the API server in lockstep.
 JITTER_FACTOR = 1.2
@@ -60,11 +60,6 @@ class LeaderElectionLost(Exception):
         self.lease = lease
         self.identity = identity
         self.reason = reason
-
-
-def default_identity() -> str:
-    """hostname + "_" + a random UUID, like controller-runtime: unique per process."""
-    return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
 def format_micro_time(moment: datetime) -> str:

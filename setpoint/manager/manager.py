@@ -21,15 +21,13 @@ import errno
 import logging
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
-from setpoint.api.names import validate_dns1123_subdomain
 from setpoint.cache import Cache, CacheOptions
 from setpoint.cache.options import DEFAULT_SYNC_TIMEOUT_S
 from setpoint.client.client import Client
 from setpoint.client.errors import ClientError
-from setpoint.controller.recorder import EventRecorder
 from setpoint.controller.source import KindSource
 from setpoint.manager.cache_health import (
     DEFAULT_UNHEALTHY_AFTER_S,
@@ -38,17 +36,12 @@ from setpoint.manager.cache_health import (
 )
 from setpoint.manager.health import HealthCheck, HealthChecks, build_probe_app
 from setpoint.manager.http_endpoint import HttpEndpoint, parse_bind_address
-from setpoint.manager.leader_election import (
+from setpoint.manager.leader_election_defaults import (
     LEASE_DURATION,
     RENEW_DEADLINE,
     RETRY_PERIOD,
-    LeaderElectionConfig,
-    LeaderElectionLost,
-    LeaderElector,
     default_identity,
 )
-from setpoint.manager.lease_lock import ClientLeaseLock
-from setpoint.manager.metrics_endpoint import build_metrics_app
 from setpoint.manager.runnable import (
     ManagedRunnable,
     Runnable,
@@ -56,6 +49,12 @@ from setpoint.manager.runnable import (
     cancel_and_wait,
 )
 from setpoint.manager.signals import ShutdownSignals
+
+if TYPE_CHECKING:
+    # Imported where used: an operator without leader election, Events or a metrics server
+    # does not load them (setpoint run's start-up).
+    from setpoint.controller.recorder import EventRecorder
+    from setpoint.manager.leader_election import LeaderElectionConfig, LeaderElector
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_TIMEOUT",
@@ -291,6 +290,8 @@ class Manager:
         name; it is flushed and stopped when the manager stops. Needs a client (see `client`)."""
         recorder = self._recorders.get(name)
         if recorder is None:
+            from setpoint.controller.recorder import EventRecorder
+
             recorder = EventRecorder(self.client, name)
             self._recorders[name] = recorder
         return recorder
@@ -453,6 +454,9 @@ class Manager:
         if self.leader_election:
             if self.warm_up_caches:
                 await self._warm_up_caches()
+            from setpoint.manager.leader_election import LeaderElector
+            from setpoint.manager.lease_lock import ClientLeaseLock
+
             self.elector = LeaderElector(
                 ClientLeaseLock(self.client, *self._lease_location()),
                 self._election_config(self.leader_election_id or ""),
@@ -480,7 +484,7 @@ class Manager:
                 return
             self._stopped = True
             self._done.set()
-            lost = isinstance(self._failure, LeaderElectionLost)
+            lost = self._leadership_lost(self._failure)
             grace = 0.0 if lost else self.graceful_shutdown_timeout
             loop = asyncio.get_running_loop()
             deadline = loop.time() + grace
@@ -547,6 +551,8 @@ class Manager:
                 "Manager: leader_election_id (the name of the Lease) is required when "
                 "leader_election is on"
             )
+        from setpoint.api.names import validate_dns1123_subdomain
+
         problems = validate_dns1123_subdomain(lease_name)
         if problems:
             raise ManagerError(
@@ -559,6 +565,8 @@ class Manager:
         return namespace, self.leader_election_id or ""
 
     def _election_config(self, name: str) -> LeaderElectionConfig:
+        from setpoint.manager.leader_election import LeaderElectionConfig
+
         lease_duration, renew_deadline, retry_period = self._timings
         namespace = self.leader_election_namespace or "default"
         if self._client is not None and not self.leader_election_namespace:
@@ -602,6 +610,15 @@ class Manager:
         except BaseException as error:
             self._fail(error)
 
+    def _leadership_lost(self, error: BaseException | None) -> bool:
+        # Only this manager's elector raises LeaderElectionLost (a runnable's error is wrapped
+        # in RunnableFailed), so without one the module need not be imported to tell.
+        if self.elector is None:
+            return False
+        from setpoint.manager.leader_election import LeaderElectionLost
+
+        return isinstance(error, LeaderElectionLost)
+
     def _become_leader(self) -> None:
         self._elected.set()
         for managed in self._runnables:
@@ -620,7 +637,7 @@ class Manager:
     def _fail(self, error: BaseException) -> None:
         if self._failure is None and not self._stopped:
             self._failure = error
-        elif self._stopped and isinstance(error, LeaderElectionLost):
+        elif self._stopped and self._leadership_lost(error):
             # Lost while controllers drain gracefully: a former leader must not keep acting.
             log.error("leadership lost during shutdown; aborting in-flight work")
             self._abort_task = asyncio.create_task(self._abort_leader_runnables())
@@ -633,6 +650,8 @@ class Manager:
 
     async def _start_endpoints(self) -> None:
         if self._metrics_address is not None:
+            from setpoint.manager.metrics_endpoint import build_metrics_app
+
             self.metrics_endpoint = HttpEndpoint(build_metrics_app(), self._metrics_address)
             await _start_endpoint(self.metrics_endpoint, "metrics", "metrics_bind_address")
             self._endpoints.append(self.metrics_endpoint)

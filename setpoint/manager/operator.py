@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from setpoint.api.names import validate_dns1123_label
-from setpoint.api.rbac import Permission
 from setpoint.controller.builder import Builder
 from setpoint.controller.controller import Controller
 from setpoint.controller.handlers import MapFunction
@@ -46,6 +45,8 @@ from setpoint.manager.manager import Manager, ManagerError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from setpoint.api.rbac import Permission
 
 __all__ = ["KindRef", "Operator", "ReconcilerDeclaration"]
 

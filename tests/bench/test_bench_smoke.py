@@ -38,6 +38,11 @@ RUNTIME_KEYS = {
     "latency_p50_ms",
     "latency_p99_ms",
     "max_loop_block_ms",
+    "startup_to_first_request_s",
+    "startup_cpu_s",
+    "floor_to_first_request_s",
+    "floor_cpu_s",
+    "startup_over_floor",
 }
 
 
