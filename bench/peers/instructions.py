@@ -1,0 +1,131 @@
+"""CPU per object without the noise: instructions counted by callgrind, at two sizes.
+
+    python -m bench.peers.instructions                      # setpoint and raw, N = 300 and 1,000
+    python -m bench.peers.instructions --objects 200,2000 --contestants setpoint,raw,kopf
+
+On a shared machine, CPU seconds of the same run move by tens of percent; the number of
+instructions a process executes does not (it depends on the work, not on who else runs). Each
+contestant converges a fan-out of N Widgets under ``valgrind --tool=callgrind`` (about 50 times
+slower, so the timings mean nothing here), once per N; then
+
+    per object = (instructions(N2) - instructions(N1)) / (N2 - N1)
+    start-up   = instructions(N1) - N1 x per object
+
+separate what an object costs from what starting costs. Callgrind counts user-space instructions
+only: the kernel's share (system calls) is not in them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.peers import widgets
+from bench.peers.bytecode import compile_sources
+from bench.peers.cluster import Cluster
+from bench.peers.processes import CONTESTANTS, Contestant, Running
+from bench.peers.scenarios import wait_converged
+
+log = logging.getLogger("bench.instructions")
+_SUMMARY = re.compile(rb"^summary:\s*(\d+)", re.MULTILINE)
+#: Under callgrind a contestant runs about 50 times slower.
+TIMEOUT_SECONDS = 1800.0
+
+
+@dataclass(frozen=True)
+class Counted(Contestant):
+    """A contestant started under callgrind, which writes its counts to ``out`` at exit."""
+
+    out: Path = Path("callgrind.out")
+
+    def argv(self, namespace: str, kubeconfig: Path, metrics_address: str = "0") -> list[str]:
+        return [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}",
+            *super().argv(namespace, kubeconfig, metrics_address),
+        ]  # fmt: skip
+
+
+def instructions_in(path: Path) -> int:
+    """The total instruction count of a callgrind output file."""
+    match = _SUMMARY.search(path.read_bytes())
+    if match is None:
+        raise RuntimeError(f"{path}: no 'summary:' line (did the process exit cleanly?)")
+    return int(match[1])
+
+
+async def count(cluster: Cluster, contestant: Contestant, objects: int, workdir: Path) -> int:
+    """Instructions the contestant executes to converge a fan-out of ``objects`` Widgets."""
+    namespace = f"{contestant.name}-n{objects}"
+    await widgets.create_namespace(cluster, namespace)
+    await widgets.create_widgets(cluster, namespace, [f"w{i}" for i in range(objects)])
+    out = workdir / f"{namespace}.callgrind"
+    counted = Counted(contestant.name, contestant.clients, contestant.watches, out=out)
+    running = Running(counted, namespace, cluster.kubeconfig, workdir / f"{namespace}.log")
+    _, state = await wait_converged(
+        cluster, namespace, time.monotonic(), TIMEOUT_SECONDS, 0.5, running
+    )
+    if contestant.watches:
+        await running.stop()
+    else:
+        await running.wait_exit(TIMEOUT_SECONDS)
+    if not state.done:
+        raise RuntimeError(f"{contestant.name} did not converge {objects} Widgets")
+    return instructions_in(out)
+
+
+async def measure(contestants: list[str], sizes: tuple[int, int], workdir: Path) -> dict[str, Any]:
+    compile_sources()
+    cluster = Cluster(workdir)
+    await cluster.start()
+    results: dict[str, Any] = {}
+    try:
+        await widgets.install(cluster)
+        for name in contestants:
+            small = await count(cluster, CONTESTANTS[name], sizes[0], workdir)
+            large = await count(cluster, CONTESTANTS[name], sizes[1], workdir)
+            per_object = (large - small) / (sizes[1] - sizes[0])
+            results[name] = {
+                "instructions": {str(sizes[0]): small, str(sizes[1]): large},
+                "per_object": round(per_object),
+                "startup": round(small - sizes[0] * per_object),
+            }
+            log.info("%s: %s", name, results[name])
+    finally:
+        await cluster.close()
+    if "setpoint" in results:
+        for name, result in results.items():
+            if name != "setpoint":
+                results["setpoint"][f"per_object_over_{name}"] = round(
+                    results["setpoint"]["per_object"] / result["per_object"], 2
+                )
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.peers.instructions")
+    parser.add_argument("--objects", default="300,1000", help="Two sizes N1,N2.")
+    parser.add_argument("--contestants", default="setpoint,raw")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed: this measurement needs valgrind --tool=callgrind")
+    sizes = tuple(int(n) for n in args.objects.split(","))
+    if len(sizes) != 2 or sizes[0] >= sizes[1]:
+        sys.exit("--objects: give two sizes, the smaller first (e.g. 300,1000)")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    with tempfile.TemporaryDirectory(prefix="setpoint-bench-instructions-") as tmp:
+        result = asyncio.run(measure(args.contestants.split(","), (sizes[0], sizes[1]), Path(tmp)))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
