@@ -76,6 +76,8 @@ DEFAULT_SLICE_S: Final = 0.02
 #: "very short watch"): a proxy or server that closes every watch at once would otherwise be
 #: re-watched in a hot loop.
 MIN_WATCH_DURATION_S: Final = 1.0
+#: The longest a watch's idle deadline goes without being pushed back while lines come.
+DEADLINE_PUSH_INTERVAL_S: Final = 1.0
 
 
 class WatchStalled(Exception):
@@ -371,13 +373,21 @@ class Reflector:
         started = loop.time()
         received = False
         opened = False
-        # One deadline for the whole stream, pushed back on every line (cheaper than a new
-        # timeout per event). Only the await on the stream can be interrupted by it.
+        # One deadline for the whole stream, pushed back as lines come (cheaper than a new
+        # timeout per event), at most every tenth of idle_timeout (and once a second): each push
+        # replaces a timer, and a burst of events would replace thousands. The stream is thus
+        # declared idle after 90-100 % of idle_timeout without a line. Only the await on the
+        # stream can be interrupted by it.
         deadline = asyncio.timeout(idle_timeout)
+        push_interval = min(DEADLINE_PUSH_INTERVAL_S, idle_timeout / 10)
+        pushed = started
         try:
             async with deadline:
                 async for line in stream:
-                    deadline.reschedule(loop.time() + idle_timeout)
+                    now = loop.time()
+                    if now - pushed >= push_interval:
+                        deadline.reschedule(now + idle_timeout)
+                        pushed = now
                     if not line:
                         opened = True
                         self._failing_before_open = self.failing_since

@@ -29,6 +29,8 @@ class WatchScript:
 
     items: list[bytes | BaseException] = field(default_factory=list)
     then_hang: bool = False
+    #: Seconds between items (0: one event-loop turn).
+    pace: float = 0.0
 
 
 class ScriptedClient:
@@ -45,8 +47,10 @@ class ScriptedClient:
     def queue_list(self, *responses: bytes | BaseException) -> None:
         self.list_responses.extend(responses)
 
-    def queue_watch(self, *items: bytes | BaseException, then_hang: bool = False) -> None:
-        self.watch_scripts.append(WatchScript(list(items), then_hang))
+    def queue_watch(
+        self, *items: bytes | BaseException, then_hang: bool = False, pace: float = 0.0
+    ) -> None:
+        self.watch_scripts.append(WatchScript(list(items), then_hang, pace))
 
     async def list_raw(
         self,
@@ -115,7 +119,7 @@ class ScriptedClient:
             if announce_open and not refused:
                 yield b""  # as Client.watch_raw: the server accepted the watch
             for item in script.items:
-                await asyncio.sleep(0)
+                await asyncio.sleep(script.pace)
                 if isinstance(item, BaseException):
                     raise item
                 yield item

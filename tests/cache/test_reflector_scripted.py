@@ -217,6 +217,23 @@ async def test_a_silent_stream_is_cut_and_rewatched(running: list[SharedInformer
     await until(lambda: client.open_watches <= 1, "the silent stream to be closed")
 
 
+async def test_a_stream_with_lines_coming_is_never_cut_as_idle(
+    running: list[SharedInformer],
+) -> None:
+    """Lines every 0.05 s for 1.5 s, three times the idle timeout: one watch throughout."""
+    client = ScriptedClient()
+    client.queue_list(list_body([], rv="10"))
+    lines = [bookmark_line(str(11 + i)) for i in range(30)]
+    client.queue_watch(*lines, then_hang=True, pace=0.05)
+    options = ReflectorOptions(idle_timeout=0.5, backoff=FAST.backoff)
+    start(client, running, options=options)
+    await until(lambda: client.watch_calls, "the watch")
+    await asyncio.sleep(1.4)
+    assert len(client.watch_calls) == 1
+    await until(lambda: len(client.watch_calls) >= 2, "the re-watch once the stream went silent")
+    assert client.watch_calls[1]["resource_version"] == "40"
+
+
 async def test_undecodable_events_are_skipped_and_the_watch_goes_on(
     running: list[SharedInformer], caplog: pytest.LogCaptureFixture
 ) -> None:
