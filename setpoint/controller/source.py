@@ -119,8 +119,8 @@ def _settled(obj: CachedObject) -> bool:
     initial-list object at low priority, which makes such objects wait for the whole backlog).
     """
     generation = obj.generation
-    if generation is None:
-        return True
+    if generation is None or obj.is_metadata_only:
+        return True  # no generation, or no status to tell (a metadata-only informer)
     status = obj.get("status")
     if not isinstance(status, dict):
         return False

@@ -107,17 +107,19 @@ async def test_sources_drop_own_write_events_and_list_at_low_priority() -> None:
 
 async def test_listed_objects_no_controller_has_acted_on_go_ahead_of_the_settled_backlog() -> None:
     """A listed object whose spec has no status yet, or whose status.observedGeneration lags,
-    is queued at normal priority; settled ones (and kinds without a generation) at low."""
+    is queued at normal priority; settled ones (and kinds without a generation, and objects of
+    a metadata-only informer, whose status is not kept) at low."""
     informer = FakeInformer.holding(
         cached("settled", generation=2, status={"observedGeneration": 2}),
         cached("no-convention", generation=2, status={"phase": "Ready"}),
         cached("configmap"),
-        cached("new", generation=1),
+        cached("new", generation=1, spec={"size": 1}),
         cached("changed", generation=3, status={"observedGeneration": 2}),
+        cached("metadata-only", generation=1),  # as a metadata-only informer keeps it
     )
     queue: WorkQueue[ObjectKey] = WorkQueue()
     await InformerSource(informer, EnqueueRequestForObject()).start(queue)
-    assert queue.depth_by_priority() == {PRIORITY_NORMAL: 2, PRIORITY_LOW: 3}
+    assert queue.depth_by_priority() == {PRIORITY_NORMAL: 2, PRIORITY_LOW: 4}
     first_two = {queue.get_nowait().name, queue.get_nowait().name}
     assert first_two == {"new", "changed"}
 
