@@ -22,9 +22,9 @@ Metrics use controller-runtime's names (:mod:`~setpoint.controller.metrics`).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from setpoint.api.lazy_exports import load_lazy_export
 from setpoint.controller import log_context
 from setpoint.controller.builder import Builder, ManagerLike
 from setpoint.controller.controller import (
@@ -193,13 +193,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    imported = importlib.import_module(module)
-    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return load_lazy_export(__name__, _LAZY_EXPORTS, globals(), name)
 
 
 def __dir__() -> list[str]:

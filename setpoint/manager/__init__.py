@@ -14,9 +14,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from setpoint.api.lazy_exports import load_lazy_export
 from setpoint.manager.context import Context, NotControlledError
 from setpoint.manager.manager import (
     GRACEFUL_SHUTDOWN_TIMEOUT,
@@ -82,13 +82,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    imported = importlib.import_module(module)
-    value = imported if module == f"{__name__}.{name}" else getattr(imported, name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return load_lazy_export(__name__, _LAZY_EXPORTS, globals(), name)
 
 
 def __dir__() -> list[str]:
