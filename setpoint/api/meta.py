@@ -46,6 +46,8 @@ __all__ = [
 def is_model(obj: object) -> "TypeIs[BaseModel]":
     """Whether ``obj`` is a pydantic model instance (without importing pydantic: the local
     cluster uses these helpers and must not pay for it)."""
+    if type(obj) is dict:  # the common case, without pydantic's ABC instance check
+        return False
     pydantic = sys.modules.get("pydantic")
     return pydantic is not None and isinstance(obj, pydantic.BaseModel)
 
@@ -69,7 +71,7 @@ def as_mapping(obj: "Mapping[str, Any] | BaseModel | Any") -> Mapping[str, Any]:
     """``obj`` as a JSON-shaped mapping: a mapping as is, a pydantic model dumped by alias
     (with apiVersion/kind from its class when they are class constants). Raises TypeError for
     anything else."""
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):
         return obj
     if is_model(obj):
         dumped: dict[str, Any] = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -93,7 +95,7 @@ def as_mapping(obj: "Mapping[str, Any] | BaseModel | Any") -> Mapping[str, Any]:
 def metadata(obj: "Mapping[str, Any] | BaseModel") -> Mapping[str, Any]:
     """``obj["metadata"]`` (or a model's metadata as a mapping), or an empty mapping when absent
     or not an object."""
-    if is_model(obj):
+    if type(obj) is not dict and is_model(obj):
         value = getattr(obj, "metadata", None)
         if is_model(value):
             return value.model_dump(mode="json", by_alias=True, exclude_none=True)
