@@ -127,8 +127,43 @@ _TYPED_METADATA_KEYS: Final = frozenset(
     }
 )
 
+
+class _WireMetadata(
+    msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True, gc=False
+):
+    """``metadata`` as sent, for the one-pass decode: the :class:`_Metadata` fields and the two
+    standard fields it does not keep. Any other field fails the decode, and the object takes
+    the general path (which keeps unusual fields raw)."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: tuple[OwnerReference, ...] | None = None
+    finalizers: tuple[str, ...] | None = None
+    # Raw views, checked for presence only (never kept: they would pin the received bytes).
+    managed_fields: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    self_link: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+class _WireHead(msgspec.Struct, frozen=True, rename="camel", gc=False):
+    """apiVersion, kind and metadata of an object in one decode (other fields are skipped)."""
+
+    api_version: str = ""
+    kind: str = ""
+    metadata: _WireMetadata | msgspec.UnsetType = msgspec.UNSET
+
+
 _RAW_DICT_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _METADATA_DECODER: Final = msgspec.json.Decoder(_Metadata)
+_HEAD_DECODER: Final = msgspec.json.Decoder(_WireHead)
 _STR_DECODER: Final = msgspec.json.Decoder(str)
 _ANY_DECODER: Final = msgspec.json.Decoder()
 _ENCODER: Final = msgspec.json.Encoder()
@@ -426,6 +461,74 @@ class ObjectDecoder:
         return _ENCODER.encode(result)
 
     def _decode(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        # The usual object (standard metadata fields only) takes one decode for apiVersion,
+        # kind and metadata together, and one for the other top-level fields; anything else
+        # (unusual metadata fields, kept managedFields, invalid input) takes the general path.
+        try:
+            head = _HEAD_DECODER.decode(raw)
+        except msgspec.DecodeError:
+            return self._decode_general(raw)
+        wire = head.metadata
+        if wire is msgspec.UNSET:
+            meta = _Metadata()
+        elif wire.self_link is not msgspec.UNSET or (
+            wire.managed_fields is not msgspec.UNSET and not self.strip_managed_fields
+        ):
+            return self._decode_general(raw)
+        else:
+            meta = self._compact(wire)
+        rest = None
+        if not self.metadata_only:
+            top = _RAW_DICT_DECODER.decode(raw)
+            top.pop("apiVersion", None)
+            top.pop("kind", None)
+            top.pop("metadata", None)
+            if top:
+                # An exact-size copy (see _exact_bytes), inlined: this runs for every event.
+                rest = bytes(memoryview(_ENCODER.encode(top)))
+        return CachedObject(sys.intern(head.api_version), sys.intern(head.kind), meta, None, rest)
+
+    def _compact(self, wire: _WireMetadata) -> _Metadata:
+        """The :class:`_Metadata` to keep for ``wire``, with repeated values shared."""
+        namespace = wire.namespace
+        if namespace is not None and len(namespace) < _INTERN_MAX_LEN:
+            namespace = sys.intern(namespace)
+        timestamp = wire.creation_timestamp
+        if timestamp is not None:
+            if timestamp == self._last_timestamp:
+                timestamp = self._last_timestamp
+            else:
+                self._last_timestamp = timestamp
+        labels = wire.labels
+        if labels:
+            labels = _shared_labels(labels)
+        refs = wire.owner_references
+        if refs:
+            refs = _shared_owner_references(refs)
+        finalizers = wire.finalizers
+        if finalizers:
+            finalizers = _interned_tuple(finalizers)
+        generate_name = wire.generate_name
+        if generate_name is not None:
+            generate_name = _intern(generate_name)
+        return _Metadata(
+            wire.name,
+            generate_name,
+            namespace,
+            wire.uid,
+            wire.resource_version,
+            wire.generation,
+            timestamp,
+            wire.deletion_timestamp,
+            wire.deletion_grace_period_seconds,
+            labels,
+            wire.annotations,
+            refs,
+            finalizers,
+        )
+
+    def _decode_general(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        """Decode any object: unusual metadata fields are kept raw, errors are named."""
         top = _RAW_DICT_DECODER.decode(raw)
         api_version_raw = top.pop("apiVersion", None)
         kind_raw = top.pop("kind", None)
