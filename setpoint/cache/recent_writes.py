@@ -31,6 +31,15 @@ __all__ = ["DEFAULT_RECENT_WRITE_TTL", "RecentWrites"]
 DEFAULT_RECENT_WRITE_TTL = 30.0
 
 
+# Records are keyed by (namespace or None, name): ObjectKey, a dataclass, hashes in Python, and
+# a read or a write would otherwise pay for building one and hashing it.
+_Key = tuple[str | None, str]
+
+
+def _key(key: ObjectKey) -> _Key:
+    return (key.namespace, key.name)
+
+
 def _version(text: str | None) -> int | None:
     if text and text.isdigit():
         return int(text)
@@ -62,7 +71,7 @@ class RecentWrites:
     ) -> None:
         self.ttl = ttl
         self._clock = clock
-        self._records: dict[ObjectKey, _Record] = {}
+        self._records: dict[_Key, _Record] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -72,7 +81,7 @@ class RecentWrites:
         version = _version(obj.resource_version)
         if version is None or not obj.name:
             return
-        self._put(obj.key, _Record(obj, obj.uid, version, self._clock()))
+        self._put((obj.namespace, obj.name), _Record(obj, obj.uid, version, self._clock()))
 
     def record_encoded(
         self,
@@ -83,12 +92,24 @@ class RecentWrites:
     ) -> None:
         """Like :meth:`record` for an object not decoded yet: ``decode()`` runs on first read
         (and if it raises, the record is dropped and the store read instead)."""
-        version = _version(resource_version)
-        if version is None or not key.name:
-            return
-        self._put(key, _Record(None, uid, version, self._clock(), decode))
+        self.record_encoded_by_name(key.namespace, key.name, uid, resource_version, decode)
 
-    def _put(self, key: ObjectKey, record: _Record) -> None:
+    def record_encoded_by_name(
+        self,
+        namespace: str | None,
+        name: str,
+        uid: str,
+        resource_version: str | None,
+        decode: Callable[[], CachedObject],
+    ) -> None:
+        """:meth:`record_encoded` of the object ``namespace/name`` (namespace None or "" when
+        cluster-scoped)."""
+        version = _version(resource_version)
+        if version is None or not name:
+            return
+        self._put((namespace or None, name), _Record(None, uid, version, self._clock(), decode))
+
+    def _put(self, key: _Key, record: _Record) -> None:
         current = self._records.get(key)
         if current is not None and not current.deleted and current.version >= record.version:
             return
@@ -96,11 +117,11 @@ class RecentWrites:
 
     def record_deleted(self, key: ObjectKey, uid: str) -> None:
         """Remember that the object ``key`` with ``uid`` was deleted."""
-        self._records[key] = _Record(None, uid, 0, self._clock())
+        self._records[_key(key)] = _Record(None, uid, 0, self._clock())
 
     def _outdated(
         self,
-        key: ObjectKey,
+        namespace: str | None,
         record: _Record,
         stored: CachedObject | None,
         observed: Callable[[str | None], int],
@@ -114,15 +135,15 @@ class RecentWrites:
         stored_version = _version(stored.resource_version) if stored is not None else None
         if stored_version is not None and stored_version >= record.version:
             return True
-        return observed(key.namespace) >= record.version
+        return observed(namespace) >= record.version
 
     def _effective(
-        self, key: ObjectKey, stored: CachedObject | None, observed: Callable[[str | None], int]
+        self, key: _Key, stored: CachedObject | None, observed: Callable[[str | None], int]
     ) -> _Record | None:
         record = self._records.get(key)
         if record is None:
             return None
-        if self._outdated(key, record, stored, observed):
+        if self._outdated(key[0], record, stored, observed):
             del self._records[key]
             return None
         if record.decode is not None:
@@ -144,9 +165,20 @@ class RecentWrites:
 
         ``observed(namespace)`` is the highest resourceVersion the store's watch has delivered.
         """
+        return self.get_by_name(key.namespace, key.name, stored, observed)
+
+    def get_by_name(
+        self,
+        namespace: str | None,
+        name: str,
+        stored: CachedObject | None,
+        observed: Callable[[str | None], int],
+    ) -> CachedObject | None:
+        """:meth:`get` of the object ``namespace/name`` (namespace None or "" when
+        cluster-scoped)."""
         if not self._records:
             return stored
-        record = self._effective(key, stored, observed)
+        record = self._effective((namespace or None, name), stored, observed)
         if record is None:
             return stored
         return record.obj
@@ -165,16 +197,16 @@ class RecentWrites:
         """
         if not self._records:
             return stored
-        effective: dict[ObjectKey, _Record] = {}
+        effective: dict[_Key, _Record] = {}
         for key in list(self._records):
-            record = self._effective(key, lookup(key), observed)
+            record = self._effective(key, lookup(ObjectKey(*key)), observed)
             if record is not None:
                 effective[key] = record
         if not effective:
             return stored
         merged: list[CachedObject] = []
         for obj in stored:
-            record = effective.pop(obj.key, None)
+            record = effective.pop((obj.namespace, obj.name), None)
             if record is None:
                 merged.append(obj)
             elif record.obj is not None and matches(record.obj):
@@ -193,9 +225,9 @@ class RecentWrites:
     ) -> None:
         """Drop the records the store or its watch has caught up with (without decoding any)."""
         for key, record in list(self._records.items()):
-            if self._outdated(key, record, lookup(key), observed):
+            if self._outdated(key[0], record, lookup(ObjectKey(*key)), observed):
                 del self._records[key]
 
     def keys(self) -> Iterable[ObjectKey]:
         """Keys with a record (some may be outdated until next read)."""
-        return list(self._records)
+        return [ObjectKey(*key) for key in self._records]

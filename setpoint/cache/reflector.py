@@ -451,8 +451,9 @@ class Reflector:
                 self.last_resource_version = resource_version
             return
         delta = self.store.apply(event.type, obj)
-        if obj.resource_version:
-            self.last_resource_version = obj.resource_version
+        resource_version = obj._meta.resource_version
+        if resource_version:
+            self.last_resource_version = resource_version
         if delta is not None:
             self.handlers.deliver(delta)
 
