@@ -290,8 +290,15 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
     @property
     def metadata(self) -> dict[str, Any]:
         """A fresh dict of the whole ``metadata``."""
-        # An encode/decode round trip (not to_builtins) guarantees fresh containers and lists.
-        result: dict[str, Any] = _ANY_DECODER.decode(_ENCODER.encode(self._meta))
+        # to_builtins builds fresh dicts (labels, annotations, owner references); the tuples it
+        # keeps become lists, as in the JSON the server sent.
+        result: dict[str, Any] = msgspec.to_builtins(self._meta)
+        refs = result.get("ownerReferences")
+        if refs is not None:
+            result["ownerReferences"] = list(refs)
+        finalizers = result.get("finalizers")
+        if finalizers is not None:
+            result["finalizers"] = list(finalizers)
         if self._meta_rest is not None:
             result.update(_ANY_DECODER.decode(self._meta_rest))
         return result
