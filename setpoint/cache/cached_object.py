@@ -131,7 +131,7 @@ _TYPED_METADATA_KEYS: Final = frozenset(
 class _WireMetadata(
     msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True, gc=False
 ):
-    """``metadata`` as sent, for the one-pass decode: the :class:`_Metadata` fields and the two
+    """``metadata`` as sent, decoded in one pass: the :class:`_Metadata` fields and the two
     standard fields it does not keep. Any other field fails the decode, and the object takes
     the general path (which keeps unusual fields raw)."""
 
@@ -153,17 +153,9 @@ class _WireMetadata(
     self_link: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
-class _WireHead(msgspec.Struct, frozen=True, rename="camel", gc=False):
-    """apiVersion, kind and metadata of an object in one decode (other fields are skipped)."""
-
-    api_version: str = ""
-    kind: str = ""
-    metadata: _WireMetadata | msgspec.UnsetType = msgspec.UNSET
-
-
 _RAW_DICT_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _METADATA_DECODER: Final = msgspec.json.Decoder(_Metadata)
-_HEAD_DECODER: Final = msgspec.json.Decoder(_WireHead)
+_WIRE_METADATA_DECODER: Final = msgspec.json.Decoder(_WireMetadata)
 _STR_DECODER: Final = msgspec.json.Decoder(str)
 _ANY_DECODER: Final = msgspec.json.Decoder()
 _ENCODER: Final = msgspec.json.Encoder()
@@ -467,33 +459,54 @@ class ObjectDecoder:
             )
         return _ENCODER.encode(result)
 
-    def _decode(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
-        # The usual object (standard metadata fields only) takes one decode for apiVersion,
-        # kind and metadata together, and one for the other top-level fields; anything else
-        # (unusual metadata fields, kept managedFields, invalid input) takes the general path.
+    def decode_fields(self, top: dict[str, msgspec.Raw]) -> CachedObject | None:
+        """Decode an object whose top level is already split into raw fields (a watch event's
+        object, decoded with its envelope); ``top`` is consumed.
+
+        Returns None when the object needs :meth:`decode` (unusual metadata fields, kept
+        managedFields, a transform, invalid input), which also names any error.
+        """
+        if self.transform is not None:
+            return None
         try:
-            head = _HEAD_DECODER.decode(raw)
+            return self._decode_top(top)
         except msgspec.DecodeError:
-            return self._decode_general(raw)
-        wire = head.metadata
-        if wire is msgspec.UNSET:
+            return None
+
+    def _decode(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        try:
+            obj = self._decode_top(_RAW_DICT_DECODER.decode(raw))
+        except msgspec.DecodeError:
+            obj = None
+        return self._decode_general(raw) if obj is None else obj
+
+    def _decode_top(self, top: dict[str, msgspec.Raw]) -> CachedObject | None:
+        # The usual object (standard metadata fields only): the top level split into raw
+        # fields, then metadata decoded once into a struct that holds every standard field.
+        # None (or a DecodeError) sends anything else to the general path.
+        api_version = top.pop("apiVersion", None)
+        kind = top.pop("kind", None)
+        meta_raw = top.pop("metadata", None)
+        if meta_raw is None:
             meta = _Metadata()
-        elif wire.self_link is not msgspec.UNSET or (
-            wire.managed_fields is not msgspec.UNSET and not self.strip_managed_fields
-        ):
-            return self._decode_general(raw)
         else:
+            wire = _WIRE_METADATA_DECODER.decode(meta_raw)
+            if wire.self_link is not msgspec.UNSET or (
+                wire.managed_fields is not msgspec.UNSET and not self.strip_managed_fields
+            ):
+                return None
             meta = self._compact(wire)
         rest = None
-        if not self.metadata_only:
-            top = _RAW_DICT_DECODER.decode(raw)
-            top.pop("apiVersion", None)
-            top.pop("kind", None)
-            top.pop("metadata", None)
-            if top:
-                # An exact-size copy (see _exact_bytes), inlined: this runs for every event.
-                rest = bytes(memoryview(_ENCODER.encode(top)))
-        return CachedObject(sys.intern(head.api_version), sys.intern(head.kind), meta, None, rest)
+        if top and not self.metadata_only:
+            # An exact-size copy (see _exact_bytes), inlined: this runs for every event.
+            rest = bytes(memoryview(_ENCODER.encode(top)))
+        return CachedObject(
+            sys.intern(_STR_DECODER.decode(api_version)) if api_version is not None else "",
+            sys.intern(_STR_DECODER.decode(kind)) if kind is not None else "",
+            meta,
+            None,
+            rest,
+        )
 
     def _compact(self, wire: _WireMetadata) -> _Metadata:
         """The :class:`_Metadata` to keep for ``wire``, with repeated values shared."""
