@@ -434,7 +434,7 @@ class Reflector:
         fields = decode_watch_event_fields(line)
         if fields is not None:
             event_type = fields.type
-            if event_type == MODIFIED or event_type == ADDED or event_type == DELETED:
+            if event_type in (MODIFIED, ADDED, DELETED):
                 obj = self.decoder.decode_fields(fields.object)
                 if obj is not None:
                     delta = self.store.apply(event_type, obj)
