@@ -311,11 +311,14 @@ class Cache:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str) or kind == "Status":
             return
-        informers = self._informers_of(api_version, kind)
+        informers = self._by_type.get((api_version, kind))
+        if informers is None:
+            informers = self._informers_of(api_version, kind)
         if not informers:
             return
         metadata = obj.get("metadata")
-        if not isinstance(metadata, Mapping):
+        # The type check first: an ABC isinstance check costs a Python-level call.
+        if type(metadata) is not dict and not isinstance(metadata, Mapping):
             return
         # Encoded now (the caller may change the dict it got back), decoded on first read.
         raw = msgspec.json.encode(obj)
@@ -323,19 +326,21 @@ class Cache:
         name = str(metadata.get("name") or "")
         uid = str(metadata.get("uid") or "")
         version = metadata.get("resourceVersion")
+        if not isinstance(version, str):
+            version = None
         for informer in informers:
             recent = informer.recent_writes
             recent.record_encoded_by_name(
-                namespace,
-                name,
-                uid,
-                version if isinstance(version, str) else None,
-                functools.partial(informer.decoder.decode, raw),
+                namespace, name, uid, version, functools.partial(informer.decoder.decode, raw)
             )
             if len(recent) > RECENT_WRITES_PRUNE_AT:
                 # Drop the records the watch has caught up with (reads drop them too, but a
                 # controller that writes much and reads little would keep them until then).
-                recent.prune(functools.partial(_stored, informer), informer.observed_version)
+                recent.prune_if_above(
+                    RECENT_WRITES_PRUNE_AT,
+                    functools.partial(_stored, informer),
+                    informer.observed_version,
+                )
 
     def record_delete(
         self, api_version: str, kind: str, name: str, namespace: str | None, uid: str

@@ -64,7 +64,7 @@ class _Record:
 class RecentWrites:
     """Objects of one informer written by this process, newer than its store (see module)."""
 
-    __slots__ = ("_clock", "_records", "ttl")
+    __slots__ = ("_clock", "_prune_at", "_records", "ttl")
 
     def __init__(
         self, ttl: float = DEFAULT_RECENT_WRITE_TTL, clock: Callable[[], float] = time.monotonic
@@ -72,6 +72,7 @@ class RecentWrites:
         self.ttl = ttl
         self._clock = clock
         self._records: dict[_Key, _Record] = {}
+        self._prune_at = 0
 
     def __len__(self) -> int:
         return len(self._records)
@@ -227,6 +228,20 @@ class RecentWrites:
         for key, record in list(self._records.items()):
             if self._outdated(key[0], record, lookup(ObjectKey(*key)), observed):
                 del self._records[key]
+
+    def prune_if_above(
+        self,
+        threshold: int,
+        lookup: Callable[[ObjectKey], CachedObject | None],
+        observed: Callable[[str | None], int],
+    ) -> None:
+        """:meth:`prune` once more than ``threshold`` records are kept, and again only when
+        their number has doubled since: records the watch has not caught up with yet survive a
+        prune, and scanning them on every write would make each write cost all of them."""
+        if len(self._records) <= max(threshold, self._prune_at):
+            return
+        self.prune(lookup, observed)
+        self._prune_at = 2 * len(self._records)
 
     def keys(self) -> Iterable[ObjectKey]:
         """Keys with a record (some may be outdated until next read)."""
