@@ -397,7 +397,8 @@ class Reflector:
                         self._failing_before_open = self.failing_since
                         self._succeeded()  # the server accepted the watch
                         continue
-                    if line.strip():
+                    # isspace: the same test as strip() without copying the line.
+                    if not line.isspace():
                         self._handle_line(line)
                         if not received:
                             # The server works again: a later blip starts from a short delay,
