@@ -155,11 +155,14 @@ class _Dispatcher:
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
         own = self.own_writes
-        if own is not None and not is_initial_list:
-            # is_own first: the usual own event is dropped without building the closure that
-            # intercept needs to hold an event (is_own changes nothing when it says False).
-            if own.is_own(obj) or own.intercept(obj, lambda: self._on_add(obj, is_initial_list)):
-                return
+        # is_own first: the usual own event is dropped without building the closure that
+        # intercept needs to hold an event (is_own changes nothing when it says False).
+        if (
+            own is not None
+            and not is_initial_list
+            and (own.is_own(obj) or own.intercept(obj, lambda: self._on_add(obj, is_initial_list)))
+        ):
+            return
         self._on_add(obj, is_initial_list)
 
     def _on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
