@@ -330,9 +330,7 @@ class Cache:
             version = None
         for informer in informers:
             recent = informer.recent_writes
-            recent.record_encoded_by_name(
-                namespace, name, uid, version, functools.partial(informer.decoder.decode, raw)
-            )
+            recent.record_raw(namespace, name, uid, version, informer.decode, raw)
             if len(recent) > RECENT_WRITES_PRUNE_AT:
                 # Drop the records the watch has caught up with (reads drop them too, but a
                 # controller that writes much and reads little would keep them until then).

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from setpoint.api.gvk import ObjectKey
 from setpoint.cache.cached_object import CachedObject
@@ -46,19 +47,26 @@ def _version(text: str | None) -> int | None:
     return None
 
 
-@dataclass(slots=True)
-class _Record:
+class _Record(msgspec.Struct, gc=False):
+    # Not tracked by the garbage collector: a record refers to an immutable object, a string
+    # and a decode function shared by all records of an informer, never back to itself, and
+    # thousands of tracked records made every collection while the watch lags walk them all.
     obj: CachedObject | None  # None: deleted, or not decoded yet (``decode`` is set)
     uid: str
     version: int
     recorded: float
     # Decodes the written object on first read: most writes are never read back before the
     # watch catches up, and decoding is most of what recording one costs.
-    decode: Callable[[], CachedObject] | None = None
+    decode: Callable[[bytes], CachedObject] | None = None
+    raw: bytes = b""
 
     @property
     def deleted(self) -> bool:
         return self.obj is None and self.decode is None
+
+
+def _call(decode: Callable[[], CachedObject]) -> Callable[[bytes], CachedObject]:
+    return lambda raw: decode()
 
 
 class RecentWrites:
@@ -93,22 +101,33 @@ class RecentWrites:
     ) -> None:
         """Like :meth:`record` for an object not decoded yet: ``decode()`` runs on first read
         (and if it raises, the record is dropped and the store read instead)."""
-        self.record_encoded_by_name(key.namespace, key.name, uid, resource_version, decode)
+        version = _version(resource_version)
+        if version is None or not key.name:
+            return
+        self._put(
+            (key.namespace, key.name),
+            _Record(None, uid, version, self._clock(), _call(decode)),
+        )
 
-    def record_encoded_by_name(
+    def record_raw(
         self,
         namespace: str | None,
         name: str,
         uid: str,
         resource_version: str | None,
-        decode: Callable[[], CachedObject],
+        decode: Callable[[bytes], CachedObject],
+        raw: bytes,
     ) -> None:
-        """:meth:`record_encoded` of the object ``namespace/name`` (namespace None or "" when
-        cluster-scoped)."""
+        """Like :meth:`record_encoded` for the object ``namespace/name`` (namespace None or ""
+        when cluster-scoped) encoded as ``raw``: ``decode(raw)`` runs on first read. Pass one
+        ``decode`` function for all records (e.g. an informer's ``decoder.decode``, bound once):
+        records are not tracked by the garbage collector, and must not refer back to this."""
         version = _version(resource_version)
         if version is None or not name:
             return
-        self._put((namespace or None, name), _Record(None, uid, version, self._clock(), decode))
+        self._put(
+            (namespace or None, name), _Record(None, uid, version, self._clock(), decode, raw)
+        )
 
     def _put(self, key: _Key, record: _Record) -> None:
         current = self._records.get(key)
@@ -149,11 +168,12 @@ class RecentWrites:
             return None
         if record.decode is not None:
             try:
-                record.obj = record.decode()
+                record.obj = record.decode(record.raw)
             except Exception:  # a transform that rejects it: the store stays the truth
                 del self._records[key]
                 return None
             record.decode = None
+            record.raw = b""
         return record
 
     def get(
