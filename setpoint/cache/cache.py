@@ -72,6 +72,12 @@ class Cache:
         # informer_for, and resolving the kind (REST mapper, options) each time costs more
         # than the read itself.
         self._by_kind: dict[tuple[str, str, bool], SharedInformer] = {}
+        # The same, for informers that have synced (they stay synced): a read finds its
+        # informer with one lookup and no awaiting.
+        self._synced: dict[tuple[str, str, bool], SharedInformer] = {}
+        # (apiVersion, kind) -> the informers that record_write updates; cleared whenever an
+        # informer is created.
+        self._by_type: dict[tuple[str, str], tuple[SharedInformer, ...]] = {}
         self._started = False
 
     # -- informers ---------------------------------------------------------------------------
@@ -118,6 +124,7 @@ class Cache:
                 options=self.options.reflector,
             )
             self._informers[key] = informer
+            self._by_type.clear()
             if self._started:
                 informer.start()
         return informer
@@ -202,22 +209,24 @@ class Cache:
         metadata_only: bool = False,
     ) -> CachedObject | None:
         """The immutable cached object ``namespace/name``, or None (zero-copy read)."""
-        informer = await self._ready_informer(api_version, kind, metadata_only)
-        resource = informer.resource
-        if resource.namespaced:
+        informer = self._synced.get((api_version, kind, metadata_only))
+        if informer is None:
+            informer = await self._ready_informer(api_version, kind, metadata_only)
+        if informer.resource.namespaced:
             if not namespace:
+                resource = informer.resource
                 raise ValueError(
                     f"namespace is required to get {resource.kind} {name!r}: "
                     f"{resource.resource} are namespaced"
                 )
-            self._check_namespace(informer, namespace)
+            if informer.namespaces and namespace not in informer.namespaces:
+                self._check_namespace(informer, namespace)
         else:
             namespace = None
         stored = informer.store.get_by_name(name, namespace)
-        recent = informer.recent_writes
-        if not len(recent):
-            return stored
-        return recent.get(ObjectKey(namespace, name), stored, informer.observed_version)
+        return informer.recent_writes.get_by_name(
+            namespace, name, stored, informer.observed_version
+        )
 
     async def list_cached(
         self,
@@ -235,7 +244,9 @@ class Cache:
         ``index=(name, value)`` selects through an index (``"namespace"``, ``"owner-uid"`` or one
         added with :meth:`add_index`).
         """
-        informer = await self._ready_informer(api_version, kind, metadata_only)
+        informer = self._synced.get((api_version, kind, metadata_only))
+        if informer is None:
+            informer = await self._ready_informer(api_version, kind, metadata_only)
         if not informer.resource.namespaced:
             namespace = None
         elif namespace is not None:
@@ -281,12 +292,16 @@ class Cache:
 
     # -- read-your-own-writes ----------------------------------------------------------------
 
-    def _informers_of(self, api_version: str, kind: str) -> builtins.list[SharedInformer]:
-        return [
-            informer
-            for informer in self._informers.values()
-            if informer.resource.gvk.api_version == api_version and informer.resource.kind == kind
-        ]
+    def _informers_of(self, api_version: str, kind: str) -> tuple[SharedInformer, ...]:
+        informers = self._by_type.get((api_version, kind))
+        if informers is None:
+            informers = self._by_type[(api_version, kind)] = tuple(
+                informer
+                for informer in self._informers.values()
+                if informer.resource.gvk.api_version == api_version
+                and informer.resource.kind == kind
+            )
+        return informers
 
     def record_write(self, obj: Mapping[str, Any]) -> None:
         """Make reads return ``obj`` (a write's answer) until the watch delivers it.
@@ -296,29 +311,34 @@ class Cache:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str) or kind == "Status":
             return
-        informers = self._informers_of(api_version, kind)
+        informers = self._by_type.get((api_version, kind))
+        if informers is None:
+            informers = self._informers_of(api_version, kind)
         if not informers:
             return
         metadata = obj.get("metadata")
-        if not isinstance(metadata, Mapping):
+        # The type check first: an ABC isinstance check costs a Python-level call.
+        if type(metadata) is not dict and not isinstance(metadata, Mapping):
             return
         # Encoded now (the caller may change the dict it got back), decoded on first read.
         raw = msgspec.json.encode(obj)
-        key = ObjectKey(metadata.get("namespace") or None, str(metadata.get("name") or ""))
+        namespace = metadata.get("namespace") or None
+        name = str(metadata.get("name") or "")
         uid = str(metadata.get("uid") or "")
         version = metadata.get("resourceVersion")
+        if not isinstance(version, str):
+            version = None
         for informer in informers:
             recent = informer.recent_writes
-            recent.record_encoded(
-                key,
-                uid,
-                version if isinstance(version, str) else None,
-                functools.partial(informer.decoder.decode, raw),
-            )
+            recent.record_raw(namespace, name, uid, version, informer.decode, raw)
             if len(recent) > RECENT_WRITES_PRUNE_AT:
                 # Drop the records the watch has caught up with (reads drop them too, but a
                 # controller that writes much and reads little would keep them until then).
-                recent.prune(functools.partial(_stored, informer), informer.observed_version)
+                recent.prune_if_above(
+                    RECENT_WRITES_PRUNE_AT,
+                    functools.partial(_stored, informer),
+                    informer.observed_version,
+                )
 
     def record_delete(
         self, api_version: str, kind: str, name: str, namespace: str | None, uid: str
@@ -373,6 +393,7 @@ class Cache:
                     "(start the cache or the manager first)"
                 )
             await informer.wait_for_sync(self.options.sync_timeout)
+        self._synced[(api_version, kind, metadata_only)] = informer
         return informer
 
     @staticmethod

@@ -127,8 +127,35 @@ _TYPED_METADATA_KEYS: Final = frozenset(
     }
 )
 
+
+class _WireMetadata(
+    msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True, gc=False
+):
+    """``metadata`` as sent, decoded in one pass: the :class:`_Metadata` fields and the two
+    standard fields it does not keep. Any other field fails the decode, and the object takes
+    the general path (which keeps unusual fields raw)."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: tuple[OwnerReference, ...] | None = None
+    finalizers: tuple[str, ...] | None = None
+    # Raw views, checked for presence only (never kept: they would pin the received bytes).
+    managed_fields: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    self_link: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
 _RAW_DICT_DECODER: Final = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _METADATA_DECODER: Final = msgspec.json.Decoder(_Metadata)
+_WIRE_METADATA_DECODER: Final = msgspec.json.Decoder(_WireMetadata)
 _STR_DECODER: Final = msgspec.json.Decoder(str)
 _ANY_DECODER: Final = msgspec.json.Decoder()
 _ENCODER: Final = msgspec.json.Encoder()
@@ -255,8 +282,15 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
     @property
     def metadata(self) -> dict[str, Any]:
         """A fresh dict of the whole ``metadata``."""
-        # An encode/decode round trip (not to_builtins) guarantees fresh containers and lists.
-        result: dict[str, Any] = _ANY_DECODER.decode(_ENCODER.encode(self._meta))
+        # to_builtins builds fresh dicts (labels, annotations, owner references); the tuples it
+        # keeps become lists, as in the JSON the server sent.
+        result: dict[str, Any] = msgspec.to_builtins(self._meta)
+        refs = result.get("ownerReferences")
+        if refs is not None:
+            result["ownerReferences"] = list(refs)
+        finalizers = result.get("finalizers")
+        if finalizers is not None:
+            result["finalizers"] = list(finalizers)
         if self._meta_rest is not None:
             result.update(_ANY_DECODER.decode(self._meta_rest))
         return result
@@ -425,7 +459,96 @@ class ObjectDecoder:
             )
         return _ENCODER.encode(result)
 
+    def decode_fields(self, top: dict[str, msgspec.Raw]) -> CachedObject | None:
+        """Decode an object whose top level is already split into raw fields (a watch event's
+        object, decoded with its envelope); ``top`` is consumed.
+
+        Returns None when the object needs :meth:`decode` (unusual metadata fields, kept
+        managedFields, a transform, invalid input), which also names any error.
+        """
+        if self.transform is not None:
+            return None
+        try:
+            return self._decode_top(top)
+        except msgspec.DecodeError:
+            return None
+
     def _decode(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        try:
+            obj = self._decode_top(_RAW_DICT_DECODER.decode(raw))
+        except msgspec.DecodeError:
+            obj = None
+        return self._decode_general(raw) if obj is None else obj
+
+    def _decode_top(self, top: dict[str, msgspec.Raw]) -> CachedObject | None:
+        # The usual object (standard metadata fields only): the top level split into raw
+        # fields, then metadata decoded once into a struct that holds every standard field.
+        # None (or a DecodeError) sends anything else to the general path.
+        api_version = top.pop("apiVersion", None)
+        kind = top.pop("kind", None)
+        meta_raw = top.pop("metadata", None)
+        if meta_raw is None:
+            meta = _Metadata()
+        else:
+            wire = _WIRE_METADATA_DECODER.decode(meta_raw)
+            if wire.self_link is not msgspec.UNSET or (
+                wire.managed_fields is not msgspec.UNSET and not self.strip_managed_fields
+            ):
+                return None
+            meta = self._compact(wire)
+        rest = None
+        if top and not self.metadata_only:
+            # An exact-size copy (see _exact_bytes), inlined: this runs for every event.
+            rest = bytes(memoryview(_ENCODER.encode(top)))
+        return CachedObject(
+            sys.intern(_STR_DECODER.decode(api_version)) if api_version is not None else "",
+            sys.intern(_STR_DECODER.decode(kind)) if kind is not None else "",
+            meta,
+            None,
+            rest,
+        )
+
+    def _compact(self, wire: _WireMetadata) -> _Metadata:
+        """The :class:`_Metadata` to keep for ``wire``, with repeated values shared."""
+        namespace = wire.namespace
+        if namespace is not None and len(namespace) < _INTERN_MAX_LEN:
+            namespace = sys.intern(namespace)
+        timestamp = wire.creation_timestamp
+        if timestamp is not None:
+            if timestamp == self._last_timestamp:
+                timestamp = self._last_timestamp
+            else:
+                self._last_timestamp = timestamp
+        labels = wire.labels
+        if labels:
+            labels = _shared_labels(labels)
+        refs = wire.owner_references
+        if refs:
+            refs = _shared_owner_references(refs)
+        finalizers = wire.finalizers
+        if finalizers:
+            finalizers = _interned_tuple(finalizers)
+        generate_name = wire.generate_name
+        if generate_name is not None:
+            generate_name = _intern(generate_name)
+        return _Metadata(
+            wire.name,
+            generate_name,
+            namespace,
+            wire.uid,
+            wire.resource_version,
+            wire.generation,
+            timestamp,
+            wire.deletion_timestamp,
+            wire.deletion_grace_period_seconds,
+            labels,
+            wire.annotations,
+            refs,
+            finalizers,
+        )
+
+    def _decode_general(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
+        """Decode any object: unusual metadata fields are kept raw, errors are named."""
         top = _RAW_DICT_DECODER.decode(raw)
         api_version_raw = top.pop("apiVersion", None)
         kind_raw = top.pop("kind", None)

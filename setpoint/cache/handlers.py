@@ -66,7 +66,9 @@ class HandlerRegistry:
 
     def __init__(self, description: str) -> None:
         self._description = description
-        self._handlers: list[EventHandler] = []
+        # Replaced (never mutated) on add/remove, so delivery iterates it without a copy even
+        # when a handler adds or removes handlers.
+        self._handlers: tuple[EventHandler, ...] = ()
 
     def __len__(self) -> int:
         return len(self._handlers)
@@ -79,20 +81,35 @@ class HandlerRegistry:
                     f"event handler {handler!r} has no {method}() method; "
                     "implement EventHandler or use FunctionEventHandler"
                 )
-        self._handlers.append(handler)
+        self._handlers = (*self._handlers, handler)
 
     def remove(self, handler: EventHandler) -> bool:
         """Unregister ``handler``; returns False if it was not registered."""
+        handlers = list(self._handlers)
         try:
-            self._handlers.remove(handler)
+            handlers.remove(handler)
         except ValueError:
             return False
+        self._handlers = tuple(handlers)
         return True
 
     def deliver(self, delta: Delta, *, is_initial_list: bool = False) -> None:
         """Send one delta to every handler, logging (never raising) handler failures."""
-        for handler in tuple(self._handlers):
-            self.deliver_to(handler, delta, is_initial_list=is_initial_list)
+        # deliver_to, inlined: this runs for every event.
+        kind = delta.type
+        obj = delta.obj
+        for handler in self._handlers:
+            try:
+                if kind is DeltaType.ADD:
+                    handler.on_add(obj, is_initial_list)
+                elif kind is DeltaType.UPDATE:
+                    old = delta.old
+                    assert old is not None
+                    handler.on_update(old, obj)
+                else:
+                    handler.on_delete(obj)
+            except Exception:
+                self._log_failure(handler, delta)
 
     def deliver_to(self, handler: EventHandler, delta: Delta, *, is_initial_list: bool) -> None:
         """Send one delta to one handler, logging (never raising) its failure."""
@@ -105,10 +122,13 @@ class HandlerRegistry:
             else:
                 handler.on_delete(delta.obj)
         except Exception:
-            logger.exception(
-                "event handler %r failed on %s of %r (%s); the informer carries on",
-                handler,
-                delta.type.value,
-                delta.obj,
-                self._description,
-            )
+            self._log_failure(handler, delta)
+
+    def _log_failure(self, handler: EventHandler, delta: Delta) -> None:
+        logger.exception(
+            "event handler %r failed on %s of %r (%s); the informer carries on",
+            handler,
+            delta.type.value,
+            delta.obj,
+            self._description,
+        )

@@ -80,6 +80,8 @@ class SharedInformer:
             transform=transform,
         )
         self.decoder = decoder
+        #: ``decoder.decode``, bound once (recent writes of this informer all refer to it).
+        self.decode = decoder.decode
         self._store = MutableStore(decoder)
         self.description = describe_resource(resource)
         if self.namespaces:

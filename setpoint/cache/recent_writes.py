@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from setpoint.api.gvk import ObjectKey
 from setpoint.cache.cached_object import CachedObject
@@ -31,38 +32,55 @@ __all__ = ["DEFAULT_RECENT_WRITE_TTL", "RecentWrites"]
 DEFAULT_RECENT_WRITE_TTL = 30.0
 
 
+# Records are keyed by (namespace or None, name): ObjectKey, a dataclass, hashes in Python, and
+# a read or a write would otherwise pay for building one and hashing it.
+_Key = tuple[str | None, str]
+
+
+def _key(key: ObjectKey) -> _Key:
+    return (key.namespace, key.name)
+
+
 def _version(text: str | None) -> int | None:
     if text and text.isdigit():
         return int(text)
     return None
 
 
-@dataclass(slots=True)
-class _Record:
+class _Record(msgspec.Struct, gc=False):
+    # Not tracked by the garbage collector: a record refers to an immutable object, a string
+    # and a decode function shared by all records of an informer, never back to itself, and
+    # thousands of tracked records made every collection while the watch lags walk them all.
     obj: CachedObject | None  # None: deleted, or not decoded yet (``decode`` is set)
     uid: str
     version: int
     recorded: float
     # Decodes the written object on first read: most writes are never read back before the
     # watch catches up, and decoding is most of what recording one costs.
-    decode: Callable[[], CachedObject] | None = None
+    decode: Callable[[bytes], CachedObject] | None = None
+    raw: bytes = b""
 
     @property
     def deleted(self) -> bool:
         return self.obj is None and self.decode is None
 
 
+def _call(decode: Callable[[], CachedObject]) -> Callable[[bytes], CachedObject]:
+    return lambda raw: decode()
+
+
 class RecentWrites:
     """Objects of one informer written by this process, newer than its store (see module)."""
 
-    __slots__ = ("_clock", "_records", "ttl")
+    __slots__ = ("_clock", "_prune_at", "_records", "ttl")
 
     def __init__(
         self, ttl: float = DEFAULT_RECENT_WRITE_TTL, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.ttl = ttl
         self._clock = clock
-        self._records: dict[ObjectKey, _Record] = {}
+        self._records: dict[_Key, _Record] = {}
+        self._prune_at = 0
 
     def __len__(self) -> int:
         return len(self._records)
@@ -72,7 +90,7 @@ class RecentWrites:
         version = _version(obj.resource_version)
         if version is None or not obj.name:
             return
-        self._put(obj.key, _Record(obj, obj.uid, version, self._clock()))
+        self._put((obj.namespace, obj.name), _Record(obj, obj.uid, version, self._clock()))
 
     def record_encoded(
         self,
@@ -86,9 +104,32 @@ class RecentWrites:
         version = _version(resource_version)
         if version is None or not key.name:
             return
-        self._put(key, _Record(None, uid, version, self._clock(), decode))
+        self._put(
+            (key.namespace, key.name),
+            _Record(None, uid, version, self._clock(), _call(decode)),
+        )
 
-    def _put(self, key: ObjectKey, record: _Record) -> None:
+    def record_raw(
+        self,
+        namespace: str | None,
+        name: str,
+        uid: str,
+        resource_version: str | None,
+        decode: Callable[[bytes], CachedObject],
+        raw: bytes,
+    ) -> None:
+        """Like :meth:`record_encoded` for the object ``namespace/name`` (namespace None or ""
+        when cluster-scoped) encoded as ``raw``: ``decode(raw)`` runs on first read. Pass one
+        ``decode`` function for all records (e.g. an informer's ``decoder.decode``, bound once):
+        records are not tracked by the garbage collector, and must not refer back to this."""
+        version = _version(resource_version)
+        if version is None or not name:
+            return
+        self._put(
+            (namespace or None, name), _Record(None, uid, version, self._clock(), decode, raw)
+        )
+
+    def _put(self, key: _Key, record: _Record) -> None:
         current = self._records.get(key)
         if current is not None and not current.deleted and current.version >= record.version:
             return
@@ -96,11 +137,11 @@ class RecentWrites:
 
     def record_deleted(self, key: ObjectKey, uid: str) -> None:
         """Remember that the object ``key`` with ``uid`` was deleted."""
-        self._records[key] = _Record(None, uid, 0, self._clock())
+        self._records[_key(key)] = _Record(None, uid, 0, self._clock())
 
     def _outdated(
         self,
-        key: ObjectKey,
+        namespace: str | None,
         record: _Record,
         stored: CachedObject | None,
         observed: Callable[[str | None], int],
@@ -114,24 +155,25 @@ class RecentWrites:
         stored_version = _version(stored.resource_version) if stored is not None else None
         if stored_version is not None and stored_version >= record.version:
             return True
-        return observed(key.namespace) >= record.version
+        return observed(namespace) >= record.version
 
     def _effective(
-        self, key: ObjectKey, stored: CachedObject | None, observed: Callable[[str | None], int]
+        self, key: _Key, stored: CachedObject | None, observed: Callable[[str | None], int]
     ) -> _Record | None:
         record = self._records.get(key)
         if record is None:
             return None
-        if self._outdated(key, record, stored, observed):
+        if self._outdated(key[0], record, stored, observed):
             del self._records[key]
             return None
         if record.decode is not None:
             try:
-                record.obj = record.decode()
+                record.obj = record.decode(record.raw)
             except Exception:  # a transform that rejects it: the store stays the truth
                 del self._records[key]
                 return None
             record.decode = None
+            record.raw = b""
         return record
 
     def get(
@@ -144,9 +186,20 @@ class RecentWrites:
 
         ``observed(namespace)`` is the highest resourceVersion the store's watch has delivered.
         """
+        return self.get_by_name(key.namespace, key.name, stored, observed)
+
+    def get_by_name(
+        self,
+        namespace: str | None,
+        name: str,
+        stored: CachedObject | None,
+        observed: Callable[[str | None], int],
+    ) -> CachedObject | None:
+        """:meth:`get` of the object ``namespace/name`` (namespace None or "" when
+        cluster-scoped)."""
         if not self._records:
             return stored
-        record = self._effective(key, stored, observed)
+        record = self._effective((namespace or None, name), stored, observed)
         if record is None:
             return stored
         return record.obj
@@ -165,16 +218,16 @@ class RecentWrites:
         """
         if not self._records:
             return stored
-        effective: dict[ObjectKey, _Record] = {}
+        effective: dict[_Key, _Record] = {}
         for key in list(self._records):
-            record = self._effective(key, lookup(key), observed)
+            record = self._effective(key, lookup(ObjectKey(*key)), observed)
             if record is not None:
                 effective[key] = record
         if not effective:
             return stored
         merged: list[CachedObject] = []
         for obj in stored:
-            record = effective.pop(obj.key, None)
+            record = effective.pop((obj.namespace, obj.name), None)
             if record is None:
                 merged.append(obj)
             elif record.obj is not None and matches(record.obj):
@@ -193,9 +246,23 @@ class RecentWrites:
     ) -> None:
         """Drop the records the store or its watch has caught up with (without decoding any)."""
         for key, record in list(self._records.items()):
-            if self._outdated(key, record, lookup(key), observed):
+            if self._outdated(key[0], record, lookup(ObjectKey(*key)), observed):
                 del self._records[key]
+
+    def prune_if_above(
+        self,
+        threshold: int,
+        lookup: Callable[[ObjectKey], CachedObject | None],
+        observed: Callable[[str | None], int],
+    ) -> None:
+        """:meth:`prune` once more than ``threshold`` records are kept, and again only when
+        their number has doubled since: records the watch has not caught up with yet survive a
+        prune, and scanning them on every write would make each write cost all of them."""
+        if len(self._records) <= max(threshold, self._prune_at):
+            return
+        self.prune(lookup, observed)
+        self._prune_at = 2 * len(self._records)
 
     def keys(self) -> Iterable[ObjectKey]:
         """Keys with a record (some may be outdated until next read)."""
-        return list(self._records)
+        return [ObjectKey(*key) for key in self._records]

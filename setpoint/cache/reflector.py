@@ -37,11 +37,15 @@ from setpoint.cache.handlers import HandlerRegistry
 from setpoint.cache.loop_slicer import LoopSlicer
 from setpoint.cache.store import Delta, DeltaType, MutableStore
 from setpoint.cache.wire import (
+    ADDED,
     BOOKMARK,
+    DELETED,
     ERROR,
+    MODIFIED,
     decode_list_page,
     decode_status,
     decode_watch_event,
+    decode_watch_event_fields,
     object_key_of,
     resource_version_of,
 )
@@ -393,7 +397,8 @@ class Reflector:
                         self._failing_before_open = self.failing_since
                         self._succeeded()  # the server accepted the watch
                         continue
-                    if line.strip():
+                    # isspace: the same test as strip() without copying the line.
+                    if not line.isspace():
                         self._handle_line(line)
                         if not received:
                             # The server works again: a later blip starts from a short delay,
@@ -424,6 +429,25 @@ class Reflector:
         logger.debug("%s: watch stream ended; watching again", self.description)
 
     def _handle_line(self, line: bytes) -> None:
+        # The usual event (an object with standard metadata) is decoded in one pass over the
+        # line plus one over its metadata; anything else, errors included, takes the general
+        # path below, which decodes the line again.
+        fields = decode_watch_event_fields(line)
+        if fields is not None:
+            event_type = fields.type
+            if event_type in (MODIFIED, ADDED, DELETED):
+                obj = self.decoder.decode_fields(fields.object)
+                if obj is not None:
+                    delta = self.store.apply(event_type, obj)
+                    resource_version = obj.resource_version
+                    if resource_version:
+                        self.last_resource_version = resource_version
+                    if delta is not None:
+                        self.handlers.deliver(delta)
+                    return
+        self._handle_general_line(line)
+
+    def _handle_general_line(self, line: bytes) -> None:
         event = decode_watch_event(line)
         if event.type == ERROR:
             status = decode_status(event.object) or {
@@ -451,8 +475,9 @@ class Reflector:
                 self.last_resource_version = resource_version
             return
         delta = self.store.apply(event.type, obj)
-        if obj.resource_version:
-            self.last_resource_version = obj.resource_version
+        resource_version = obj.resource_version
+        if resource_version:
+            self.last_resource_version = resource_version
         if delta is not None:
             self.handlers.deliver(delta)
 

@@ -19,11 +19,12 @@ import builtins
 import enum
 import logging
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Final
 
+import msgspec
+
 from setpoint.api.gvk import ObjectKey
-from setpoint.cache.cached_object import CachedObject, ObjectDecoder
+from setpoint.cache.cached_object import CachedObject, ObjectDecoder, OwnerReference
 from setpoint.cache.selection import LabelSelectorLike, label_predicate
 from setpoint.cache.wire import (
     ADDED,
@@ -67,14 +68,15 @@ class DeltaType(enum.Enum):
     DELETE = "delete"
 
 
-@dataclass(frozen=True, slots=True)
-class Delta:
+class Delta(msgspec.Struct, frozen=True):
     """One change to the store.
 
     ``obj`` is the new state (for DELETE: the last known state); ``old`` is the previous state
     (for UPDATE and DELETE).
     """
 
+    # A frozen struct rather than a frozen dataclass: one is built per watch event, and a frozen
+    # dataclass's __init__ sets each field through object.__setattr__.
     type: DeltaType
     obj: CachedObject
     old: CachedObject | None = None
@@ -100,6 +102,8 @@ class Store:
         self._count = 0
         self._indexers: dict[str, IndexFunc] = {OWNER_UID_INDEX: _owner_uids}
         self._indices: dict[str, dict[str, set[_Key]]] = {OWNER_UID_INDEX: {}}
+        # The owner-uid index is maintained inline (every write needs it); these are the others.
+        self._user_indexers: tuple[tuple[str, IndexFunc], ...] = ()
 
     def __len__(self) -> int:
         return self._count
@@ -216,8 +220,9 @@ class MutableStore(Store):
             raise ValueError(f"index {name!r} already exists")
         self._indexers[name] = fn
         self._indices[name] = {}
+        self._user_indexers = (*self._user_indexers, (name, fn))
         for obj in self:
-            self._index_one(name, fn, obj, _key_of(obj))
+            self._add_values(name, self._index_values(name, fn, obj), _key_of(obj))
 
     def _index_values(self, name: str, fn: IndexFunc, obj: CachedObject) -> Iterable[str]:
         try:
@@ -230,42 +235,68 @@ class MutableStore(Store):
             logger.exception("index function %r failed on %r; not indexed there", name, obj)
             return ()
 
-    def _index_one(self, name: str, fn: IndexFunc, obj: CachedObject, key: _Key) -> None:
+    # -- writes -------------------------------------------------------------------------------
+
+    def upsert(self, obj: CachedObject) -> CachedObject | None:
+        """Store ``obj`` (replacing the object with its key); returns the previous one."""
+        meta = obj._meta
+        namespace = meta.namespace or ""
+        objects = self._by_namespace.get(namespace)
+        if objects is None:
+            objects = self._by_namespace[namespace] = {}
+        return self._put(objects, namespace, meta.name or "", obj)
+
+    def _put(
+        self, objects: dict[str, CachedObject], namespace: str, name: str, obj: CachedObject
+    ) -> CachedObject | None:
+        old = objects.get(name)
+        objects[name] = obj
+        if old is None:
+            self._count += 1
+        key = (namespace, name)
+        old_refs = None if old is None else old._meta.owner_references
+        refs = obj._meta.owner_references
+        # Equal reference lists are mostly the same shared tuple: nothing to re-index.
+        if old_refs != refs:
+            owners = self._indices[OWNER_UID_INDEX]
+            if old_refs:
+                _discard(owners, old_refs, key)
+            if refs:
+                for ref in refs:
+                    uid = ref.uid
+                    if uid:
+                        bucket = owners.get(uid)
+                        if bucket is None:
+                            owners[uid] = {key}
+                        else:
+                            bucket.add(key)
+        for index_name, fn in self._user_indexers:
+            values = self._index_values(index_name, fn, obj)
+            if old is not None:
+                old_values = self._index_values(index_name, fn, old)
+                if old_values == values:
+                    continue
+                self._remove_values(index_name, old_values, key)
+            self._add_values(index_name, values, key)
+        return old
+
+    def _add_values(self, name: str, values: Iterable[str], key: _Key) -> None:
         index = self._indices[name]
-        for value in self._index_values(name, fn, obj):
+        for value in values:
             bucket = index.get(value)
             if bucket is None:
                 index[value] = {key}
             else:
                 bucket.add(key)
 
-    def _unindex_one(self, name: str, fn: IndexFunc, obj: CachedObject, key: _Key) -> None:
+    def _remove_values(self, name: str, values: Iterable[str], key: _Key) -> None:
         index = self._indices[name]
-        for value in self._index_values(name, fn, obj):
+        for value in values:
             bucket = index.get(value)
             if bucket is not None:
                 bucket.discard(key)
                 if not bucket:
                     del index[value]
-
-    # -- writes -------------------------------------------------------------------------------
-
-    def upsert(self, obj: CachedObject) -> CachedObject | None:
-        """Store ``obj`` (replacing the object with its key); returns the previous one."""
-        key = _key_of(obj)
-        objects = self._by_namespace.get(key[0])
-        if objects is None:
-            objects = self._by_namespace[key[0]] = {}
-        old = objects.get(key[1])
-        if old is not None:
-            for name, fn in self._indexers.items():
-                self._unindex_one(name, fn, old, key)
-        else:
-            self._count += 1
-        objects[key[1]] = obj
-        for name, fn in self._indexers.items():
-            self._index_one(name, fn, obj, key)
-        return old
 
     def remove(self, key: ObjectKey) -> CachedObject | None:
         """Remove the object named ``key``; returns it (None if absent)."""
@@ -279,8 +310,12 @@ class MutableStore(Store):
         self._count -= 1
         if not objects:
             del self._by_namespace[ns_key]
-        for name, fn in self._indexers.items():
-            self._unindex_one(name, fn, old, (ns_key, key.name))
+        internal_key = (ns_key, key.name)
+        refs = old._meta.owner_references
+        if refs:
+            _discard(self._indices[OWNER_UID_INDEX], refs, internal_key)
+        for name, fn in self._user_indexers:
+            self._remove_values(name, self._index_values(name, fn, old), internal_key)
         return old
 
     def apply(self, event_type: str, obj: CachedObject) -> Delta | None:
@@ -292,12 +327,19 @@ class MutableStore(Store):
         if event_type == DELETED:
             old = self.remove(obj.key)
             return None if old is None else Delta(DeltaType.DELETE, obj, old)
-        if event_type not in (ADDED, MODIFIED):
+        if event_type != MODIFIED and event_type != ADDED:
             raise ValueError(f"cannot apply a {event_type} event to a store")
-        current = self.get_by_name(obj.name, obj.namespace)
-        if current is not None and _same_version(current, obj):
-            return None
-        old = self.upsert(obj)
+        meta = obj._meta
+        namespace = meta.namespace or ""
+        name = meta.name or ""
+        objects = self._by_namespace.get(namespace)
+        if objects is None:
+            objects = self._by_namespace[namespace] = {}
+        else:
+            current = objects.get(name)
+            if current is not None and _same_version(current, obj):
+                return None
+        old = self._put(objects, namespace, name, obj)
         if old is None:
             return Delta(DeltaType.ADD, obj)
         return Delta(DeltaType.UPDATE, obj, old)
@@ -381,3 +423,13 @@ class MutableStore(Store):
 def _same_version(a: CachedObject, b: CachedObject) -> bool:
     rv = a._meta.resource_version
     return bool(rv) and rv == b._meta.resource_version and a.uid == b.uid
+
+
+def _discard(index: dict[str, set[_Key]], refs: Iterable[OwnerReference], key: _Key) -> None:
+    """Remove ``key`` from the owner-uid index entries of ``refs``."""
+    for ref in refs:
+        bucket = index.get(ref.uid)
+        if bucket is not None:
+            bucket.discard(key)
+            if not bucket:
+                del index[ref.uid]

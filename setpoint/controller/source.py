@@ -155,10 +155,12 @@ class _Dispatcher:
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
         own = self.own_writes
+        # is_own first: the usual own event is dropped without building the closure that
+        # intercept needs to hold an event (is_own changes nothing when it says False).
         if (
             own is not None
             and not is_initial_list
-            and own.intercept(obj, lambda: self._on_add(obj, is_initial_list))
+            and (own.is_own(obj) or own.intercept(obj, lambda: self._on_add(obj, is_initial_list)))
         ):
             return
         self._on_add(obj, is_initial_list)
@@ -173,7 +175,9 @@ class _Dispatcher:
 
     def on_update(self, old: CachedObject, new: CachedObject) -> None:
         own = self.own_writes
-        if own is not None and own.intercept(new, lambda: self._on_update(old, new)):
+        if own is not None and (
+            own.is_own(new) or own.intercept(new, lambda: self._on_update(old, new))
+        ):
             return
         self._on_update(old, new)
 

@@ -232,3 +232,50 @@ def test_equal_content_compares_equal() -> None:
 def test_unicode_and_escapes_survive() -> None:
     cm = configmap("a", data={"k": 'line\n"quoted" \u00e9\u4e2d \U0001f600'}, managed_fields=False)
     assert CachedObject.from_json(encode(cm)).to_dict() == cm
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"name": "a", "selfLink": "/api/v1/namespaces/ns/configmaps/a"},
+        {"name": "a", "selfLink": None},
+        {"name": "a", "zone": {"x": [1, 2]}},
+        {"name": "a", "managedFields": None, "futureField": True},
+    ],
+)
+def test_unusual_metadata_fields_are_kept_exactly(metadata: dict[str, Any]) -> None:
+    obj = CachedObject.from_json(
+        encode({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": {}})
+    )
+    expected = {key: value for key, value in metadata.items() if key != "managedFields"}
+    assert obj.metadata == expected
+    assert obj.name == "a"
+
+
+def test_null_managed_fields_are_kept_on_request() -> None:
+    raw = encode({"kind": "ConfigMap", "metadata": {"name": "a", "managedFields": None}})
+    assert ObjectDecoder(strip_managed_fields=False).decode(raw).metadata == {
+        "name": "a",
+        "managedFields": None,
+    }
+    assert CachedObject.from_json(raw).metadata == {"name": "a"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b'{"metadata": null}', "invalid metadata"),
+        (b'{"metadata": []}', "invalid metadata"),
+        (b'{"apiVersion": 1, "metadata": {}}', "cannot decode object"),
+        (b'{"kind": null}', "cannot decode object"),
+    ],
+)
+def test_invalid_head_fields_are_rejected(raw: bytes, reason: str) -> None:
+    with pytest.raises(ObjectDecodeError, match=reason):
+        CachedObject.from_json(raw)
+
+
+def test_objects_without_metadata_or_other_fields_decode() -> None:
+    obj = CachedObject.from_json(b'{"apiVersion": "v1", "kind": "Namespace"}')
+    assert obj.to_dict() == {"apiVersion": "v1", "kind": "Namespace", "metadata": {}}
+    assert obj.is_metadata_only

@@ -111,6 +111,24 @@ async def test_events_update_the_store_and_reach_handlers(running: list[SharedIn
     assert len(client.list_calls) == 1
 
 
+async def test_watched_objects_are_stored_exactly_whatever_their_metadata(
+    running: list[SharedInformer],
+) -> None:
+    usual = configmap("a", rv="11", labels={"app": "x"}, data={"k": "v"})
+    unusual = configmap("b", rv="12", selfLink="/api/v1/namespaces/default/configmaps/b")
+    client = ScriptedClient()
+    client.queue_list(list_body([], rv="10"))
+    client.queue_watch(event_line("ADDED", usual), event_line("ADDED", unusual))
+    informer, handler = start(client, running)
+    await until(lambda: len(handler.events) >= 2, "both events delivered")
+    for obj in (usual, unusual):
+        stored = informer.store.get_by_name(obj["metadata"]["name"], "default")
+        assert stored == CachedObject.from_dict(obj)
+        assert stored is not None and stored.to_dict() == CachedObject.from_dict(obj).to_dict()
+    b = informer.store.get_by_name("b", "default")
+    assert b is not None and b.metadata["selfLink"] == "/api/v1/namespaces/default/configmaps/b"
+
+
 async def test_replayed_events_after_a_reconnect_are_not_delivered_twice(
     running: list[SharedInformer],
 ) -> None:

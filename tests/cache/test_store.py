@@ -107,6 +107,20 @@ def test_user_index_is_built_over_existing_objects_and_maintained() -> None:
     assert "node" in store.index_names
 
 
+def test_indexes_survive_updates_that_keep_or_drop_their_values() -> None:
+    store = MutableStore()
+    store.add_index("node", lambda o: [o.get("data")["node"]])
+    store.upsert(cm("a", owners=[owner("p1")], data={"node": "n1"}))
+    store.apply("MODIFIED", cm("a", rv="2", owners=[owner("p1")], data={"node": "n1"}))
+    assert names(store.by_index(OWNER_UID_INDEX, "p1")) == ["a"]
+    assert names(store.by_index("node", "n1")) == ["a"]
+    store.apply("MODIFIED", cm("a", rv="3", data={"node": "n1"}))
+    assert store.by_index(OWNER_UID_INDEX, "p1") == []
+    assert store.index_values(OWNER_UID_INDEX) == []
+    store.apply("DELETED", cm("a", rv="4"))
+    assert store.index_values("node") == []
+
+
 def test_index_function_returning_a_string_indexes_one_value() -> None:
     store = MutableStore()
     store.add_index("first-label", lambda o: o.labels.get("app", ""))
