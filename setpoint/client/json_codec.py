@@ -29,10 +29,11 @@ def _normalise(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return value
+    # String values, the most common leaves, are kept without a call.
     if kind is dict:
-        return {key: _normalise(item) for key, item in value.items()}
+        return {key: item if type(item) is str else _normalise(item) for key, item in value.items()}
     if kind is list:
-        return [_normalise(item) for item in value]
+        return [item if type(item) is str else _normalise(item) for item in value]
     if isinstance(value, float):
         if value.is_integer():
             return int(value)

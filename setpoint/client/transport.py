@@ -12,7 +12,7 @@ import asyncio
 import logging
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,8 @@ from setpoint.client.metrics import (
     REQUEST_SIZE,
     REQUESTS_TOTAL,
     RESPONSE_SIZE,
+    counter_incrementer,
+    histogram_observer,
 )
 from setpoint.client.rate_limit import TokenBucket
 from setpoint.client.retry_policy import RetryPolicy, is_idempotent_method, parse_retry_after
@@ -99,6 +101,31 @@ def _classify(exc: BaseException) -> _ConnectionProblem:
 
 
 _TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
+# Distinct header sets kept for reuse; more only with credentials that keep changing.
+_MAX_CACHED_HEADERS = 64
+
+
+class _MethodMetrics:
+    """The metric children of one HTTP method on one host, bound once (see metrics.py)."""
+
+    __slots__ = ("_host", "_method", "answered", "duration", "request_size", "response_size")
+
+    def __init__(self, method: str, host: str) -> None:
+        self._method = method
+        self._host = host
+        self.request_size = histogram_observer(REQUEST_SIZE.labels(method, host))
+        self.response_size = histogram_observer(RESPONSE_SIZE.labels(method, host))
+        self.duration = histogram_observer(REQUEST_DURATION.labels(method, host))
+        # status code -> its rest_client_requests_total increment
+        self.answered: dict[int, Callable[[], None]] = {}
+
+    def count_answer(self, code: int) -> None:
+        """Count one answer with HTTP status ``code``."""
+        increment = self.answered.get(code)
+        if increment is None:
+            child = REQUESTS_TOTAL.labels(str(code), self._method, self._host)
+            increment = self.answered[code] = counter_incrementer(child)
+        increment()
 
 
 class Transport:
@@ -111,25 +138,58 @@ class Transport:
         self.rate_limiter = TokenBucket(qps, self.options.burst) if qps and qps > 0 else None
         self.warnings = WarningHandler()
         self.host = config.host
-        self._fixed_headers = config.impersonation_headers()
+        # Headers every request carries: the session sends them, unless a request overrides one.
+        self._session_headers: list[tuple[str, str]] = [
+            ("User-Agent", config.user_agent),
+            ("Accept", JSON),
+            *config.impersonation_headers(),
+        ]
+        if config.disable_compression:
+            self._session_headers.append(("Accept-Encoding", "identity"))
+        # (accept, content type, authorization) -> the request's own headers; the same few
+        # combinations repeat for every request.
+        self._headers: dict[tuple[str, str | None, str | None], CIMultiDictProxy[str]] = {}
         self._session: aiohttp.ClientSession | None = None
-        # (metric, method, code) -> the labelled child: prometheus_client's labels() costs more
-        # than the observation itself, and every request makes four of them.
-        self._children: dict[tuple[Any, str, str | None], Any] = {}
+        # method -> its metric children: prometheus_client's labels() costs more than the
+        # observation itself, and every request makes four of them.
+        self._metrics: dict[str, _MethodMetrics] = {}
         self._timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.options.connect_timeout,
             sock_read=self.options.read_timeout,
         )
+        # Options of every request that do not depend on its credentials.
+        self._send_options: dict[str, Any] = {"allow_redirects": False}
+        if config.uses_tls and config.tls_server_name:
+            self._send_options["server_hostname"] = config.tls_server_name
+        if config.proxy_url:
+            self._send_options["proxy"] = config.proxy_url
+        self._uses_tls = config.uses_tls
 
-    def _child(self, metric: Any, method: str, code: str | None = None) -> Any:
-        """``metric``'s child for ``method`` (and status ``code`` if it has one) on this host."""
-        key = (metric, method, code)
-        child = self._children.get(key)
-        if child is None:
-            labels = (method, self.host) if code is None else (code, method, self.host)
-            child = self._children[key] = metric.labels(*labels)
-        return child
+    def _method_metrics(self, method: str) -> _MethodMetrics:
+        metrics = self._metrics.get(method)
+        if metrics is None:
+            metrics = self._metrics[method] = _MethodMetrics(method, self.host)
+        return metrics
+
+    def _request_headers(
+        self, accept: str, content_type: str | None, authorization: str | None
+    ) -> CIMultiDictProxy[str]:
+        """The headers a request adds to the session's (read-only: they are shared)."""
+        key = (accept, content_type, authorization)
+        headers = self._headers.get(key)
+        if headers is None:
+            built: CIMultiDict[str] = CIMultiDict()
+            if accept != JSON:
+                built["Accept"] = accept
+            if content_type:
+                built["Content-Type"] = content_type
+            if authorization:
+                built["Authorization"] = authorization
+            if len(self._headers) >= _MAX_CACHED_HEADERS:
+                self._headers.clear()
+            headers = self._headers[key] = CIMultiDictProxy(built)
+        return headers
 
     async def open(self) -> None:
         """Create the HTTP session (must run inside the event loop that will use it)."""
@@ -141,7 +201,7 @@ class Transport:
         self._session = aiohttp.ClientSession(
             connector=connector,
             read_bufsize=READ_BUFSIZE,
-            headers={"User-Agent": self.config.user_agent},
+            headers=CIMultiDict(self._session_headers),
             timeout=self._timeout,
             trust_env=False,  # proxies come from the kubeconfig only, never from the environment
         )
@@ -242,30 +302,28 @@ class Transport:
         url = self.config.server + path
         safe = is_idempotent_method(method) if idempotent is None else idempotent
         policy = retry or self.options.retry
+        metrics = self._metrics.get(method) or self._method_metrics(method)
+        credentials = self.config.credentials
         retries = 0
         reauthenticated = False
         while True:
             if self.rate_limiter is not None:
                 waited = await self.rate_limiter.acquire()
                 RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
-            auth = await self.config.credentials.get() if self.config.credentials else None
-            headers = CIMultiDict([("Accept", accept), *self._fixed_headers])
-            if content_type:
-                headers["Content-Type"] = content_type
-            if auth is not None and auth.authorization:
-                headers["Authorization"] = auth.authorization
-            if self.config.disable_compression:
-                headers["Accept-Encoding"] = "identity"
+            auth = await credentials.get() if credentials else None
+            headers = self._request_headers(
+                accept, content_type, auth.authorization if auth is not None else None
+            )
             if body is not None:
-                self._child(REQUEST_SIZE, method).observe(len(body))
+                metrics.request_size(len(body))
             started = time.monotonic()
             try:
                 response = await self._send(
                     session, method, url, params, body, headers, auth, client_timeout
                 )
                 code = response.status
-                self._child(REQUESTS_TOTAL, method, str(code)).inc()
-                self._child(REQUEST_DURATION, method).observe(time.monotonic() - started)
+                metrics.count_answer(code)
+                metrics.duration(time.monotonic() - started)
                 if "Warning" in response.headers:
                     self.warnings.handle(response.headers.getall("Warning"))
                 if stream and 200 <= code < 300:
@@ -274,7 +332,7 @@ class Transport:
                     data = await response.read()
                 finally:
                     response.release()
-                self._child(RESPONSE_SIZE, method).observe(len(data))
+                metrics.response_size(len(data))
             except _TRANSPORT_ERRORS as exc:
                 if isinstance(exc, aiohttp.InvalidURL):
                     raise ConnectionFailed(
@@ -322,32 +380,25 @@ class Transport:
                 continue
             raise error_from_response(code, data, method=method, url=url)
 
-    async def _send(
+    def _send(
         self,
         session: aiohttp.ClientSession,
         method: str,
         url: str,
         params: Mapping[str, str] | None,
         body: bytes | None,
-        headers: CIMultiDict[str],
+        headers: CIMultiDictProxy[str],
         auth: AuthInfo | None,
         client_timeout: aiohttp.ClientTimeout | None,
-    ) -> aiohttp.ClientResponse:
-        kwargs: dict[str, Any] = {
-            "params": params,
-            "data": body,
-            "headers": headers,
-            "allow_redirects": False,
-        }
-        if client_timeout is not None:
-            kwargs["timeout"] = client_timeout
-        if self.config.uses_tls:
-            kwargs["ssl"] = self._ssl_for(auth)
-            if self.config.tls_server_name:
-                kwargs["server_hostname"] = self.config.tls_server_name
-        if self.config.proxy_url:
-            kwargs["proxy"] = self.config.proxy_url
-        return await session.request(method, url, **kwargs)
+    ) -> Awaitable[aiohttp.ClientResponse]:
+        options = self._send_options
+        if client_timeout is not None or self._uses_tls:
+            options = dict(options)
+            if client_timeout is not None:
+                options["timeout"] = client_timeout
+            if self._uses_tls:
+                options["ssl"] = self._ssl_for(auth)
+        return session.request(method, url, params=params, data=body, headers=headers, **options)
 
 
 async def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
