@@ -1038,58 +1038,45 @@ class Client:
             body = as_dict(body)
         if force is not None and kind_of_patch is not PatchType.APPLY:
             raise ValueError("force: only allowed for apply patches")
-        return await self._patch(
-            resolved,
-            body,
-            kind_of_patch,
-            subresource=subresource,
-            dry_run=dry_run,
-            field_manager=field_manager,
-            field_validation=field_validation,
-            force=force,
-        )
-
-    async def _patch(
-        self,
-        resolved: _Target,
-        body: Any,
-        kind_of_patch: PatchType,
-        *,
-        subresource: str | None,
-        dry_run: bool,
-        field_manager: str | None,
-        field_validation: FieldValidation | str | None,
-        force: bool | None,
-    ) -> Any:
-        """Send a checked patch to the object ``resolved`` names (:meth:`patch` and
-        :meth:`apply`)."""
         path = self._known_path(resolved, subresource)
         if path is None:
             _, path = await self._path(resolved, subresource=subresource)
-        manager = field_manager or self.field_manager
-        if kind_of_patch is PatchType.APPLY and not manager:
-            manager = DEFAULT_APPLY_FIELD_MANAGER
-        if dry_run or field_validation is not None:
-            params = write_params(
-                dry_run=dry_run,
-                field_manager=manager,
-                field_validation=field_validation,
-                force=force,
-            )
-        else:  # what write_params answers for these, without the call
-            params = {"fieldManager": manager} if manager else {}
-            if force is not None:
-                params["force"] = "true" if force else "false"
         response = await self.transport.request(
             "PATCH",
             path,
-            params=params,
+            params=self._patch_params(
+                kind_of_patch, dry_run, field_manager, field_validation, force
+            ),
             body=json_codec.encode(body),
             content_type=str(kind_of_patch),
             # JSON patches can append to lists: repeating one after an unknown outcome is unsafe.
             idempotent=kind_of_patch is not PatchType.JSON,
         )
         return self._result(response.body, resolved.model)
+
+    def _patch_params(
+        self,
+        kind_of_patch: PatchType,
+        dry_run: bool,
+        field_manager: str | None,
+        field_validation: FieldValidation | str | None,
+        force: bool | None,
+    ) -> dict[str, str]:
+        """The query of a patch (of :meth:`patch` and :meth:`apply`)."""
+        manager = field_manager or self.field_manager
+        if kind_of_patch is PatchType.APPLY and not manager:
+            manager = DEFAULT_APPLY_FIELD_MANAGER
+        if dry_run or field_validation is not None:
+            return write_params(
+                dry_run=dry_run,
+                field_manager=manager,
+                field_validation=field_validation,
+                force=force,
+            )
+        params = {"fieldManager": manager} if manager else {}  # as write_params, without it
+        if force is not None:
+            params["force"] = "true" if force else "false"
+        return params
 
     @overload
     async def apply(
@@ -1137,18 +1124,21 @@ class Client:
         """
         target = self._target(obj, None, None, namespace, need_name=True)
         assert target.body is not None
-        # The object names itself and is the patch: resolved once, sent as patch() would.
-        applied: Any = await self._patch(
-            target,
-            target.body,
-            PatchType.APPLY,
-            subresource=subresource,
-            dry_run=dry_run,
-            field_manager=field_manager,
-            field_validation=field_validation,
-            force=force,
+        # The object names itself and is the patch: resolved once, then sent as patch() sends.
+        path = self._known_path(target, subresource)
+        if path is None:
+            _, path = await self._path(target, subresource=subresource)
+        response = await self.transport.request(
+            "PATCH",
+            path,
+            params=self._patch_params(
+                PatchType.APPLY, dry_run, field_manager, field_validation, force
+            ),
+            body=json_codec.encode(target.body),
+            content_type=str(PatchType.APPLY),
+            idempotent=True,  # an apply states the outcome: repeating it is safe
         )
-        return applied
+        return self._result(response.body, target.model)
 
     @overload
     async def apply_status(self, obj: ModelT, **kwargs: Any) -> ModelT: ...

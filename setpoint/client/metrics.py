@@ -8,12 +8,13 @@ written for Go operators work unchanged.
 
 from __future__ import annotations
 
+import math
+import threading
 from bisect import bisect_left
-from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.values import MutexValue
 
 __all__ = [
     "RATE_LIMITER_DURATION",
@@ -23,8 +24,7 @@ __all__ = [
     "REQUEST_RETRIES",
     "REQUEST_SIZE",
     "RESPONSE_SIZE",
-    "counter_incrementer",
-    "histogram_observer",
+    "RequestMetrics",
 ]
 
 REGISTRY = CollectorRegistry()
@@ -95,41 +95,91 @@ REQUEST_RETRIES = Counter(
 
 
 # Every request makes four observations. prometheus_client's observe() and inc() re-check on
-# each call that the metric is a labelled child and walk the bucket bounds one by one; bound
-# once to a child's value cells, an observation is one bisection and two cell increments. The
-# cells are the child's own, so what /metrics shows is unchanged.
+# each call that the metric is a labelled child, walk the bucket bounds one by one and take one
+# lock per value cell (seven per request). RequestMetrics writes the same cells of the same
+# children, so /metrics is unchanged, with one bisection per histogram and one lock per group of
+# cells. Only RequestMetrics writes these children (rest_client_requests_total excepted: its
+# error code is counted with inc()), so its lock is the one that orders their writes.
+_CELLS_LOCK = threading.Lock()
 
 
-def histogram_observer(child: Histogram) -> Callable[[float], None]:
-    """A callable ``observe(amount)`` for one labelled ``Histogram`` child, equal to its
-    ``observe`` for every amount that is not NaN (sizes and durations never are)."""
-    bounds = getattr(child, "_upper_bounds", None)
-    total: Any = getattr(child, "_sum", None)
-    cells = getattr(child, "_buckets", None)
-    if (
-        not isinstance(bounds, list)
-        or not bounds
-        or bounds[-1] != float("inf")
-        or not hasattr(total, "inc")
-        or not isinstance(cells, list)
-        or len(cells) != len(bounds)
-    ):
-        return child.observe  # a prometheus_client whose insides differ: its own method
-    bounds_tuple = tuple(bounds)
-    add_to_sum = total.inc
-    bucket_incs = tuple(cell.inc for cell in cells)
-
-    def observe(amount: float) -> None:
-        add_to_sum(amount)
-        # The first bound >= amount: buckets are stored per interval, cumulated when collected.
-        bucket_incs[bisect_left(bounds_tuple, amount)](1)
-
-    return observe
+def _plain_cells(*cells: Any) -> bool:
+    """Whether these are in-process value cells (not the multiprocess mode's files)."""
+    return all(type(cell) is MutexValue for cell in cells)
 
 
-def counter_incrementer(child: Counter) -> Callable[[], None]:
-    """A callable ``inc()`` adding 1 to one labelled ``Counter`` child, as its ``inc()``."""
-    cell: Any = getattr(child, "_value", None)
-    if not hasattr(cell, "inc"):
-        return child.inc
-    return partial(cell.inc, 1)
+class _HistogramCells:
+    __slots__ = ("bounds", "buckets", "child", "total")
+
+    def __init__(self, child: Histogram) -> None:
+        self.child = child
+        self.bounds = tuple(getattr(child, "_upper_bounds", ()))
+        self.total: Any = getattr(child, "_sum", None)
+        self.buckets: tuple[Any, ...] = tuple(getattr(child, "_buckets", ()))
+
+    @property
+    def plain(self) -> bool:
+        return (
+            len(self.bounds) == len(self.buckets) > 0
+            and self.bounds[-1] == math.inf
+            and _plain_cells(self.total, *self.buckets)
+        )
+
+
+class RequestMetrics:
+    """The request metrics of one HTTP method on one host: size, answer code, latency, answer
+    size. Amounts are never NaN (they are sizes and durations)."""
+
+    __slots__ = ("_answers", "_duration", "_fast", "_host", "_method", "_request", "_response")
+
+    def __init__(self, method: str, host: str) -> None:
+        self._method = method
+        self._host = host
+        self._request = _HistogramCells(REQUEST_SIZE.labels(method, host))
+        self._response = _HistogramCells(RESPONSE_SIZE.labels(method, host))
+        self._duration = _HistogramCells(REQUEST_DURATION.labels(method, host))
+        # status code -> the rest_client_requests_total child (and its value cell)
+        self._answers: dict[int, tuple[Counter, Any]] = {}
+        self._fast = self._request.plain and self._response.plain and self._duration.plain
+
+    def _answer_cell(self, code: int) -> tuple[Counter, Any]:
+        child = REQUESTS_TOTAL.labels(str(code), self._method, self._host)
+        cell = getattr(child, "_value", None)
+        found = self._answers[code] = (child, cell if _plain_cells(cell) else None)
+        return found
+
+    def unanswered(self, request_size: int | None) -> None:
+        """A request that got no answer: only its size (None: it had no body)."""
+        if request_size is not None:
+            self._request.child.observe(request_size)
+
+    def answered(self, request_size: int | None, code: int, seconds: float) -> None:
+        """A request (None: without a body) whose answer came after ``seconds``."""
+        child, cell = self._answers.get(code) or self._answer_cell(code)
+        if not self._fast or cell is None:
+            if request_size is not None:
+                self._request.child.observe(request_size)
+            child.inc()
+            self._duration.child.observe(seconds)
+            return
+        duration = self._duration
+        duration_bucket = duration.buckets[bisect_left(duration.bounds, seconds)]
+        with _CELLS_LOCK:
+            if request_size is not None:
+                request = self._request
+                request.total._value += request_size
+                request.buckets[bisect_left(request.bounds, request_size)]._value += 1
+            cell._value += 1
+            duration.total._value += seconds
+            duration_bucket._value += 1
+
+    def response_size(self, size: int) -> None:
+        """The size of an answer's body."""
+        response = self._response
+        if not self._fast:
+            response.child.observe(size)
+            return
+        bucket = response.buckets[bisect_left(response.bounds, size)]
+        with _CELLS_LOCK:
+            response.total._value += size
+            bucket._value += 1

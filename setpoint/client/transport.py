@@ -12,9 +12,9 @@ import asyncio
 import logging
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
@@ -23,17 +23,13 @@ from setpoint.client.deferred_certificates import deferred_default_certificates
 
 with deferred_default_certificates():  # aiohttp's own TLS contexts are not used here
     import aiohttp
-from setpoint.client.credentials import AuthInfo
+from setpoint.client.credentials import AuthInfo, fixed_credentials
 from setpoint.client.errors import ConnectionFailed, error_from_response
 from setpoint.client.metrics import (
     RATE_LIMITER_DURATION,
-    REQUEST_DURATION,
     REQUEST_RETRIES,
-    REQUEST_SIZE,
     REQUESTS_TOTAL,
-    RESPONSE_SIZE,
-    counter_incrementer,
-    histogram_observer,
+    RequestMetrics,
 )
 from setpoint.client.rate_limit import TokenBucket
 from setpoint.client.retry_policy import RetryPolicy, is_idempotent_method, parse_retry_after
@@ -105,29 +101,6 @@ _TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
 _MAX_CACHED_HEADERS = 64
 
 
-class _MethodMetrics:
-    """The metric children of one HTTP method on one host, bound once (see metrics.py)."""
-
-    __slots__ = ("_host", "_method", "answered", "duration", "request_size", "response_size")
-
-    def __init__(self, method: str, host: str) -> None:
-        self._method = method
-        self._host = host
-        self.request_size = histogram_observer(REQUEST_SIZE.labels(method, host))
-        self.response_size = histogram_observer(RESPONSE_SIZE.labels(method, host))
-        self.duration = histogram_observer(REQUEST_DURATION.labels(method, host))
-        # status code -> its rest_client_requests_total increment
-        self.answered: dict[int, Callable[[], None]] = {}
-
-    def count_answer(self, code: int) -> None:
-        """Count one answer with HTTP status ``code``."""
-        increment = self.answered.get(code)
-        if increment is None:
-            child = REQUESTS_TOTAL.labels(str(code), self._method, self._host)
-            increment = self.answered[code] = counter_incrementer(child)
-        increment()
-
-
 class Transport:
     """Sends requests to one API server. Create with :meth:`open` inside a running loop."""
 
@@ -150,9 +123,9 @@ class Transport:
         # combinations repeat for every request.
         self._headers: dict[tuple[str, str | None, str | None], CIMultiDictProxy[str]] = {}
         self._session: aiohttp.ClientSession | None = None
-        # method -> its metric children: prometheus_client's labels() costs more than the
-        # observation itself, and every request makes four of them.
-        self._metrics: dict[str, _MethodMetrics] = {}
+        # method -> its metrics: prometheus_client's labels() costs more than the observation
+        # itself, and every request makes four of them.
+        self._metrics: dict[str, RequestMetrics] = {}
         self._timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.options.connect_timeout,
@@ -165,11 +138,13 @@ class Transport:
         if config.proxy_url:
             self._send_options["proxy"] = config.proxy_url
         self._uses_tls = config.uses_tls
+        # Credentials that never change need no asking (an await) per request.
+        self._fixed_auth = fixed_credentials(config.credentials)
 
-    def _method_metrics(self, method: str) -> _MethodMetrics:
+    def _method_metrics(self, method: str) -> RequestMetrics:
         metrics = self._metrics.get(method)
         if metrics is None:
-            metrics = self._metrics[method] = _MethodMetrics(method, self.host)
+            metrics = self._metrics[method] = RequestMetrics(method, self.host)
         return metrics
 
     def _request_headers(
@@ -230,7 +205,7 @@ class Transport:
             dynamic = (auth.client_cert_pem, auth.client_key_pem)
         return self.config.ssl_context(dynamic)
 
-    async def request(
+    def request(
         self,
         method: str,
         path: str,
@@ -241,13 +216,14 @@ class Transport:
         accept: str = JSON,
         idempotent: bool | None = None,
         retry: RetryPolicy | None = None,
-    ) -> RawResponse:
+    ) -> Coroutine[Any, Any, RawResponse]:
         """Send one request (with retries) and return the 2xx answer; raises typed errors.
 
-        ``retry`` overrides the transport's policy for this request (e.g. ``RetryPolicy(0)``
-        for a caller that runs its own retry loop).
+        Await it, as a coroutine function (it hands out the coroutine that does the work, one
+        coroutine fewer per request). ``retry`` overrides the transport's policy for this
+        request (e.g. ``RetryPolicy(0)`` for a caller that runs its own retry loop).
         """
-        response, data = await self._perform(
+        return self._perform(
             method,
             path,
             params,
@@ -259,7 +235,6 @@ class Transport:
             stream=False,
             retry=retry,
         )
-        return RawResponse(response.status, response.headers, data)
 
     async def open_stream(
         self,
@@ -278,10 +253,41 @@ class Transport:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self.options.connect_timeout, sock_read=read_timeout
         )
-        response, _ = await self._perform(
+        return await self._perform(
             method, path, params, None, None, accept, True, timeout, stream=True
         )
-        return response
+
+    @overload
+    async def _perform(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        content_type: str | None,
+        accept: str,
+        idempotent: bool | None,
+        client_timeout: aiohttp.ClientTimeout | None,
+        *,
+        stream: Literal[False],
+        retry: RetryPolicy | None = None,
+    ) -> RawResponse: ...
+
+    @overload
+    async def _perform(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        content_type: str | None,
+        accept: str,
+        idempotent: bool | None,
+        client_timeout: aiohttp.ClientTimeout | None,
+        *,
+        stream: Literal[True],
+        retry: RetryPolicy | None = None,
+    ) -> aiohttp.ClientResponse: ...
 
     async def _perform(
         self,
@@ -296,8 +302,9 @@ class Transport:
         *,
         stream: bool,
         retry: RetryPolicy | None = None,
-    ) -> tuple[aiohttp.ClientResponse, bytes]:
-        session = self._require_session()
+    ) -> RawResponse | aiohttp.ClientResponse:
+        """The request with its retries: the whole answer, or a 2xx one to stream from."""
+        session = self._session if self._session is not None else self._require_session()
         method = method.upper()
         url = self.config.server + path
         safe = is_idempotent_method(method) if idempotent is None else idempotent
@@ -310,24 +317,27 @@ class Transport:
             if self.rate_limiter is not None:
                 waited = await self.rate_limiter.acquire()
                 RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
-            auth = await credentials.get() if credentials else None
-            headers = self._request_headers(
-                accept, content_type, auth.authorization if auth is not None else None
-            )
-            if body is not None:
-                metrics.request_size(len(body))
+            auth = self._fixed_auth or (await credentials.get() if credentials else None)
+            authorization = auth.authorization if auth is not None else None
+            headers = self._headers.get((accept, content_type, authorization))
+            if headers is None:
+                headers = self._request_headers(accept, content_type, authorization)
+            request_size = len(body) if body is not None else None
             started = time.monotonic()
             try:
-                response = await self._send(
-                    session, method, url, params, body, headers, auth, client_timeout
-                )
+                try:
+                    response = await self._send(
+                        session, method, url, params, body, headers, auth, client_timeout
+                    )
+                except BaseException:
+                    metrics.unanswered(request_size)
+                    raise
                 code = response.status
-                metrics.count_answer(code)
-                metrics.duration(time.monotonic() - started)
+                metrics.answered(request_size, code, time.monotonic() - started)
                 if "Warning" in response.headers:
                     self.warnings.handle(response.headers.getall("Warning"))
                 if stream and 200 <= code < 300:
-                    return response, b""
+                    return response
                 try:
                     data = await response.read()
                 finally:
@@ -358,7 +368,7 @@ class Transport:
                     url=url,
                 ) from exc
             if 200 <= code < 300:
-                return response, data
+                return RawResponse(code, response.headers, data)
             if (
                 code == 401
                 and not reauthenticated

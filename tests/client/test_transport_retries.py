@@ -271,6 +271,19 @@ async def test_5xx_retries_merge_patches_but_not_json_patches(
     assert calls[0].headers["Content-Type"].startswith(f"application/{patch_type}")
 
 
+async def test_5xx_retries_an_apply(scripted_server: ScriptedServer, client: Client) -> None:
+    scripted_server.answer(
+        "PATCH", CM_PATH, lambda: web.Response(status=500), lambda: json_response(CM)
+    )
+    applied = await client.apply({**CM, "data": {"a": "b"}}, field_manager="m", force=True)
+    assert applied["metadata"]["name"] == "x"
+    calls = scripted_server.calls("PATCH", CM_PATH)
+    assert len(calls) == 2
+    assert calls[0].headers["Content-Type"] == "application/apply-patch+yaml"
+    assert calls[0].query["fieldManager"] == "m"
+    assert calls[0].query["force"] == "true"
+
+
 async def test_on_warning_receives_every_warning(scripted_server: ScriptedServer) -> None:
     headers = {"Warning": '299 - "deprecated API"'}
     scripted_server.answer("GET", CM_PATH, lambda: json_response(CM, 200, headers))
