@@ -138,14 +138,14 @@ class RequestMetrics:
         self._request = _HistogramCells(REQUEST_SIZE.labels(method, host))
         self._response = _HistogramCells(RESPONSE_SIZE.labels(method, host))
         self._duration = _HistogramCells(REQUEST_DURATION.labels(method, host))
-        # status code -> the rest_client_requests_total child (and its value cell)
+        # status code -> the rest_client_requests_total child, and its value cell when plain
         self._answers: dict[int, tuple[Counter, Any]] = {}
         self._fast = self._request.plain and self._response.plain and self._duration.plain
 
     def _answer_cell(self, code: int) -> tuple[Counter, Any]:
         child = REQUESTS_TOTAL.labels(str(code), self._method, self._host)
         cell = getattr(child, "_value", None)
-        found = self._answers[code] = (child, cell if _plain_cells(cell) else None)
+        found = self._answers[code] = (child, cell if self._fast and _plain_cells(cell) else None)
         return found
 
     def unanswered(self, request_size: int | None) -> None:
@@ -153,33 +153,29 @@ class RequestMetrics:
         if request_size is not None:
             self._request.child.observe(request_size)
 
-    def answered(self, request_size: int | None, code: int, seconds: float) -> None:
-        """A request (None: without a body) whose answer came after ``seconds``."""
+    def answered(
+        self, request_size: int | None, code: int, seconds: float, response_size: int | None
+    ) -> None:
+        """A request whose answer ``code`` came after ``seconds``; sizes are None for a request
+        without a body and for an answer whose body was not read."""
         child, cell = self._answers.get(code) or self._answer_cell(code)
-        if not self._fast or cell is None:
+        request, duration, response = self._request, self._duration, self._response
+        if cell is None:
             if request_size is not None:
-                self._request.child.observe(request_size)
+                request.child.observe(request_size)
             child.inc()
-            self._duration.child.observe(seconds)
+            duration.child.observe(seconds)
+            if response_size is not None:
+                response.child.observe(response_size)
             return
-        duration = self._duration
         duration_bucket = duration.buckets[bisect_left(duration.bounds, seconds)]
         with _CELLS_LOCK:
-            if request_size is not None:
-                request = self._request
-                request.total._value += request_size
-                request.buckets[bisect_left(request.bounds, request_size)]._value += 1
             cell._value += 1
             duration.total._value += seconds
             duration_bucket._value += 1
-
-    def response_size(self, size: int) -> None:
-        """The size of an answer's body."""
-        response = self._response
-        if not self._fast:
-            response.child.observe(size)
-            return
-        bucket = response.buckets[bisect_left(response.bounds, size)]
-        with _CELLS_LOCK:
-            response.total._value += size
-            bucket._value += 1
+            if request_size is not None:
+                request.total._value += request_size
+                request.buckets[bisect_left(request.bounds, request_size)]._value += 1
+            if response_size is not None:
+                response.total._value += response_size
+                response.buckets[bisect_left(response.bounds, response_size)]._value += 1

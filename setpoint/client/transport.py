@@ -333,16 +333,20 @@ class Transport:
                     metrics.unanswered(request_size)
                     raise
                 code = response.status
-                metrics.answered(request_size, code, time.monotonic() - started)
-                if "Warning" in response.headers:
-                    self.warnings.handle(response.headers.getall("Warning"))
-                if stream and 200 <= code < 300:
-                    return response
+                seconds = time.monotonic() - started
+                received: int | None = None
                 try:
-                    data = await response.read()
+                    if "Warning" in response.headers:
+                        self.warnings.handle(response.headers.getall("Warning"))
+                    if stream and 200 <= code < 300:
+                        return response
+                    try:
+                        data = await response.read()
+                    finally:
+                        response.release()
+                    received = len(data)
                 finally:
-                    response.release()
-                metrics.response_size(len(data))
+                    metrics.answered(request_size, code, seconds, received)
             except _TRANSPORT_ERRORS as exc:
                 if isinstance(exc, aiohttp.InvalidURL):
                     raise ConnectionFailed(

@@ -26,12 +26,10 @@ def _samples(host: str) -> dict[tuple[str, str], float]:
 
 def _record(metrics: RequestMetrics) -> None:
     # Bounds are inclusive: 64 bytes and 0.005 s fall into the buckets they bound.
-    metrics.answered(64, 200, 0.005)
-    metrics.answered(65, 200, 0.0051)
-    metrics.answered(None, 404, 100.0)
-    metrics.answered(0, 200, 0.0)
-    metrics.response_size(64)
-    metrics.response_size(20_000_000)
+    metrics.answered(64, 200, 0.005, 64)
+    metrics.answered(65, 200, 0.0051, None)
+    metrics.answered(None, 404, 100.0, 20_000_000)
+    metrics.answered(0, 200, 0.0, None)
     metrics.unanswered(300)
     metrics.unanswered(None)
 
