@@ -97,9 +97,9 @@ REQUEST_RETRIES = Counter(
 # Every request makes four observations. prometheus_client's observe() and inc() re-check on
 # each call that the metric is a labelled child, walk the bucket bounds one by one and take one
 # lock per value cell (seven per request). RequestMetrics writes the same cells of the same
-# children, so /metrics is unchanged, with one bisection per histogram and one lock per group of
-# cells. Only RequestMetrics writes these children (rest_client_requests_total excepted: its
-# error code is counted with inc()), so its lock is the one that orders their writes.
+# children, so /metrics is unchanged, with one bisection per histogram and one lock per answer.
+# That lock orders the writes of every RequestMetrics; a program that also wrote these children
+# itself (observe() from another thread) could lose an update, so nothing else writes them.
 _CELLS_LOCK = threading.Lock()
 
 
