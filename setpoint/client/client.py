@@ -117,7 +117,7 @@ DEFAULT_BURST = 10
 ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs more, and each call makes one
 class _Target:
     api_version: str
     kind: str
@@ -161,6 +161,10 @@ class Client:
         self.field_manager = field_manager
         self.transport = transport
         self.mapper = RESTMapper(transport)
+        # (apiVersion, kind, namespace) -> the path of that collection, while the mapper's
+        # discovery is that of generation _paths_generation.
+        self._paths: dict[tuple[str, str, str | None], str] = {}
+        self._paths_generation = -1
 
     def __repr__(self) -> str:
         return f"<Client {self.config.server} namespace={self.default_namespace!r}>"
@@ -401,6 +405,8 @@ class Client:
         *,
         need_name: bool,
     ) -> _Target:
+        if type(first) is dict:  # the common case first, without the ABC checks below
+            return self._object_target(dict(first), None, namespace, need_name=need_name)
         if isinstance(first, str):
             if not kind:
                 raise ValueError(f"kind: required after apiVersion {first!r}")
@@ -414,14 +420,27 @@ class Client:
             if need_name and not obj_name:
                 raise ValueError(f"name: required to address one {model_kind}")
             return _Target(model_api_version, model_kind, obj_name, namespace, first, None)
-        body = as_dict(first)
+        return self._object_target(
+            as_dict(first), model_type_of(first), namespace, need_name=need_name
+        )
+
+    @staticmethod
+    def _object_target(
+        body: dict[str, Any],
+        model: builtins.type[BaseModel] | None,
+        namespace: str | None,
+        *,
+        need_name: bool,
+    ) -> _Target:
         api_version = body.get("apiVersion")
         obj_kind = body.get("kind")
         if not isinstance(api_version, str) or not api_version:
             raise ValueError("apiVersion: the object must have a non-empty apiVersion")
         if not isinstance(obj_kind, str) or not obj_kind:
             raise ValueError("kind: the object must have a non-empty kind")
-        metadata = _metadata(body)
+        metadata = body.get("metadata")
+        if type(metadata) is not dict:
+            metadata = _metadata(body)
         obj_name = metadata.get("name")
         if need_name and (not isinstance(obj_name, str) or not obj_name):
             raise ValueError(f"metadata.name: required to address one {obj_kind}")
@@ -431,9 +450,40 @@ class Client:
             obj_kind,
             obj_name if isinstance(obj_name, str) else None,
             obj_namespace,
-            model_type_of(first),
+            model,
             body,
         )
+
+    def _known_path(
+        self, target: _Target, subresource: str | None = None, *, with_name: bool = True
+    ) -> str | None:
+        """What :meth:`_path` would answer, from cached discovery without awaiting; None when
+        discovery must be asked, or for anything unusual (which :meth:`_path` then reports)."""
+        mapper = self.mapper
+        if self._paths_generation != mapper.generation:
+            self._paths.clear()
+            self._paths_generation = mapper.generation
+        namespace: str | None = target.namespace or self.default_namespace
+        key = (target.api_version, target.kind, namespace)
+        collection = self._paths.get(key)
+        if collection is None:
+            info = mapper.cached_resource_for(target.api_version, target.kind)
+            if info is None:
+                return None
+            if not info.namespaced:
+                namespace = None
+            check_path_segment("metadata.namespace", namespace)
+            collection = self._paths[key] = info.path(namespace)
+        if not with_name:
+            return None if subresource else collection
+        name = target.name
+        if not name or name in (".", "..") or "/" in name or "%" in name:
+            return None
+        if subresource:
+            if subresource in (".", "..") or "/" in subresource or "%" in subresource:
+                return None
+            return f"{collection}/{name}/{subresource}"
+        return f"{collection}/{name}"
 
     async def _path(
         self, target: _Target, *, subresource: str | None = None, with_name: bool = True
@@ -447,7 +497,9 @@ class Client:
         return info, info.path(namespace, name, subresource)
 
     def _result(self, data: bytes, model: builtins.type[BaseModel] | None) -> Any:
-        decoded = _decode_object(data)
+        decoded = json_codec.decode(data)
+        if type(decoded) is not dict:
+            decoded = _decode_object(data)  # raises the error that names what came instead
         if model is not None and decoded.get("kind") != "Status":
             return to_model(decoded, model)
         return decoded
@@ -520,7 +572,9 @@ class Client:
         Raises :class:`~setpoint.client.errors.NotFound` when absent.
         """
         target = self._target(api_version, kind, name, namespace, need_name=True)
-        _, path = await self._path(target, subresource=subresource)
+        path = self._known_path(target, subresource)
+        if path is None:
+            _, path = await self._path(target, subresource=subresource)
         response = await self.transport.request("GET", path)
         return self._result(response.body, target.model)
 
@@ -795,7 +849,9 @@ class Client:
         (POSTs to subresources such as ``pods/eviction`` go through :meth:`request_json`.)
         """
         target = self._target(obj, None, None, namespace, need_name=False)
-        _, path = await self._path(target, with_name=False)
+        path = self._known_path(target, with_name=False)
+        if path is None:
+            _, path = await self._path(target, with_name=False)
         assert target.body is not None
         response = await self.transport.request(
             "POST",
@@ -848,7 +904,9 @@ class Client:
         :class:`~setpoint.client.errors.Conflict` if the object changed since it was read.
         """
         target = self._target(obj, None, None, namespace, need_name=True)
-        _, path = await self._path(target, subresource=subresource)
+        path = self._known_path(target, subresource)
+        if path is None:
+            _, path = await self._path(target, subresource=subresource)
         assert target.body is not None
         response = await self.transport.request(
             "PUT",
@@ -963,7 +1021,7 @@ class Client:
                 raise TypeError("patch(api_version, kind, name, patch): expected 4 positional args")
             kind, name, body = args
             resolved = self._target(target, kind, name, namespace, need_name=True)
-        elif is_model_class(target):
+        elif type(target) is not dict and is_model_class(target):
             if len(args) != 2:
                 raise TypeError("patch(Model, name, patch): expected 3 positional arguments")
             name, body = args
@@ -973,25 +1031,21 @@ class Client:
                 raise TypeError("patch(obj, patch): expected 2 positional arguments")
             (body,) = args
             resolved = self._target(target, None, None, namespace, need_name=True)
-        kind_of_patch = PatchType.parse(patch_type)
+        kind_of_patch = patch_type if type(patch_type) is PatchType else PatchType.parse(patch_type)
         if kind_of_patch is PatchType.JSON and not isinstance(body, list):
             raise ValueError("patch: a JSON patch must be a list of operations")
-        if kind_of_patch is not PatchType.JSON and is_model(body):
+        if kind_of_patch is not PatchType.JSON and type(body) is not dict and is_model(body):
             body = as_dict(body)
         if force is not None and kind_of_patch is not PatchType.APPLY:
             raise ValueError("force: only allowed for apply patches")
-        _, path = await self._path(resolved, subresource=subresource)
-        manager = field_manager
-        if kind_of_patch is PatchType.APPLY:
-            manager = field_manager or self.field_manager or DEFAULT_APPLY_FIELD_MANAGER
+        path = self._known_path(resolved, subresource)
+        if path is None:
+            _, path = await self._path(resolved, subresource=subresource)
         response = await self.transport.request(
             "PATCH",
             path,
-            params=self._write_params(
-                dry_run=dry_run,
-                field_manager=manager,
-                field_validation=field_validation,
-                force=force,
+            params=self._patch_params(
+                kind_of_patch, dry_run, field_manager, field_validation, force
             ),
             body=json_codec.encode(body),
             content_type=str(kind_of_patch),
@@ -999,6 +1053,30 @@ class Client:
             idempotent=kind_of_patch is not PatchType.JSON,
         )
         return self._result(response.body, resolved.model)
+
+    def _patch_params(
+        self,
+        kind_of_patch: PatchType,
+        dry_run: bool,
+        field_manager: str | None,
+        field_validation: FieldValidation | str | None,
+        force: bool | None,
+    ) -> dict[str, str]:
+        """The query of a patch (of :meth:`patch` and :meth:`apply`)."""
+        manager = field_manager or self.field_manager
+        if kind_of_patch is PatchType.APPLY and not manager:
+            manager = DEFAULT_APPLY_FIELD_MANAGER
+        if dry_run or field_validation is not None:
+            return write_params(
+                dry_run=dry_run,
+                field_manager=manager,
+                field_validation=field_validation,
+                force=force,
+            )
+        params = {"fieldManager": manager} if manager else {}  # as write_params, without it
+        if force is not None:
+            params["force"] = "true" if force else "false"
+        return params
 
     @overload
     async def apply(
@@ -1046,18 +1124,21 @@ class Client:
         """
         target = self._target(obj, None, None, namespace, need_name=True)
         assert target.body is not None
-        applied: Any = await self.patch(
-            target.body if target.model is None else obj,
-            target.body,
-            namespace=namespace,
-            patch_type=PatchType.APPLY,
-            subresource=subresource,
-            dry_run=dry_run,
-            field_manager=field_manager,
-            field_validation=field_validation,
-            force=force,
+        # The object names itself and is the patch: resolved once, then sent as patch() sends.
+        path = self._known_path(target, subresource)
+        if path is None:
+            _, path = await self._path(target, subresource=subresource)
+        response = await self.transport.request(
+            "PATCH",
+            path,
+            params=self._patch_params(
+                PatchType.APPLY, dry_run, field_manager, field_validation, force
+            ),
+            body=json_codec.encode(target.body),
+            content_type=str(PatchType.APPLY),
+            idempotent=True,  # an apply states the outcome: repeating it is safe
         )
-        return applied
+        return self._result(response.body, target.model)
 
     @overload
     async def apply_status(self, obj: ModelT, **kwargs: Any) -> ModelT: ...
@@ -1163,7 +1244,9 @@ class Client:
         ``preconditions`` make the delete fail with ``Conflict`` if uid/resourceVersion differ.
         """
         target = self._target(api_version, kind, name, namespace, need_name=True)
-        _, path = await self._path(target)
+        path = self._known_path(target)
+        if path is None:
+            _, path = await self._path(target)
         body = delete_options_body(
             propagation_policy=propagation_policy,
             grace_period_seconds=grace_period_seconds,

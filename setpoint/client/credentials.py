@@ -21,6 +21,7 @@ __all__ = [
     "CredentialSource",
     "StaticToken",
     "TokenFile",
+    "fixed_credentials",
 ]
 
 # client-go re-reads a service-account token file at most once a minute (transport/token_source.go);
@@ -87,6 +88,14 @@ class BasicAuth:
     def invalidate(self, used: AuthInfo | None = None) -> bool:
         """Fixed credentials: never worth retrying."""
         return False
+
+
+def fixed_credentials(source: CredentialSource | None) -> AuthInfo | None:
+    """What ``source.get()`` always answers, for the sources whose answer never changes (a
+    static token, basic auth); None for any other, which must be asked before every request."""
+    if type(source) is StaticToken or type(source) is BasicAuth:  # subclasses may override get()
+        return source._info
+    return None
 
 
 class TokenFile:

@@ -8,7 +8,13 @@ written for Go operators work unchanged.
 
 from __future__ import annotations
 
+import math
+import threading
+from bisect import bisect_left
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.values import MutexValue
 
 __all__ = [
     "RATE_LIMITER_DURATION",
@@ -18,6 +24,7 @@ __all__ = [
     "REQUEST_RETRIES",
     "REQUEST_SIZE",
     "RESPONSE_SIZE",
+    "RequestMetrics",
 ]
 
 REGISTRY = CollectorRegistry()
@@ -85,3 +92,90 @@ REQUEST_RETRIES = Counter(
     ["code", "verb", "host"],
     registry=REGISTRY,
 )
+
+
+# Every request makes four observations. prometheus_client's observe() and inc() re-check on
+# each call that the metric is a labelled child, walk the bucket bounds one by one and take one
+# lock per value cell (seven per request). RequestMetrics writes the same cells of the same
+# children, so /metrics is unchanged, with one bisection per histogram and one lock per answer.
+# That lock orders the writes of every RequestMetrics; a program that also wrote these children
+# itself (observe() from another thread) could lose an update, so nothing else writes them.
+_CELLS_LOCK = threading.Lock()
+
+
+def _plain_cells(*cells: Any) -> bool:
+    """Whether these are in-process value cells (not the multiprocess mode's files)."""
+    return all(type(cell) is MutexValue for cell in cells)
+
+
+class _HistogramCells:
+    __slots__ = ("bounds", "buckets", "child", "total")
+
+    def __init__(self, child: Histogram) -> None:
+        self.child = child
+        self.bounds = tuple(getattr(child, "_upper_bounds", ()))
+        self.total: Any = getattr(child, "_sum", None)
+        self.buckets: tuple[Any, ...] = tuple(getattr(child, "_buckets", ()))
+
+    @property
+    def plain(self) -> bool:
+        return (
+            len(self.bounds) == len(self.buckets) > 0
+            and self.bounds[-1] == math.inf
+            and _plain_cells(self.total, *self.buckets)
+        )
+
+
+class RequestMetrics:
+    """The request metrics of one HTTP method on one host: size, answer code, latency, answer
+    size. Amounts are never NaN (they are sizes and durations)."""
+
+    __slots__ = ("_answers", "_duration", "_fast", "_host", "_method", "_request", "_response")
+
+    def __init__(self, method: str, host: str) -> None:
+        self._method = method
+        self._host = host
+        self._request = _HistogramCells(REQUEST_SIZE.labels(method, host))
+        self._response = _HistogramCells(RESPONSE_SIZE.labels(method, host))
+        self._duration = _HistogramCells(REQUEST_DURATION.labels(method, host))
+        # status code -> the rest_client_requests_total child, and its value cell when plain
+        self._answers: dict[int, tuple[Counter, Any]] = {}
+        self._fast = self._request.plain and self._response.plain and self._duration.plain
+
+    def _answer_cell(self, code: int) -> tuple[Counter, Any]:
+        child = REQUESTS_TOTAL.labels(str(code), self._method, self._host)
+        cell = getattr(child, "_value", None)
+        found = self._answers[code] = (child, cell if self._fast and _plain_cells(cell) else None)
+        return found
+
+    def unanswered(self, request_size: int | None) -> None:
+        """A request that got no answer: only its size (None: it had no body)."""
+        if request_size is not None:
+            self._request.child.observe(request_size)
+
+    def answered(
+        self, request_size: int | None, code: int, seconds: float, response_size: int | None
+    ) -> None:
+        """A request whose answer ``code`` came after ``seconds``; sizes are None for a request
+        without a body and for an answer whose body was not read."""
+        child, cell = self._answers.get(code) or self._answer_cell(code)
+        request, duration, response = self._request, self._duration, self._response
+        if cell is None:
+            if request_size is not None:
+                request.child.observe(request_size)
+            child.inc()
+            duration.child.observe(seconds)
+            if response_size is not None:
+                response.child.observe(response_size)
+            return
+        duration_bucket = duration.buckets[bisect_left(duration.bounds, seconds)]
+        with _CELLS_LOCK:
+            cell._value += 1
+            duration.total._value += seconds
+            duration_bucket._value += 1
+            if request_size is not None:
+                request.total._value += request_size
+                request.buckets[bisect_left(request.bounds, request_size)]._value += 1
+            if response_size is not None:
+                response.total._value += response_size
+                response.buckets[bisect_left(response.bounds, response_size)]._value += 1

@@ -75,9 +75,19 @@ class RESTMapper:
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
         self._cache: dict[GroupVersion, _GroupVersionResources] = {}
+        # (apiVersion, kind) -> what resource_for answered, while _cache is unchanged: a hit
+        # then costs one dict lookup instead of parsing the apiVersion.
+        self._answers: dict[tuple[str, str], ResourceInfo] = {}
+        # Counts the changes of cached discovery, so that users can tell when to drop what
+        # they derived from it.
+        self.generation = 0
         self._generation: dict[GroupVersion, int] = {}
         self._locks: dict[GroupVersion, asyncio.Lock] = {}
         self._groups: dict[str, tuple[str, list[str]]] | None = None  # group -> (preferred, all)
+
+    def _changed(self) -> None:
+        self._answers.clear()
+        self.generation += 1
 
     def invalidate(self, api_version: str | None = None) -> None:
         """Forget cached discovery for one group version, or everything."""
@@ -86,6 +96,12 @@ class RESTMapper:
             self._groups = None
         else:
             self._cache.pop(parse_api_version(api_version), None)
+        self._changed()
+
+    def cached_resource_for(self, api_version: str, kind: str) -> ResourceInfo | None:
+        """What :meth:`resource_for` answered for this kind, if discovery has not changed since
+        (None: call :meth:`resource_for`)."""
+        return self._answers.get((api_version, kind))
 
     async def resource_for(self, api_version: str, kind: str) -> ResourceInfo:
         """The resource serving ``kind`` in ``api_version``; refreshes discovery on a miss.
@@ -93,13 +109,18 @@ class RESTMapper:
         Raises :class:`NoKindMatch` when the server really does not serve it, and ``ValueError``
         for a malformed ``api_version``.
         """
+        answer = self._answers.get((api_version, kind))
+        if answer is not None:
+            return answer
         gv = parse_api_version(api_version)
         cached = self._cache.get(gv)
         if cached is not None and kind in cached.by_kind:
-            return cached.by_kind[kind]
+            answer = self._answers[(api_version, kind)] = cached.by_kind[kind]
+            return answer
         resources = await self._refresh(gv, seen=cached)
         if resources is not None and kind in resources.by_kind:
-            return resources.by_kind[kind]
+            answer = self._answers[(api_version, kind)] = resources.by_kind[kind]
+            return answer
         raise NoKindMatch(api_version, kind, known_versions=await self._versions_serving(gv, kind))
 
     async def resource_for_plural(self, api_version: str, resource: str) -> ResourceInfo:
@@ -155,6 +176,7 @@ class RESTMapper:
             if attempt == 0:
                 for gv in [gv for gv in self._cache if group is None or gv.group == group]:
                     self._cache.pop(gv, None)
+                self._changed()
         raise NoKindMatch(group or "", name)
 
     async def _refresh(
@@ -175,6 +197,7 @@ class RESTMapper:
             except NotFound:
                 self._cache.pop(gv, None)
                 self._generation[gv] = generation + 1
+                self._changed()
                 return None
             document = json_codec.decode(response.body)
             resources = _GroupVersionResources()
@@ -186,6 +209,7 @@ class RESTMapper:
                     resources.by_short_name.setdefault(short, info)
             self._cache[gv] = resources
             self._generation[gv] = generation + 1
+            self._changed()
             return resources
 
     async def _load_groups(self, *, force: bool) -> dict[str, tuple[str, list[str]]]:

@@ -12,9 +12,9 @@ import asyncio
 import logging
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
@@ -23,15 +23,13 @@ from setpoint.client.deferred_certificates import deferred_default_certificates
 
 with deferred_default_certificates():  # aiohttp's own TLS contexts are not used here
     import aiohttp
-from setpoint.client.credentials import AuthInfo
+from setpoint.client.credentials import AuthInfo, fixed_credentials
 from setpoint.client.errors import ConnectionFailed, error_from_response
 from setpoint.client.metrics import (
     RATE_LIMITER_DURATION,
-    REQUEST_DURATION,
     REQUEST_RETRIES,
-    REQUEST_SIZE,
     REQUESTS_TOTAL,
-    RESPONSE_SIZE,
+    RequestMetrics,
 )
 from setpoint.client.rate_limit import TokenBucket
 from setpoint.client.retry_policy import RetryPolicy, is_idempotent_method, parse_retry_after
@@ -99,6 +97,8 @@ def _classify(exc: BaseException) -> _ConnectionProblem:
 
 
 _TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
+# Distinct header sets kept for reuse; more only with credentials that keep changing.
+_MAX_CACHED_HEADERS = 64
 
 
 class Transport:
@@ -111,25 +111,60 @@ class Transport:
         self.rate_limiter = TokenBucket(qps, self.options.burst) if qps and qps > 0 else None
         self.warnings = WarningHandler()
         self.host = config.host
-        self._fixed_headers = config.impersonation_headers()
+        # Headers every request carries: the session sends them, unless a request overrides one.
+        self._session_headers: list[tuple[str, str]] = [
+            ("User-Agent", config.user_agent),
+            ("Accept", JSON),
+            *config.impersonation_headers(),
+        ]
+        if config.disable_compression:
+            self._session_headers.append(("Accept-Encoding", "identity"))
+        # (accept, content type, authorization) -> the request's own headers; the same few
+        # combinations repeat for every request.
+        self._headers: dict[tuple[str, str | None, str | None], CIMultiDictProxy[str]] = {}
         self._session: aiohttp.ClientSession | None = None
-        # (metric, method, code) -> the labelled child: prometheus_client's labels() costs more
-        # than the observation itself, and every request makes four of them.
-        self._children: dict[tuple[Any, str, str | None], Any] = {}
+        # method -> its metrics: prometheus_client's labels() costs more than the observation
+        # itself, and every request makes four of them.
+        self._metrics: dict[str, RequestMetrics] = {}
         self._timeout = aiohttp.ClientTimeout(
             total=None,
             sock_connect=self.options.connect_timeout,
             sock_read=self.options.read_timeout,
         )
+        # Options of every request that do not depend on its credentials.
+        self._send_options: dict[str, Any] = {"allow_redirects": False}
+        if config.uses_tls and config.tls_server_name:
+            self._send_options["server_hostname"] = config.tls_server_name
+        if config.proxy_url:
+            self._send_options["proxy"] = config.proxy_url
+        self._uses_tls = config.uses_tls
+        # Credentials that never change need no asking (an await) per request.
+        self._fixed_auth = fixed_credentials(config.credentials)
 
-    def _child(self, metric: Any, method: str, code: str | None = None) -> Any:
-        """``metric``'s child for ``method`` (and status ``code`` if it has one) on this host."""
-        key = (metric, method, code)
-        child = self._children.get(key)
-        if child is None:
-            labels = (method, self.host) if code is None else (code, method, self.host)
-            child = self._children[key] = metric.labels(*labels)
-        return child
+    def _method_metrics(self, method: str) -> RequestMetrics:
+        metrics = self._metrics.get(method)
+        if metrics is None:
+            metrics = self._metrics[method] = RequestMetrics(method, self.host)
+        return metrics
+
+    def _request_headers(
+        self, accept: str, content_type: str | None, authorization: str | None
+    ) -> CIMultiDictProxy[str]:
+        """The headers a request adds to the session's (read-only: they are shared)."""
+        key = (accept, content_type, authorization)
+        headers = self._headers.get(key)
+        if headers is None:
+            built: CIMultiDict[str] = CIMultiDict()
+            if accept != JSON:
+                built["Accept"] = accept
+            if content_type:
+                built["Content-Type"] = content_type
+            if authorization:
+                built["Authorization"] = authorization
+            if len(self._headers) >= _MAX_CACHED_HEADERS:
+                self._headers.clear()
+            headers = self._headers[key] = CIMultiDictProxy(built)
+        return headers
 
     async def open(self) -> None:
         """Create the HTTP session (must run inside the event loop that will use it)."""
@@ -141,7 +176,7 @@ class Transport:
         self._session = aiohttp.ClientSession(
             connector=connector,
             read_bufsize=READ_BUFSIZE,
-            headers={"User-Agent": self.config.user_agent},
+            headers=CIMultiDict(self._session_headers),
             timeout=self._timeout,
             trust_env=False,  # proxies come from the kubeconfig only, never from the environment
         )
@@ -170,7 +205,7 @@ class Transport:
             dynamic = (auth.client_cert_pem, auth.client_key_pem)
         return self.config.ssl_context(dynamic)
 
-    async def request(
+    def request(
         self,
         method: str,
         path: str,
@@ -181,13 +216,14 @@ class Transport:
         accept: str = JSON,
         idempotent: bool | None = None,
         retry: RetryPolicy | None = None,
-    ) -> RawResponse:
+    ) -> Coroutine[Any, Any, RawResponse]:
         """Send one request (with retries) and return the 2xx answer; raises typed errors.
 
-        ``retry`` overrides the transport's policy for this request (e.g. ``RetryPolicy(0)``
-        for a caller that runs its own retry loop).
+        Await it, as a coroutine function (it hands out the coroutine that does the work, one
+        coroutine fewer per request). ``retry`` overrides the transport's policy for this
+        request (e.g. ``RetryPolicy(0)`` for a caller that runs its own retry loop).
         """
-        response, data = await self._perform(
+        return self._perform(
             method,
             path,
             params,
@@ -199,7 +235,6 @@ class Transport:
             stream=False,
             retry=retry,
         )
-        return RawResponse(response.status, response.headers, data)
 
     async def open_stream(
         self,
@@ -218,10 +253,41 @@ class Transport:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=self.options.connect_timeout, sock_read=read_timeout
         )
-        response, _ = await self._perform(
+        return await self._perform(
             method, path, params, None, None, accept, True, timeout, stream=True
         )
-        return response
+
+    @overload
+    async def _perform(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        content_type: str | None,
+        accept: str,
+        idempotent: bool | None,
+        client_timeout: aiohttp.ClientTimeout | None,
+        *,
+        stream: Literal[False],
+        retry: RetryPolicy | None = None,
+    ) -> RawResponse: ...
+
+    @overload
+    async def _perform(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: bytes | None,
+        content_type: str | None,
+        accept: str,
+        idempotent: bool | None,
+        client_timeout: aiohttp.ClientTimeout | None,
+        *,
+        stream: Literal[True],
+        retry: RetryPolicy | None = None,
+    ) -> aiohttp.ClientResponse: ...
 
     async def _perform(
         self,
@@ -236,45 +302,51 @@ class Transport:
         *,
         stream: bool,
         retry: RetryPolicy | None = None,
-    ) -> tuple[aiohttp.ClientResponse, bytes]:
-        session = self._require_session()
+    ) -> RawResponse | aiohttp.ClientResponse:
+        """The request with its retries: the whole answer, or a 2xx one to stream from."""
+        session = self._session if self._session is not None else self._require_session()
         method = method.upper()
         url = self.config.server + path
         safe = is_idempotent_method(method) if idempotent is None else idempotent
         policy = retry or self.options.retry
+        metrics = self._metrics.get(method) or self._method_metrics(method)
+        credentials = self.config.credentials
         retries = 0
         reauthenticated = False
         while True:
             if self.rate_limiter is not None:
                 waited = await self.rate_limiter.acquire()
                 RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
-            auth = await self.config.credentials.get() if self.config.credentials else None
-            headers = CIMultiDict([("Accept", accept), *self._fixed_headers])
-            if content_type:
-                headers["Content-Type"] = content_type
-            if auth is not None and auth.authorization:
-                headers["Authorization"] = auth.authorization
-            if self.config.disable_compression:
-                headers["Accept-Encoding"] = "identity"
-            if body is not None:
-                self._child(REQUEST_SIZE, method).observe(len(body))
+            auth = self._fixed_auth or (await credentials.get() if credentials else None)
+            authorization = auth.authorization if auth is not None else None
+            headers = self._headers.get((accept, content_type, authorization))
+            if headers is None:
+                headers = self._request_headers(accept, content_type, authorization)
+            request_size = len(body) if body is not None else None
             started = time.monotonic()
             try:
-                response = await self._send(
-                    session, method, url, params, body, headers, auth, client_timeout
-                )
-                code = response.status
-                self._child(REQUESTS_TOTAL, method, str(code)).inc()
-                self._child(REQUEST_DURATION, method).observe(time.monotonic() - started)
-                if "Warning" in response.headers:
-                    self.warnings.handle(response.headers.getall("Warning"))
-                if stream and 200 <= code < 300:
-                    return response, b""
                 try:
-                    data = await response.read()
+                    response = await self._send(
+                        session, method, url, params, body, headers, auth, client_timeout
+                    )
+                except BaseException:
+                    metrics.unanswered(request_size)
+                    raise
+                code = response.status
+                seconds = time.monotonic() - started
+                received: int | None = None
+                try:
+                    if "Warning" in response.headers:
+                        self.warnings.handle(response.headers.getall("Warning"))
+                    if stream and 200 <= code < 300:
+                        return response
+                    try:
+                        data = await response.read()
+                    finally:
+                        response.release()
+                    received = len(data)
                 finally:
-                    response.release()
-                self._child(RESPONSE_SIZE, method).observe(len(data))
+                    metrics.answered(request_size, code, seconds, received)
             except _TRANSPORT_ERRORS as exc:
                 if isinstance(exc, aiohttp.InvalidURL):
                     raise ConnectionFailed(
@@ -300,7 +372,7 @@ class Transport:
                     url=url,
                 ) from exc
             if 200 <= code < 300:
-                return response, data
+                return RawResponse(code, response.headers, data)
             if (
                 code == 401
                 and not reauthenticated
@@ -322,32 +394,25 @@ class Transport:
                 continue
             raise error_from_response(code, data, method=method, url=url)
 
-    async def _send(
+    def _send(
         self,
         session: aiohttp.ClientSession,
         method: str,
         url: str,
         params: Mapping[str, str] | None,
         body: bytes | None,
-        headers: CIMultiDict[str],
+        headers: CIMultiDictProxy[str],
         auth: AuthInfo | None,
         client_timeout: aiohttp.ClientTimeout | None,
-    ) -> aiohttp.ClientResponse:
-        kwargs: dict[str, Any] = {
-            "params": params,
-            "data": body,
-            "headers": headers,
-            "allow_redirects": False,
-        }
-        if client_timeout is not None:
-            kwargs["timeout"] = client_timeout
-        if self.config.uses_tls:
-            kwargs["ssl"] = self._ssl_for(auth)
-            if self.config.tls_server_name:
-                kwargs["server_hostname"] = self.config.tls_server_name
-        if self.config.proxy_url:
-            kwargs["proxy"] = self.config.proxy_url
-        return await session.request(method, url, **kwargs)
+    ) -> Awaitable[aiohttp.ClientResponse]:
+        options = self._send_options
+        if client_timeout is not None or self._uses_tls:
+            options = dict(options)
+            if client_timeout is not None:
+                options["timeout"] = client_timeout
+            if self._uses_tls:
+                options["ssl"] = self._ssl_for(auth)
+        return session.request(method, url, params=params, data=body, headers=headers, **options)
 
 
 async def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:

@@ -271,6 +271,19 @@ async def test_5xx_retries_merge_patches_but_not_json_patches(
     assert calls[0].headers["Content-Type"].startswith(f"application/{patch_type}")
 
 
+async def test_5xx_retries_an_apply(scripted_server: ScriptedServer, client: Client) -> None:
+    scripted_server.answer(
+        "PATCH", CM_PATH, lambda: web.Response(status=500), lambda: json_response(CM)
+    )
+    applied = await client.apply({**CM, "data": {"a": "b"}}, field_manager="m", force=True)
+    assert applied["metadata"]["name"] == "x"
+    calls = scripted_server.calls("PATCH", CM_PATH)
+    assert len(calls) == 2
+    assert calls[0].headers["Content-Type"] == "application/apply-patch+yaml"
+    assert calls[0].query["fieldManager"] == "m"
+    assert calls[0].query["force"] == "true"
+
+
 async def test_on_warning_receives_every_warning(scripted_server: ScriptedServer) -> None:
     headers = {"Warning": '299 - "deprecated API"'}
     scripted_server.answer("GET", CM_PATH, lambda: json_response(CM, 200, headers))
@@ -281,3 +294,54 @@ async def test_on_warning_receives_every_warning(scripted_server: ScriptedServer
         await client.get("v1", "ConfigMap", "x")
         await client.get("v1", "ConfigMap", "x")
     assert received == ["deprecated API", "deprecated API"]
+
+
+def _sample(name: str, labels: dict[str, str]) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_request_metrics_count_each_answer_in_its_bucket(
+    scripted_server: ScriptedServer, client: Client
+) -> None:
+    host = _host(scripted_server)
+    answer = json_response(CM)
+    response_size = len(answer.body)  # type: ignore[arg-type]
+    scripted_server.answer("PATCH", CM_PATH, lambda: json_response(CM))
+    await client.mapper.resource_for("v1", "ConfigMap")  # discovery is not the request measured
+
+    def snapshot() -> dict[str, float]:
+        labels = {"verb": "PATCH", "host": host}
+        values: dict[str, float] = {}
+        for name in ("rest_client_request_size_bytes", "rest_client_response_size_bytes"):
+            values[f"{name}_count"] = _sample(f"{name}_count", labels)
+            values[f"{name}_sum"] = _sample(f"{name}_sum", labels)
+            for le in ("64.0", "256.0", "+Inf"):
+                values[f"{name}_bucket{le}"] = _sample(f"{name}_bucket", {**labels, "le": le})
+        values["duration_count"] = _sample("rest_client_request_duration_seconds_count", labels)
+        values["duration_inf"] = _sample(
+            "rest_client_request_duration_seconds_bucket", {**labels, "le": "+Inf"}
+        )
+        values["ok"] = _sample(
+            "rest_client_requests_total", {"code": "200", "method": "PATCH", "host": host}
+        )
+        return values
+
+    before = snapshot()
+    # A body of exactly 64 bytes belongs to the le="64" bucket (bounds are inclusive).
+    padding = "x" * (64 - len(b'{"data":{"k":""}}'))
+    await client.patch("v1", "ConfigMap", "x", {"data": {"k": padding}})
+    await client.patch("v1", "ConfigMap", "x", {"data": {"k": padding + "y" * 100}})
+    after = snapshot()
+    delta = {key: after[key] - before[key] for key in after}
+    request = "rest_client_request_size_bytes"
+    assert delta[f"{request}_count"] == 2
+    assert delta[f"{request}_sum"] == 64 + 164
+    assert delta[f"{request}_bucket64.0"] == 1
+    assert delta[f"{request}_bucket256.0"] == 2  # cumulative, as Prometheus exposes it
+    assert delta[f"{request}_bucket+Inf"] == 2
+    reply = "rest_client_response_size_bytes"
+    assert delta[f"{reply}_count"] == 2
+    assert delta[f"{reply}_sum"] == 2 * response_size
+    assert delta["duration_count"] == 2
+    assert delta["duration_inf"] == 2
+    assert delta["ok"] == 2
