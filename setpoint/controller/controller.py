@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
 from setpoint.controller import metrics
-from setpoint.controller.log_context import reconcile_context
+from setpoint.controller.log_context import CONTROLLER, KEY, RECONCILE_ID, new_reconcile_id
 from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.rate_limiters import RateLimiter
 from setpoint.controller.reconcile import (
@@ -461,8 +461,11 @@ class Controller:
         queue = self.queue
         self._active.inc()
         started = time.monotonic()
-        with reconcile_context(self.name, str(request)) as reconcile_id:
-            extra = {"controller": self.name, "key": str(request), "reconcile_id": reconcile_id}
+        key = str(request)
+        reconcile_id = new_reconcile_id()
+        # log_context.reconcile_context, inlined (the hot path).
+        tokens = (CONTROLLER.set(self.name), KEY.set(key), RECONCILE_ID.set(reconcile_id))
+        try:
             try:
                 try:
                     result = await self._invoke(request)
@@ -483,7 +486,7 @@ class Controller:
                 self._total["error"].inc()
                 logger.error(
                     "reconcile %s %s failed with a terminal error (not retried): %s",
-                    self.name, request, _describe(exc), extra=extra,
+                    self.name, request, _describe(exc), extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             except RetryLater as exc:
                 self._errors.inc()
@@ -495,7 +498,14 @@ class Controller:
                     queue.forget(request)
                     queue.add_after(request, exc.after)
                     when = f"retrying in {exc.after:g}s"
-                logger.info("reconcile %s %s: %s (%s)", self.name, request, exc, when, extra=extra)
+                logger.info(
+                    "reconcile %s %s: %s (%s)",
+                    self.name,
+                    request,
+                    exc,
+                    when,
+                    extra=self._extra(key, reconcile_id),
+                )
             except Conflict as exc:
                 queue.add_rate_limited(request)
                 self._errors.inc()
@@ -507,7 +517,7 @@ class Controller:
                 )
                 logger.info(
                     "reconcile %s %s: %s (%s); retrying with the new version",
-                    self.name, request, what, exc, extra=extra,
+                    self.name, request, what, exc, extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             except Forbidden as exc:
                 # RBAC refused a request: one line naming the rule to grant, no traceback.
@@ -520,7 +530,7 @@ class Controller:
                     self.name, request, queue.num_requeues(request), exc.message,
                     f"; missing permission: {missing} (declare it in the reconciler's "
                     "permissions and regenerate config/rbac)" if missing else "",
-                    extra=extra,
+                    extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             except Exception as exc:
                 queue.add_rate_limited(request)
@@ -537,7 +547,7 @@ class Controller:
                     "reconcile %s %s failed (retry %d): %s%s",
                     self.name, request, queue.num_requeues(request), _describe(exc),
                     " (same error as before; traceback logged once)" if repeated else "",
-                    exc_info=None if repeated else exc, extra=extra,
+                    exc_info=None if repeated else exc, extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             else:
                 self._last_error.pop(request, None)
@@ -555,6 +565,14 @@ class Controller:
             finally:
                 self._time.observe(time.monotonic() - started)
                 self._active.dec()
+        finally:
+            RECONCILE_ID.reset(tokens[2])
+            KEY.reset(tokens[1])
+            CONTROLLER.reset(tokens[0])
+
+    def _extra(self, key: str, reconcile_id: str) -> dict[str, str]:
+        """The ``extra`` of a reconcile's log lines (built only when one is written)."""
+        return {"controller": self.name, "key": key, "reconcile_id": reconcile_id}
 
     async def _invoke(self, request: Request) -> Result | None:
         thread: asyncio.Future[Any] | None = None
@@ -590,6 +608,8 @@ class Controller:
                     f"reconcile of {request} exceeded reconcile_timeout "
                     f"({self.reconcile_timeout:g}s)"
                 ) from exc
+        if result is None:
+            return None
         if inspect.isawaitable(result):  # a sync callable that returned a coroutine
             result = await result
         if result is not None and not isinstance(result, Result):

@@ -27,17 +27,17 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import copy
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.api.meta import as_mapping, is_model
 from setpoint.api.owners import controller_of, is_controlled_by, set_controller_reference
-from setpoint.api.patch import apply_merge_patch, json_equal
+from setpoint.api.patch import json_copy, merge_patch_changes
 from setpoint.cache import OWNER_UID_INDEX, Cache
 from setpoint.client.client import Client
 from setpoint.client.typed_objects import as_dict
@@ -65,6 +65,7 @@ T = TypeVar("T")
 
 # The server-side apply field manager when the operator does not name one.
 DEFAULT_FIELD_MANAGER = "setpoint"
+_NO_MODELS: Mapping[tuple[str, str], type[BaseModel]] = MappingProxyType({})
 
 
 class NotControlledError(Exception):
@@ -133,7 +134,8 @@ class Context:
         self._recorder = recorder
         self.field_manager = field_manager
         self._own_writes = own_writes
-        self._models = dict(models or {})
+        # Only read: the caller's mapping is kept as is (one per reconcile: no copy).
+        self._models: Mapping[tuple[str, str], type[BaseModel]] = models or _NO_MODELS
         self.clock: Clock = clock or getattr(manager, "clock", None) or SYSTEM_CLOCK
         self._client: Client | None = None
         # Contexts are made on the event loop; sync reconcilers call back into it via run().
@@ -327,7 +329,7 @@ class Context:
         if conditions:
             from setpoint.api.conditions import set_condition
 
-            merged = copy.deepcopy(
+            merged = json_copy(
                 status_patch.get("conditions") or (before or {}).get("conditions") or []
             )
             generation = (current.get("metadata") or {}).get("generation")
@@ -342,8 +344,7 @@ class Context:
                     now=self.now(),
                 )
             status_patch["conditions"] = merged
-        after = apply_merge_patch(copy.deepcopy(before or {}), status_patch)
-        if json_equal(before or {}, after):
+        if not merge_patch_changes(before or {}, status_patch):
             return self._typed(current, model)
         answer = await self.client.patch(current, {"status": status_patch}, subresource="status")
         return self._typed(answer, model)
@@ -383,7 +384,7 @@ class Context:
         """
         model = type(child) if is_model(child) else None
         owner_obj = await self._owner(owner)
-        obj = copy.deepcopy(as_dict(child))
+        obj = json_copy(child if type(child) is dict else as_dict(child))
         metadata = obj.setdefault("metadata", {})
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
@@ -455,7 +456,7 @@ class Context:
         adopt: bool,
     ) -> tuple[OperationResult, Any]:
         model = type(obj) if is_model(obj) else None
-        target = copy.deepcopy(as_dict(obj))
+        target = json_copy(as_dict(obj))
         metadata = target.setdefault("metadata", {})
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
