@@ -71,12 +71,24 @@ def owner_reference(
     was never created has no ``uid``).
     """
     owner = meta.as_mapping(owner)
-    reference: dict[str, Any] = {
-        "apiVersion": _required(owner, "apiVersion", owner.get("apiVersion")),
-        "kind": _required(owner, "kind", owner.get("kind")),
-        "name": _required(owner, "metadata.name", meta.name(owner)),
-        "uid": _required(owner, "metadata.uid", meta.uid(owner)),
-    }
+    owner_meta = meta.metadata(owner)
+    api_version, kind = owner.get("apiVersion"), owner.get("kind")
+    name, uid = owner_meta.get("name"), owner_meta.get("uid")
+    if not (
+        type(api_version) is str
+        and api_version
+        and type(kind) is str
+        and kind
+        and type(name) is str
+        and name
+        and type(uid) is str
+        and uid
+    ):  # something missing (or a str subclass): check field by field, naming the first
+        api_version = _required(owner, "apiVersion", api_version)
+        kind = _required(owner, "kind", kind)
+        name = _required(owner, "metadata.name", meta.name(owner))
+        uid = _required(owner, "metadata.uid", meta.uid(owner))
+    reference: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid}
     if controller:
         reference["controller"] = True
     if block_owner_deletion:

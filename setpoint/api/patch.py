@@ -114,7 +114,7 @@ def merge_patch_changes(target: Any, patch: Any) -> bool:
     """Whether applying the merge ``patch`` to ``target`` changes it (as :func:`json_equal`
     compares): ``not json_equal(target, apply_merge_patch(target, patch))``, without building
     the result."""
-    if not isinstance(patch, Mapping):
+    if type(patch) is not dict and not isinstance(patch, Mapping):
         return not json_equal(target, patch)
     if type(target) is not dict:
         # The result is a new dict: equal only to a dict (json_equal compares exact types).
