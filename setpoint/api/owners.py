@@ -189,14 +189,17 @@ def set_controller_reference(
     controller is set, and :class:`CrossNamespaceOwnerError` when a namespaced owner is not in
     ``obj``'s namespace.
     """
-    if meta.is_model(obj):
+    if type(obj) is not dict and meta.is_model(obj):
         return _on_model(owner, obj, set_controller_reference)
-    owner = meta.as_mapping(owner)
+    if type(owner) is not dict:
+        owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
-    reference = controller_reference(owner)
-    existing = controller_of(obj)
-    if existing is not None and not _same_owner(existing, reference):
-        raise AlreadyOwnedError(obj, existing)
+    reference = owner_reference(owner, controller=True, block_owner_deletion=True)
+    for existing in meta.owner_references(obj):  # controller_of(obj), inlined
+        if existing.get("controller") is True:
+            if not _same_owner(existing, reference):
+                raise AlreadyOwnedError(obj, existing)
+            break
     return _upsert(obj, reference)
 
 

@@ -206,7 +206,7 @@ class Controller:
         # When a stop() stops waiting for in-flight reconciles (loop time; None: no limit).
         self._drain_deadline: float | None = None
         self._drain_deadline_moved = asyncio.Event()
-        self._active = metrics.ACTIVE_WORKERS.labels(name)
+        self._active = metrics.active_count(name)
         self._total = {
             result: metrics.RECONCILE_TOTAL.labels(name, result)
             for result in ("success", "error", "requeue", "requeue_after")
@@ -459,7 +459,7 @@ class Controller:
 
     async def _reconcile(self, request: Request) -> None:
         queue = self.queue
-        self._active.inc()
+        self._active.count += 1
         started = time.monotonic()
         key = str(request)
         reconcile_id = new_reconcile_id()
@@ -564,7 +564,7 @@ class Controller:
                     self._total["requeue"].inc()
             finally:
                 self._time.observe(time.monotonic() - started)
-                self._active.dec()
+                self._active.count -= 1
         finally:
             RECONCILE_ID.reset(tokens[2])
             KEY.reset(tokens[1])

@@ -334,7 +334,7 @@ class Context:
         so this never conflicts with other writers of other fields; nothing is sent when the
         cached status already equals the result (the cached object is returned).
         """
-        model = model_of(type(obj)) if is_model(obj) else None
+        model = model_of(type(obj)) if obj is not None and is_model(obj) else None
         cached: CachedObject | None = None
         if obj is None:
             # Read without decoding the whole object: the status, and the name to address.
@@ -351,7 +351,11 @@ class Context:
             status = current.get("status")
         status_patch: dict[str, Any] = {}
         if patch is not None:
-            status_patch = dict(as_mapping(patch)) if is_model(patch) else dict(patch)
+            status_patch = (
+                dict(patch)
+                if type(patch) is dict or not is_model(patch)
+                else dict(as_mapping(patch))
+            )
         before = status if isinstance(status, dict) else {}
         if conditions:
             from setpoint.api.conditions import set_condition
