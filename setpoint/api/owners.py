@@ -138,6 +138,9 @@ def _check_namespaces(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> None:
     owner_namespace = meta.namespace(owner)
     if owner_namespace is None:
         return
+    obj_meta = obj.get("metadata")
+    if type(obj_meta) is dict and obj_meta.get("namespace") == owner_namespace:
+        return  # the common case, without meta.namespace's checks
     obj_namespace = meta.namespace(obj)
     if obj_namespace is None:
         raise CrossNamespaceOwnerError(

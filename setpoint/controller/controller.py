@@ -468,7 +468,13 @@ class Controller:
         try:
             try:
                 try:
-                    result = await self._invoke(request)
+                    if self._is_async and self.reconcile_timeout is None:
+                        # _invoke's common case inline: one coroutine less per reconcile.
+                        result = await self._reconcile_fn(request)
+                        if result is not None:
+                            result = await self._checked(result)
+                    else:
+                        result = await self._invoke(request)
                 except asyncio.CancelledError as cancelled:
                     task = asyncio.current_task()
                     if task is not None and task.cancelling():
@@ -550,7 +556,8 @@ class Controller:
                     exc_info=None if repeated else exc, extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             else:
-                self._last_error.pop(request, None)
+                if self._last_error:
+                    self._last_error.pop(request, None)
                 delay = None if result is None else result.delay(self.clock.now())
                 if result is None or result.is_zero:
                     queue.forget(request)
@@ -610,6 +617,11 @@ class Controller:
                 ) from exc
         if result is None:
             return None
+        return await self._checked(result)
+
+    @staticmethod
+    async def _checked(result: Any) -> Result | None:
+        """The reconciler's non-None return value as a Result (or a TypeError)."""
         if inspect.isawaitable(result):  # a sync callable that returned a coroutine
             result = await result
         if result is not None and not isinstance(result, Result):
