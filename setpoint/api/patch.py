@@ -62,9 +62,16 @@ def json_copy(value: Any) -> Any:
     """
     kind = type(value)
     if kind is dict:
-        return {k: v if type(v) in _ATOMIC else json_copy(v) for k, v in value.items()}
+        # Loops, not comprehensions: a comprehension is one more frame per container (3.11).
+        copied: dict[Any, Any] = {}
+        for k, v in value.items():
+            copied[k] = v if type(v) in _ATOMIC else json_copy(v)
+        return copied
     if kind is list:
-        return [v if type(v) in _ATOMIC else json_copy(v) for v in value]
+        items: list[Any] = []
+        for v in value:
+            items.append(v if type(v) in _ATOMIC else json_copy(v))
+        return items
     if kind in _ATOMIC:
         return value
     return copy.deepcopy(value)

@@ -36,7 +36,8 @@ import contextvars
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+import types
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -455,7 +456,7 @@ class Controller:
             # A reconcile answered from the cache never suspends, nor does get() on a non-empty
             # queue: without this, a backlog would keep the watches, lease renewals and probes
             # from running until it is worked off.
-            await asyncio.sleep(0)
+            await _yield_to_loop()
 
     async def _reconcile(self, request: Request) -> None:
         queue = self.queue
@@ -627,6 +628,12 @@ class Controller:
         if result is not None and not isinstance(result, Result):
             raise TypeError(f"reconciler returned {type(result).__name__}; expected Result or None")
         return result
+
+
+@types.coroutine
+def _yield_to_loop() -> Generator[None, None, None]:
+    """``asyncio.sleep(0)`` without its coroutine: let the loop run what is ready."""
+    yield
 
 
 def _describe(exc: BaseException) -> str:

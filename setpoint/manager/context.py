@@ -382,7 +382,9 @@ class Context:
             status_patch["conditions"] = merged
         if not merge_patch_changes(before or {}, status_patch):
             return self._typed(current if cached is None else cached.to_dict(), model)
-        answer = await self.client.patch(current, {"status": status_patch}, subresource="status")
+        answer = await (self._client or self.client).patch(
+            current, {"status": status_patch}, subresource="status"
+        )
         return answer if model is None else model.model_validate(answer)
 
     async def set_condition(
@@ -430,7 +432,7 @@ class Context:
         set_controller_reference(owner_obj, obj)
         if existing is not None and not differs(existing, obj):
             return self._typed(existing, model)
-        applied: dict[str, Any] = await self.client.apply(
+        applied: dict[str, Any] = await (self._client or self.client).apply(
             obj, field_manager=self.field_manager, force=force
         )
         return applied if model is None else model.model_validate(applied)

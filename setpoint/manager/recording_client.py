@@ -75,7 +75,7 @@ class RecordingClient:
             kind, name, namespace = str(args[1]), str(args[2]), kwargs.get("namespace")
         else:
             try:
-                obj = as_mapping(target)
+                obj = target if type(target) is dict else as_mapping(target)
             except TypeError:
                 return None
             metadata = obj.get("metadata") or {}
