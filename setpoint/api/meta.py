@@ -101,7 +101,8 @@ def metadata(obj: "Mapping[str, Any] | BaseModel") -> Mapping[str, Any]:
             return value.model_dump(mode="json", by_alias=True, exclude_none=True)
         return value if isinstance(value, Mapping) else {}
     meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    # type() first: isinstance of the Mapping ABC is a Python-level call per object read.
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else {}
 
 
 def write_back_metadata(model: "BaseModel", new_metadata: Mapping[str, Any]) -> None:
@@ -123,7 +124,8 @@ def _mutable_metadata(obj: MutableMapping[str, Any]) -> MutableMapping[str, Any]
 
 
 def _string(obj: Mapping[str, Any], field: str) -> str | None:
-    value = metadata(obj).get(field)
+    meta = obj.get("metadata") if type(obj) is dict else None
+    value = (meta if type(meta) is dict else metadata(obj)).get(field)
     return value if isinstance(value, str) and value else None
 
 

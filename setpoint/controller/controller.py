@@ -36,14 +36,15 @@ import contextvars
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+import types
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
 from setpoint.controller import metrics
-from setpoint.controller.log_context import reconcile_context
+from setpoint.controller.log_context import CONTROLLER, KEY, RECONCILE_ID, new_reconcile_id
 from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.rate_limiters import RateLimiter
 from setpoint.controller.reconcile import (
@@ -206,7 +207,7 @@ class Controller:
         # When a stop() stops waiting for in-flight reconciles (loop time; None: no limit).
         self._drain_deadline: float | None = None
         self._drain_deadline_moved = asyncio.Event()
-        self._active = metrics.ACTIVE_WORKERS.labels(name)
+        self._active = metrics.active_count(name)
         self._total = {
             result: metrics.RECONCILE_TOTAL.labels(name, result)
             for result in ("success", "error", "requeue", "requeue_after")
@@ -455,17 +456,26 @@ class Controller:
             # A reconcile answered from the cache never suspends, nor does get() on a non-empty
             # queue: without this, a backlog would keep the watches, lease renewals and probes
             # from running until it is worked off.
-            await asyncio.sleep(0)
+            await _yield_to_loop()
 
     async def _reconcile(self, request: Request) -> None:
         queue = self.queue
-        self._active.inc()
+        self._active.count += 1
         started = time.monotonic()
-        with reconcile_context(self.name, str(request)) as reconcile_id:
-            extra = {"controller": self.name, "key": str(request), "reconcile_id": reconcile_id}
+        key = str(request)
+        reconcile_id = new_reconcile_id()
+        # log_context.reconcile_context, inlined (the hot path).
+        tokens = (CONTROLLER.set(self.name), KEY.set(key), RECONCILE_ID.set(reconcile_id))
+        try:
             try:
                 try:
-                    result = await self._invoke(request)
+                    if self._is_async and self.reconcile_timeout is None:
+                        # _invoke's common case inline: one coroutine less per reconcile.
+                        result = await self._reconcile_fn(request)
+                        if result is not None:
+                            result = await self._checked(result)
+                    else:
+                        result = await self._invoke(request)
                 except asyncio.CancelledError as cancelled:
                     task = asyncio.current_task()
                     if task is not None and task.cancelling():
@@ -483,7 +493,7 @@ class Controller:
                 self._total["error"].inc()
                 logger.error(
                     "reconcile %s %s failed with a terminal error (not retried): %s",
-                    self.name, request, _describe(exc), extra=extra,
+                    self.name, request, _describe(exc), extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             except RetryLater as exc:
                 self._errors.inc()
@@ -495,7 +505,14 @@ class Controller:
                     queue.forget(request)
                     queue.add_after(request, exc.after)
                     when = f"retrying in {exc.after:g}s"
-                logger.info("reconcile %s %s: %s (%s)", self.name, request, exc, when, extra=extra)
+                logger.info(
+                    "reconcile %s %s: %s (%s)",
+                    self.name,
+                    request,
+                    exc,
+                    when,
+                    extra=self._extra(key, reconcile_id),
+                )
             except Conflict as exc:
                 queue.add_rate_limited(request)
                 self._errors.inc()
@@ -507,7 +524,7 @@ class Controller:
                 )
                 logger.info(
                     "reconcile %s %s: %s (%s); retrying with the new version",
-                    self.name, request, what, exc, extra=extra,
+                    self.name, request, what, exc, extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             except Forbidden as exc:
                 # RBAC refused a request: one line naming the rule to grant, no traceback.
@@ -520,7 +537,7 @@ class Controller:
                     self.name, request, queue.num_requeues(request), exc.message,
                     f"; missing permission: {missing} (declare it in the reconciler's "
                     "permissions and regenerate config/rbac)" if missing else "",
-                    extra=extra,
+                    extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             except Exception as exc:
                 queue.add_rate_limited(request)
@@ -537,10 +554,11 @@ class Controller:
                     "reconcile %s %s failed (retry %d): %s%s",
                     self.name, request, queue.num_requeues(request), _describe(exc),
                     " (same error as before; traceback logged once)" if repeated else "",
-                    exc_info=None if repeated else exc, extra=extra,
+                    exc_info=None if repeated else exc, extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             else:
-                self._last_error.pop(request, None)
+                if self._last_error:
+                    self._last_error.pop(request, None)
                 delay = None if result is None else result.delay(self.clock.now())
                 if result is None or result.is_zero:
                     queue.forget(request)
@@ -554,7 +572,15 @@ class Controller:
                     self._total["requeue"].inc()
             finally:
                 self._time.observe(time.monotonic() - started)
-                self._active.dec()
+                self._active.count -= 1
+        finally:
+            RECONCILE_ID.reset(tokens[2])
+            KEY.reset(tokens[1])
+            CONTROLLER.reset(tokens[0])
+
+    def _extra(self, key: str, reconcile_id: str) -> dict[str, str]:
+        """The ``extra`` of a reconcile's log lines (built only when one is written)."""
+        return {"controller": self.name, "key": key, "reconcile_id": reconcile_id}
 
     async def _invoke(self, request: Request) -> Result | None:
         thread: asyncio.Future[Any] | None = None
@@ -590,11 +616,24 @@ class Controller:
                     f"reconcile of {request} exceeded reconcile_timeout "
                     f"({self.reconcile_timeout:g}s)"
                 ) from exc
+        if result is None:
+            return None
+        return await self._checked(result)
+
+    @staticmethod
+    async def _checked(result: Any) -> Result | None:
+        """The reconciler's non-None return value as a Result (or a TypeError)."""
         if inspect.isawaitable(result):  # a sync callable that returned a coroutine
             result = await result
         if result is not None and not isinstance(result, Result):
             raise TypeError(f"reconciler returned {type(result).__name__}; expected Result or None")
         return result
+
+
+@types.coroutine
+def _yield_to_loop() -> Generator[None, None, None]:
+    """``asyncio.sleep(0)`` without its coroutine: let the loop run what is ready."""
+    yield
 
 
 def _describe(exc: BaseException) -> str:

@@ -36,9 +36,11 @@ __all__ = [
     "RECONCILE_TOTAL",
     "TERMINAL_RECONCILE_ERRORS",
     "WORKQUEUE_DURATION_BUCKETS",
+    "ActiveCount",
     "FastHistogram",
     "WorkQueueCollector",
     "WorkQueueStats",
+    "active_count",
     "register_queue",
 ]
 
@@ -102,6 +104,40 @@ ACTIVE_WORKERS = Gauge(
     ["controller"],
     registry=REGISTRY,
 )
+
+
+class ActiveCount:
+    """Reconciles in flight in one controller, as a plain int (``count += 1``/``-= 1`` on the
+    hot path); ``controller_runtime_active_workers`` sums the counts of the controllers of a
+    name when it is scraped."""
+
+    __slots__ = ("__weakref__", "count")
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+_active_lock = threading.Lock()
+_active_by_name: dict[str, weakref.WeakSet[ActiveCount]] = {}
+
+
+def active_count(controller: str) -> ActiveCount:
+    """A new in-flight count for a controller named ``controller``, exported (summed with the
+    other controllers of that name, as their shared gauge did) until it is garbage-collected."""
+    count = ActiveCount()
+    with _active_lock:
+        counts = _active_by_name.get(controller)
+        if counts is None:
+            counts = _active_by_name[controller] = weakref.WeakSet()
+            ACTIVE_WORKERS.labels(controller).set_function(functools.partial(_sum_active, counts))
+        counts.add(count)
+    return count
+
+
+def _sum_active(counts: weakref.WeakSet[ActiveCount]) -> float:
+    with _active_lock:
+        live = list(counts)
+    return float(sum(count.count for count in live))
 
 
 class FastHistogram:

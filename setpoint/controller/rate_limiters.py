@@ -89,7 +89,8 @@ class ItemExponentialFailureRateLimiter:
         return min(self.base_delay * 2.0**failures, self.max_delay)
 
     def forget(self, item: Hashable) -> None:
-        self._failures.pop(item, None)
+        if self._failures:  # hashing a key is a Python call; most forgets find nothing
+            self._failures.pop(item, None)
 
     def num_requeues(self, item: Hashable) -> int:
         return self._failures.get(item, 0)

@@ -27,18 +27,19 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import copy
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.api.meta import as_mapping, is_model
 from setpoint.api.owners import controller_of, is_controlled_by, set_controller_reference
-from setpoint.api.patch import apply_merge_patch, json_equal
+from setpoint.api.patch import json_copy, merge_patch_changes
 from setpoint.cache import OWNER_UID_INDEX, Cache
+from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
 from setpoint.client.typed_objects import as_dict
 from setpoint.controller.create_or_update import (
@@ -65,6 +66,7 @@ T = TypeVar("T")
 
 # The server-side apply field manager when the operator does not name one.
 DEFAULT_FIELD_MANAGER = "setpoint"
+_NO_MODELS: Mapping[tuple[str, str], type[BaseModel]] = MappingProxyType({})
 
 
 class NotControlledError(Exception):
@@ -95,6 +97,7 @@ class Context:
     """Per-reconcile handles and request-scoped shortcuts (see the module docs)."""
 
     __slots__ = (
+        "_cache",
         "_client",
         "_loop",
         "_models",
@@ -133,9 +136,11 @@ class Context:
         self._recorder = recorder
         self.field_manager = field_manager
         self._own_writes = own_writes
-        self._models = dict(models or {})
+        # Only read: the caller's mapping is kept as is (one per reconcile: no copy).
+        self._models: Mapping[tuple[str, str], type[BaseModel]] = models or _NO_MODELS
         self.clock: Clock = clock or getattr(manager, "clock", None) or SYSTEM_CLOCK
         self._client: Client | None = None
+        self._cache: Cache | None = None
         # Contexts are made on the event loop; sync reconcilers call back into it via run().
         self._loop = asyncio.get_running_loop()
         self.log = log or logging.getLogger(f"setpoint.controller.{controller}")
@@ -144,16 +149,21 @@ class Context:
     def client(self) -> Client:
         """The API client. Its writes are recorded: the next reads through this context see
         them, and their events wake no reconcile of this controller."""
-        if self._client is None:
-            self._client = cast(
-                Client, RecordingClient(self.manager.client, self.cache, self._own_writes)
+        client = self._client
+        if client is None:
+            # A Client in all but name (it proxies one); no typing.cast: a call per reconcile.
+            client = self._client = RecordingClient(  # type: ignore[assignment]
+                self.manager.client, self.cache, self._own_writes
             )
-        return self._client
+        return client  # type: ignore[return-value]
 
     @property
     def cache(self) -> Cache:
         """The shared cache (reads)."""
-        return self.manager.cache
+        cache = self._cache
+        if cache is None:
+            cache = self._cache = self.manager.cache
+        return cache
 
     @property
     def recorder(self) -> EventRecorder:
@@ -218,19 +228,27 @@ class Context:
         namespace unless `namespace` is given.
         """
         if api_version is None and kind is None and name is None:
-            obj = await self.cache.get(
+            obj = await (self._cache or self.cache).get(
                 self.api_version, self.kind, self.request.name, self.request.namespace
             )
             model = self._models.get((self.api_version, self.kind))
-            return None if obj is None else self._typed(obj, model)
+            if obj is None or model is None:
+                return obj
+            return model.model_validate(obj)
         resolved_version, resolved_kind, resolved_name, model = self._split(api_version, kind, name)
-        obj = await self.cache.get(
+        obj = await (self._cache or self.cache).get(
             resolved_version, resolved_kind, resolved_name, self._namespace(namespace)
         )
         return None if obj is None else self._typed(obj, model)
 
     async def _primary_dict(self) -> dict[str, Any] | None:
-        return await self.cache.get(
+        return await (self._cache or self.cache).get(
+            self.api_version, self.kind, self.request.name, self.request.namespace
+        )
+
+    async def _primary_cached(self) -> CachedObject | None:
+        """The primary object as the cache holds it (immutable: not to be handed out)."""
+        return await (self._cache or self.cache).get_cached(
             self.api_version, self.kind, self.request.name, self.request.namespace
         )
 
@@ -286,12 +304,20 @@ class Context:
     async def _owner(self, owner: Any) -> dict[str, Any]:
         if owner is not None:
             return dict(as_mapping(owner))
-        primary = await self._primary_dict()
+        primary = await self._primary_cached()
         if primary is None:
             raise LookupError(
                 f"{self.kind} {self.request} is not in the cache; cannot set it as owner"
             )
-        return primary
+        reference = _identity(primary)
+        reference["metadata"]["uid"] = primary.uid
+        return reference  # all an owner reference and the ownership checks read
+
+    async def _whole(self, owner_obj: dict[str, Any], owner: Any) -> dict[str, Any]:
+        """The whole owner for an error (``_owner`` gives only what a reference needs)."""
+        if owner is not None:
+            return owner_obj
+        return await self._primary_dict() or owner_obj
 
     async def patch_status(
         self,
@@ -310,27 +336,39 @@ class Context:
         so this never conflicts with other writers of other fields; nothing is sent when the
         cached status already equals the result (the cached object is returned).
         """
-        model = model_of(type(obj)) if is_model(obj) else None
+        model = model_of(type(obj)) if obj is not None and is_model(obj) else None
+        cached: CachedObject | None = None
         if obj is None:
-            current = await self._primary_dict()
-            if current is None:
+            # Read without decoding the whole object: the status, and the name to address.
+            cached = await self._primary_cached()
+            if cached is None:
                 raise LookupError(
                     f"{self.kind} {self.request} is not in the cache; cannot patch its status"
                 )
             model = self._models.get((self.api_version, self.kind))
+            current = _identity(cached)
+            status = cached.get("status")
         else:
             current = dict(as_mapping(obj))
+            status = current.get("status")
         status_patch: dict[str, Any] = {}
         if patch is not None:
-            status_patch = dict(as_mapping(patch)) if is_model(patch) else dict(patch)
-        before = current.get("status") if isinstance(current.get("status"), dict) else {}
+            status_patch = (
+                dict(patch)
+                if type(patch) is dict or not is_model(patch)
+                else dict(as_mapping(patch))
+            )
+        before = status if isinstance(status, dict) else {}
         if conditions:
             from setpoint.api.conditions import set_condition
 
-            merged = copy.deepcopy(
+            merged = json_copy(
                 status_patch.get("conditions") or (before or {}).get("conditions") or []
             )
-            generation = (current.get("metadata") or {}).get("generation")
+            if cached is not None:
+                generation = cached.generation
+            else:
+                generation = (current.get("metadata") or {}).get("generation")
             for condition in conditions:
                 set_condition(
                     merged,
@@ -342,11 +380,12 @@ class Context:
                     now=self.now(),
                 )
             status_patch["conditions"] = merged
-        after = apply_merge_patch(copy.deepcopy(before or {}), status_patch)
-        if json_equal(before or {}, after):
-            return self._typed(current, model)
-        answer = await self.client.patch(current, {"status": status_patch}, subresource="status")
-        return self._typed(answer, model)
+        if not merge_patch_changes(before or {}, status_patch):
+            return self._typed(current if cached is None else cached.to_dict(), model)
+        answer = await (self._client or self.client).patch(
+            current, {"status": status_patch}, subresource="status"
+        )
+        return answer if model is None else model.model_validate(answer)
 
     async def set_condition(
         self,
@@ -383,27 +422,27 @@ class Context:
         """
         model = type(child) if is_model(child) else None
         owner_obj = await self._owner(owner)
-        obj = copy.deepcopy(as_dict(child))
+        obj = json_copy(child if type(child) is dict else as_dict(child))
         metadata = obj.setdefault("metadata", {})
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
         existing = await self._cached_peer(obj)
         if existing is not None and not adopt and not is_controlled_by(existing, owner_obj):
-            raise NotControlledError(existing, owner_obj)
+            raise NotControlledError(existing, await self._whole(owner_obj, owner))
         set_controller_reference(owner_obj, obj)
         if existing is not None and not differs(existing, obj):
             return self._typed(existing, model)
-        applied: dict[str, Any] = await self.client.apply(
+        applied: dict[str, Any] = await (self._client or self.client).apply(
             obj, field_manager=self.field_manager, force=force
         )
-        return self._typed(applied, model)
+        return applied if model is None else model.model_validate(applied)
 
     async def _cached_peer(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
         metadata = obj.get("metadata") or {}
         name = metadata.get("name")
         if not name:
             return None
-        return await self.cache.get(
+        return await (self._cache or self.cache).get(
             str(obj.get("apiVersion")), str(obj.get("kind")), name, metadata.get("namespace")
         )
 
@@ -455,7 +494,7 @@ class Context:
         adopt: bool,
     ) -> tuple[OperationResult, Any]:
         model = type(obj) if is_model(obj) else None
-        target = copy.deepcopy(as_dict(obj))
+        target = json_copy(as_dict(obj))
         metadata = target.setdefault("metadata", {})
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
@@ -468,7 +507,7 @@ class Context:
         async def owned_mutate(current: dict[str, Any]) -> None:
             exists = bool((current.get("metadata") or {}).get("uid"))
             if owner is not None and exists and not adopt and not is_controlled_by(current, owner):
-                raise NotControlledError(current, owner)
+                raise NotControlledError(current, await self._whole(owner, None))
             outcome = mutate(current)
             if inspect.isawaitable(outcome):
                 await outcome
@@ -478,7 +517,7 @@ class Context:
         async def read(
             api_version: str, kind: str, name: str, namespace: str | None
         ) -> dict[str, Any] | None:
-            return await self.cache.get(api_version, kind, name, namespace)
+            return await (self._cache or self.cache).get(api_version, kind, name, namespace)
 
         result, answer = await operation(self.client, target, owned_mutate, reader=read)
         return result, self._typed(answer, model)
@@ -503,6 +542,15 @@ class Context:
 
     def __repr__(self) -> str:
         return f"<Context {self.controller} {self.request}>"
+
+
+def _identity(cached: CachedObject) -> dict[str, Any]:
+    """apiVersion, kind, metadata.name and .namespace of a cached object: what addresses it."""
+    metadata: dict[str, Any] = {"name": cached.name}
+    namespace = cached.namespace
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    return {"apiVersion": cached.api_version, "kind": cached.kind, "metadata": metadata}
 
 
 async def _as_coroutine(awaitable: Awaitable[T]) -> T:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from setpoint.api.rbac import Permission
+    from setpoint.controller.recorder import EventRecorder
 
 __all__ = ["KindRef", "Operator", "ReconcilerDeclaration"]
 
@@ -118,29 +120,39 @@ class _ContextReconciler:
         self.registration = registration
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
+        self.log = logging.getLogger(f"setpoint.controller.{registration.name}")
+        # Looked up on the first reconcile (it needs the manager's client), then kept.
+        self._recorder: EventRecorder | None = None
 
     async def reconcile(self, request: Request) -> Result | None:
         registration = self.registration
+        operator = self.operator
         api_version, kind = registration.for_
         controller = registration.controller
+        recorder = self._recorder
+        if recorder is None:
+            recorder = self._recorder = operator.get_event_recorder(
+                f"{operator.name}/{registration.name}"
+            )
         ctx = Context(
-            self.operator,
+            operator,
             registration.name,
             request,
             api_version=api_version,
             kind=kind,
-            recorder=self.operator.get_event_recorder(f"{self.operator.name}/{registration.name}"),
-            field_manager=self.operator.name,
+            recorder=recorder,
+            log=self.log,
+            field_manager=operator.name,
             own_writes=controller.own_writes if controller is not None else None,
             models=registration.models,
-            clock=self.operator.clock,
+            clock=operator.clock,
         )
         if self.is_async:
             result = await self.fn(ctx, request)
         else:
             # to_thread copies the context variables, so logs in the thread keep the key.
             result = await asyncio.to_thread(self.fn, ctx, request)
-        if inspect.isawaitable(result):
+        if result is not None and inspect.isawaitable(result):
             result = await result
         return result  # type: ignore[no-any-return]
 

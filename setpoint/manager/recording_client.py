@@ -14,8 +14,8 @@ Dry runs are not recorded. Everything else is the client's, unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 from setpoint.api.meta import as_mapping, is_model
 from setpoint.cache import Cache
@@ -23,26 +23,29 @@ from setpoint.client.client import Client
 from setpoint.client.typed_objects import as_dict
 from setpoint.controller.own_writes import OwnWrites, WriteKey
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["RecordingClient", "record_write"]
 
 
 def record_write(cache: Cache, own_writes: OwnWrites | None, answer: Any) -> None:
     """Record one write's answer (an object dict or model) in the cache and own writes."""
-    if is_model(answer):
-        answer = as_dict(answer)
-    if not isinstance(answer, Mapping):
-        return
+    recorded = _record(cache, answer)
+    if recorded is not None and own_writes is not None:
+        own_writes.record(*recorded)
+
+
+def _record(cache: Cache, answer: Any) -> tuple[str, str] | None:
+    """Record ``answer`` in the cache; its (uid, resourceVersion), or None when it is no
+    object."""
+    if type(answer) is not dict:
+        if is_model(answer):
+            answer = as_dict(answer)
+        elif not isinstance(answer, Mapping):
+            return None
     metadata = answer.get("metadata")
-    if not isinstance(metadata, Mapping):
-        return
+    if type(metadata) is not dict and not isinstance(metadata, Mapping):
+        return None
     cache.record_write(answer)
-    if own_writes is not None:
-        own_writes.record(
-            str(metadata.get("uid") or ""), str(metadata.get("resourceVersion") or "")
-        )
+    return str(metadata.get("uid") or ""), str(metadata.get("resourceVersion") or "")
 
 
 class RecordingClient:
@@ -72,7 +75,7 @@ class RecordingClient:
             kind, name, namespace = str(args[1]), str(args[2]), kwargs.get("namespace")
         else:
             try:
-                obj = as_mapping(target)
+                obj = target if type(target) is dict else as_mapping(target)
             except TypeError:
                 return None
             metadata = obj.get("metadata") or {}
@@ -82,38 +85,39 @@ class RecordingClient:
         return self._own_writes.begin(kind, namespace, name)
 
     async def _write(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        key = self._key(args, kwargs)
-        uid = version = ""
+        own_writes = self._own_writes
+        key = self._key(args, kwargs) if own_writes is not None else None
+        recorded = None
         try:
             answer = await getattr(self._client, method)(*args, **kwargs)
             if not kwargs.get("dry_run"):
-                record_write(self._cache, None, answer)
-                metadata = as_mapping(answer).get("metadata") if answer is not None else None
-                if isinstance(metadata, Mapping):
-                    uid = str(metadata.get("uid") or "")
-                    version = str(metadata.get("resourceVersion") or "")
+                recorded = _record(self._cache, answer)
             return answer
         finally:
-            if self._own_writes is not None:
-                self._own_writes.end(key, uid, version)
+            if own_writes is not None:
+                if recorded is None:
+                    own_writes.end(key)
+                else:
+                    own_writes.end(key, *recorded)
 
-    async def create(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._write("create", args, kwargs)
+    # Plain functions returning the coroutine of _write: one coroutine per write, not two.
+    def create(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        return self._write("create", args, kwargs)
 
-    async def update(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._write("update", args, kwargs)
+    def update(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        return self._write("update", args, kwargs)
 
-    async def update_status(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._write("update_status", args, kwargs)
+    def update_status(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        return self._write("update_status", args, kwargs)
 
-    async def patch(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._write("patch", args, kwargs)
+    def patch(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        return self._write("patch", args, kwargs)
 
-    async def apply(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._write("apply", args, kwargs)
+    def apply(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        return self._write("apply", args, kwargs)
 
-    async def apply_status(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._write("apply_status", args, kwargs)
+    def apply_status(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        return self._write("apply_status", args, kwargs)
 
     async def delete(self, *args: Any, **kwargs: Any) -> Any:
         answer = await self._client.delete(*args, **kwargs)

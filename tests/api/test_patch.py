@@ -1,6 +1,8 @@
 """Merge patch (RFC 7386) and JSON patch (RFC 6902), including algebraic laws."""
 
 import copy
+import datetime
+from collections import OrderedDict
 from typing import Any
 
 import pytest
@@ -15,7 +17,7 @@ from setpoint.api import (
     create_json_patch,
     create_merge_patch,
 )
-from setpoint.api.patch import json_equal
+from setpoint.api.patch import json_copy, json_equal, merge_patch_changes
 from tests.api.hypothesis_profile import property_test
 
 # --- RFC 7386 appendix A examples -----------------------------------------------------------
@@ -226,3 +228,61 @@ def test_json_patch_from_a_to_b_gives_b(a: Any, b: Any) -> None:
     saved = copy.deepcopy(a)
     assert json_equal(apply_json_patch(a, create_json_patch(a, b)), b)
     assert json_equal(a, saved)
+
+
+@property_test
+@given(values_with_null, values_with_null)
+def test_merge_patch_changes_tells_whether_applying_changes_the_target(
+    target: Any, patch: Any
+) -> None:
+    changed = not json_equal(target, apply_merge_patch(target, patch))
+    assert merge_patch_changes(target, patch) is changed
+    # Patches made from the target itself: the unchanged case is common, not just possible.
+    assert merge_patch_changes(target, target) is not json_equal(
+        target, apply_merge_patch(target, target)
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "patch", "changed"),
+    [
+        ({"phase": "Ready", "n": 1}, {"phase": "Ready"}, False),
+        ({"phase": "Ready"}, {"phase": "Pending"}, True),
+        ({"phase": "Ready"}, {"gone": None}, False),
+        ({"phase": "Ready"}, {"phase": None}, True),
+        ({"n": 1}, {"n": 1.0}, True),  # a change of type is a change
+        ({"n": 1}, {"n": True}, True),
+        ({"a": {"b": 1}}, {"a": {"b": 1, "c": None}}, False),
+        ({"a": [1]}, {"a": {}}, True),
+        ({}, {"a": {}}, True),
+    ],
+)
+def test_merge_patch_changes_examples(target: Any, patch: Any, changed: bool) -> None:
+    assert merge_patch_changes(target, patch) is changed
+
+
+@property_test
+@given(values_with_null)
+def test_json_copy_is_an_equal_value_sharing_no_container(value: Any) -> None:
+    copied = json_copy(value)
+    assert json_equal(copied, value)
+
+    def containers(v: Any) -> list[int]:
+        if isinstance(v, dict):
+            return [id(v), *(i for x in v.values() for i in containers(x))]
+        if isinstance(v, list):
+            return [id(v), *(i for x in v for i in containers(x))]
+        return []
+
+    assert not set(containers(copied)) & set(containers(value))
+
+
+def test_json_copy_deep_copies_what_is_not_json() -> None:
+    stamp = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    ordered = OrderedDict(a=[1])
+    value = {"when": stamp, "pair": ([1], 2), "ordered": ordered}
+    copied = json_copy(value)
+    assert copied == value
+    assert type(copied["ordered"]) is OrderedDict and copied["ordered"] is not ordered
+    assert copied["ordered"]["a"] is not ordered["a"]
+    assert copied["pair"][0] is not value["pair"][0]

@@ -631,3 +631,28 @@ async def test_a_second_stop_with_a_longer_timeout_does_not_extend_the_drain() -
     await asyncio.sleep(0)
     await asyncio.wait_for(controller.stop(timeout=60), 5)
     assert cancelled.is_set() and first.done()
+
+
+async def test_active_workers_counts_reconciles_in_flight_across_same_named_controllers() -> None:
+    release = asyncio.Event()
+    running: list[str] = []
+
+    async def reconcile(request: Request) -> None:
+        running.append(request.name)
+        await release.wait()
+
+    first = make_controller(
+        "t-active", reconcile, FakeInformer.holding(cached("a")), skip_name_validation=True
+    )
+    second = make_controller(
+        "t-active",
+        reconcile,
+        FakeInformer.holding(cached("b"), cached("c")),
+        skip_name_validation=True,
+        max_concurrent_reconciles=2,
+    )
+    async with first, second:
+        await wait_until(lambda: len(running) == 3)
+        assert sample("controller_runtime_active_workers", "t-active") == 3
+        release.set()
+        await wait_until(lambda: sample("controller_runtime_active_workers", "t-active") == 0)

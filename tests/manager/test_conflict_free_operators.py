@@ -330,6 +330,8 @@ async def test_adopt_false_refuses_an_object_someone_else_made(
         )
         await wait_for(lambda: errors, what="the refusal")
     assert "ConfigMap" in str(errors[0]) and "not controlled by anyone" in str(errors[0])
+    assert isinstance(errors[0], NotControlledError)
+    assert errors[0].owner["spec"] == {}  # the whole owner, as the cache holds it
     cm = await client.get("v1", "ConfigMap", "taken", namespace=namespace)
     assert "data" not in cm and not cm["metadata"].get("ownerReferences")
 
