@@ -57,6 +57,32 @@ class ManagerEntry:
     time: str
     fields: FieldSet
     subresource: str = ""
+    #: The stored FieldsV1 trie ``fields`` was decoded from, while they still match it: an
+    #: entry a write leaves alone is written back as it was instead of re-encoded. Change
+    #: ``fields`` only through :meth:`discard`, :meth:`take` and :meth:`replace_fields`.
+    encoded: dict[str, Any] | None = None
+
+    def discard(self, paths: FieldSet) -> None:
+        """Give up ``paths``."""
+        fields = self.fields
+        size = len(fields)
+        fields -= paths
+        if len(fields) != size:
+            self.encoded = None
+
+    def take(self, paths: FieldSet) -> None:
+        """Own ``paths`` as well."""
+        fields = self.fields
+        size = len(fields)
+        fields |= paths
+        if len(fields) != size:
+            self.encoded = None
+
+    def replace_fields(self, paths: FieldSet) -> None:
+        """Own exactly ``paths``."""
+        if paths != self.fields:
+            self.encoded = None
+        self.fields = paths
 
     @property
     def identifier(self) -> str:
@@ -85,15 +111,19 @@ class ManagerEntry:
             "apiVersion": self.api_version,
             "time": self.time,
             "fieldsType": FIELDS_V1,
-            "fieldsV1": encode_fields(self.fields),
+            "fieldsV1": self.encoded if self.encoded is not None else encode_fields(self.fields),
         }
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
 
 
-def decode_entries(value: Any) -> list[ManagerEntry] | None:
-    """Entries from a ``managedFields`` value; None if it is not a valid list of entries."""
+def decode_entries(value: Any, *, stored: bool = False) -> list[ManagerEntry] | None:
+    """Entries from a ``managedFields`` value; None if it is not a valid list of entries.
+
+    ``stored``: the value is the server's own encoding (read from a stored object), so an entry
+    whose fields stay unchanged may be written back as it is.
+    """
     if not isinstance(value, list):
         return None
     entries: list[ManagerEntry] = []
@@ -103,14 +133,16 @@ def decode_entries(value: Any) -> list[ManagerEntry] | None:
         operation = raw.get("operation")
         if operation not in (APPLY, UPDATE) or raw.get("fieldsType", FIELDS_V1) != FIELDS_V1:
             return None
+        trie = raw.get("fieldsV1") or {}
         entries.append(
             ManagerEntry(
                 manager=str(raw.get("manager") or ""),
                 operation=str(operation),
                 api_version=str(raw.get("apiVersion") or ""),
                 time=str(raw.get("time") or ""),
-                fields=decode_fields(raw.get("fieldsV1") or {}),
+                fields=decode_fields(trie),
                 subresource=str(raw.get("subresource") or ""),
+                encoded=trie if stored and isinstance(trie, dict) else None,
             )
         )
     return entries
@@ -152,7 +184,7 @@ def cap_update_managers(entries: list[ManagerEntry]) -> list[ManagerEntry]:
                 continue
             first.manager, first.subresource = ANCIENT_CHANGES, ""
             bucket = buckets[entry.api_version] = first
-        bucket.fields |= entry.fields
+        bucket.take(entry.fields)
         bucket.time = entry.time
         entries.remove(entry)
         count -= 1
@@ -197,11 +229,11 @@ def track_update(
         return live_value if isinstance(live_value, list) else None
     entries: list[ManagerEntry] | None = decode_entries(requested) if replaced else None
     if entries is None:
-        entries = decode_entries(live_value) or []
+        entries = decode_entries(live_value, stored=True) or []
     if changed or removed:
         for entry in entries:
-            entry.fields -= changed
-            entry.fields -= removed
+            entry.discard(changed)
+            entry.discard(removed)
     if changed:
         mine = next(
             (
@@ -219,7 +251,7 @@ def track_update(
                 ManagerEntry(manager, UPDATE, api_version, now, set(changed), subresource)
             )
         else:
-            mine.fields |= changed
+            mine.take(changed)
             mine.time = now
         entries = cap_update_managers(entries)
     return encode_entries(entries)

@@ -660,7 +660,9 @@ class ObjectOperations:
         old = self.present_object(resource, decode(record.value))
         old_meta = old["metadata"]
         if subresource == "status":
-            new = copy.deepcopy(old)
+            # A second decode of the stored bytes: a copy of ``old`` several times cheaper
+            # than copy.deepcopy.
+            new = self.present_object(resource, decode(record.value))
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
