@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+import msgspec
+
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 
 Path = tuple[str, ...]
@@ -46,7 +48,20 @@ STRIPPED: Final = frozenset(
 _STRIPPED_PREFIXES: Final = frozenset(p for p in STRIPPED if len(p) == 2)
 
 
+_ENCODE: Final = msgspec.json.Encoder().encode
+#: Values msgspec writes exactly as ``json.dumps`` below does (floats may print differently).
+_EXACT_SCALARS: Final = (str, int, bool, type(None))
+
+
 def _compact(value: Any) -> str:
+    if type(value) in _EXACT_SCALARS or (
+        type(value) is dict and all(type(v) in _EXACT_SCALARS for v in value.values())
+    ):
+        # The common key fields and set values, in C (json.dumps sets up an encoder per call).
+        try:
+            return _ENCODE(value).decode()
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: json.dumps writes it as it is
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 

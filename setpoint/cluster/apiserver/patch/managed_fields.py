@@ -200,6 +200,16 @@ def tracked(paths: FieldSet, subresource: str, has_status: bool) -> FieldSet:
     )
 
 
+def _trackable(obj: dict[str, Any], subresource: str, has_status: bool) -> dict[str, Any]:
+    """The top-level fields of ``obj`` whose changes :func:`tracked` may keep (comparing
+    the rest is wasted work: a status write leaves the spec alone, and the other way round)."""
+    if subresource == "status":
+        return {"status": obj["status"]} if "status" in obj else {}
+    if subresource == "" and has_status and "status" in obj:
+        return {key: value for key, value in obj.items() if key != "status"}
+    return obj
+
+
 def track_update(
     root: MergeNode,
     old: dict[str, Any] | None,
@@ -220,7 +230,12 @@ def track_update(
     if is_reset(requested):
         return None
     live_value = (old or {}).get("metadata", {}).get("managedFields")
-    comparison = compare(root, old or {}, new, value_structs=builtin)
+    comparison = compare(
+        root,
+        _trackable(old or {}, subresource, has_status),
+        _trackable(new, subresource, has_status),
+        value_structs=builtin,
+    )
     changed = tracked(comparison.changed, subresource, has_status)
     removed = tracked(comparison.removed, subresource, has_status)
     replaced = subresource == "" and requested is not None and requested != live_value
