@@ -284,6 +284,21 @@ def _decode(trie: Any, path: Path, out: FieldSet) -> None:
             _decode(child, (*path, element), out)
 
 
+def trie_holds(trie: Any, path: Path) -> bool:
+    """Whether ``path`` is in the field set of a FieldsV1 trie (as :func:`decode_fields` reads
+    it), found by walking down the path instead of decoding the whole trie."""
+    node = trie
+    for element in path:
+        if not isinstance(node, dict):
+            return False
+        node = node.get(element)
+        if node is None:
+            return False
+    if not isinstance(node, dict):
+        return False
+    return "." in node or (not node and bool(path))
+
+
 # -- readable paths (conflict messages) ------------------------------------------------------
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from setpoint.cluster.apiserver.patch.field_paths import (
@@ -29,6 +28,7 @@ from setpoint.cluster.apiserver.patch.field_paths import (
     decode_fields,
     encode_fields,
     strip_untracked,
+    trie_holds,
 )
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode, builtin_root, custom_root
 
@@ -47,23 +47,71 @@ def manager_from_user_agent(user_agent: str) -> str:
     return name or UNKNOWN_MANAGER
 
 
-@dataclass(slots=True)
 class ManagerEntry:
-    """One managedFields entry, its field set decoded."""
+    """One managedFields entry and its field set.
 
-    manager: str
-    operation: str
-    api_version: str
-    time: str
-    fields: FieldSet
-    subresource: str = ""
-    #: The stored FieldsV1 trie ``fields`` was decoded from, while they still match it: an
-    #: entry a write leaves alone is written back as it was instead of re-encoded. Change
-    #: ``fields`` only through :meth:`discard`, :meth:`take` and :meth:`replace_fields`.
-    encoded: dict[str, Any] | None = None
+    An entry read from a stored object keeps its FieldsV1 trie (``encoded``): its field set is
+    decoded only when needed, and an entry a write leaves alone is written back as it was
+    instead of re-encoded. Change ``fields`` only through :meth:`discard`, :meth:`take` and
+    :meth:`replace_fields`, which forget the trie once it no longer matches.
+    """
+
+    __slots__ = ("_fields", "api_version", "encoded", "manager", "operation", "subresource", "time")
+
+    def __init__(
+        self,
+        manager: str,
+        operation: str,
+        api_version: str,
+        time: str,
+        fields: FieldSet | None,
+        subresource: str = "",
+        encoded: dict[str, Any] | None = None,
+    ) -> None:
+        """``fields`` None: decoded from ``encoded`` when first needed."""
+        self.manager = manager
+        self.operation = operation
+        self.api_version = api_version
+        self.time = time
+        self._fields = fields
+        self.subresource = subresource
+        self.encoded = encoded
+
+    def __repr__(self) -> str:
+        return (
+            f"ManagerEntry({self.manager!r}, {self.operation!r}, {self.api_version!r}, "
+            f"{self.time!r}, {self.fields!r}, {self.subresource!r})"
+        )
+
+    @property
+    def fields(self) -> FieldSet:
+        """The paths this manager owns."""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = decode_fields(self.encoded or {})
+        return fields
+
+    def has_fields(self) -> bool:
+        """Whether it owns anything (a stored trie is empty exactly when its set is)."""
+        if self._fields is None:
+            return bool(self.encoded)
+        return bool(self._fields)
+
+    def owned(self, paths: FieldSet) -> FieldSet:
+        """Which of ``paths`` it owns (looked up in the trie while it is not decoded)."""
+        if self._fields is None and self.encoded is not None:
+            trie = self.encoded
+            return {path for path in paths if trie_holds(trie, path)}
+        return self.fields & paths
 
     def discard(self, paths: FieldSet) -> None:
         """Give up ``paths``."""
+        if not paths:
+            return
+        if self._fields is None and self.encoded is not None:
+            trie = self.encoded
+            if not any(trie_holds(trie, path) for path in paths):
+                return  # none of them is ours: nothing to decode, nothing changes
         fields = self.fields
         size = len(fields)
         fields -= paths
@@ -82,7 +130,7 @@ class ManagerEntry:
         """Own exactly ``paths``."""
         if paths != self.fields:
             self.encoded = None
-        self.fields = paths
+        self._fields = paths
 
     @property
     def identifier(self) -> str:
@@ -140,7 +188,7 @@ def decode_entries(value: Any, *, stored: bool = False) -> list[ManagerEntry] | 
                 operation=str(operation),
                 api_version=str(raw.get("apiVersion") or ""),
                 time=str(raw.get("time") or ""),
-                fields=decode_fields(trie),
+                fields=None if stored and isinstance(trie, dict) else decode_fields(trie),
                 subresource=str(raw.get("subresource") or ""),
                 encoded=trie if stored and isinstance(trie, dict) else None,
             )
@@ -155,7 +203,7 @@ def is_reset(value: Any) -> bool:
 
 def encode_entries(entries: Iterable[ManagerEntry]) -> list[dict[str, Any]]:
     """Entries in upstream's order (operation, time, manager, apiVersion, subresource)."""
-    kept = [entry for entry in entries if entry.fields]
+    kept = [entry for entry in entries if entry.has_fields()]
     kept.sort(key=lambda e: (e.operation, e.time, e.manager, e.api_version, e.subresource))
     return [entry.to_json() for entry in kept]
 

@@ -342,7 +342,9 @@ def server_side_apply(
             if path in owned_by_others or _owned_below(path, keep):
                 continue
             remove_path(root, merged, path)
-    if merged == base:  # the usual re-apply: nothing to compare
+    if live is None or merged == base:
+        # A create has no other manager to take fields from (and always changes the
+        # object); a re-apply of the same configuration changes nothing.
         changed: FieldSet = set()
         removed: FieldSet = set()
     else:
@@ -351,7 +353,7 @@ def server_side_apply(
         removed = tracked(comparison.removed, subresource, has_status)
     conflicts: list[tuple[ManagerEntry, Path]] = []
     for entry in others:
-        for path in sort_paths(entry.fields & changed):
+        for path in sort_paths(entry.owned(changed)):
             conflicts.append((entry, path))
     if conflicts and not force and not _forgiven(root, live, manager, conflicts):
         conflicts.sort(key=lambda c: c[0].identifier)
