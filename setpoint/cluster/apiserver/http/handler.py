@@ -183,9 +183,13 @@ class APIHandler:
                 watch.close()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
-        with self.request_metrics.track(request) as tracked:
+        metrics = self.request_metrics
+        tracked = metrics.begin(request)
+        try:
             response = await self._respond(request)
             tracked.code = response.status
+        finally:
+            metrics.end(tracked)
         return response
 
     async def _respond(self, request: web.BaseRequest) -> web.StreamResponse:

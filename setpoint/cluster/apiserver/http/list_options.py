@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -80,9 +79,6 @@ class ListOptions:
     timeout_seconds: int | None = None
     allow_bookmarks: bool = False
     send_initial_events: bool | None = None
-
-
-_UNSIGNED = re.compile(r"[0-9]+")
 
 
 def _invalid_list_options(errors: list[FieldError]) -> APIError:
@@ -200,7 +196,8 @@ def parse_list_options(query: Mapping[str, str], *, watch: bool = False) -> List
 
 def parse_resource_version(value: str, *, what: str = "resourceVersion") -> int:
     """A resourceVersion as the integer revision; 400 when it is not one."""
-    revision = int(value) if _UNSIGNED.fullmatch(value) else -1
+    # ASCII digits only (str.isdigit alone also takes other scripts' digits).
+    revision = int(value) if value.isascii() and value.isdigit() else -1
     if not 0 <= revision <= INT64_MAX:
         raise status_errors.bad_request(f"invalid resource version: {value}") from None
     return revision

@@ -117,28 +117,39 @@ class RequestMetrics:
         self._clients.add(client)
         return client
 
-    @contextmanager
-    def track(self, request: web.BaseRequest) -> Iterator[Tracked]:
-        """Count ``request`` when it ends (a code of 0 if it ended without a response)."""
+    def begin(self, request: web.BaseRequest) -> Tracked:
+        """Start counting ``request``; :meth:`end` counts it (a code of 0 if it ended without
+        a response). Two plain calls: every request pays for this, a context manager costs
+        a generator."""
+        headers = request.headers
         kind = request_kind(
             request.method,
             request.path,
-            request.query.get("watch", ""),
-            request.headers.get("Content-Type", ""),
-            self._client(request.headers.get("User-Agent", "")),
+            request.query.get("watch", "") if request.query_string else "",
+            headers.get("Content-Type", ""),
+            self._client(headers.get("User-Agent", "")),
         )
-        tracked = Tracked(kind)
-        watching = kind.verb == "WATCH"
-        if watching:
+        if kind.verb == "WATCH":
             self.long_running[kind] += 1
+        return Tracked(kind)
+
+    def end(self, tracked: Tracked) -> None:
+        """Count a request started with :meth:`begin`."""
+        kind = tracked.kind
+        if kind.verb == "WATCH":
+            self.long_running[kind] -= 1
+            if not self.long_running[kind]:
+                del self.long_running[kind]
+        self.totals[(kind, tracked.code)] += 1
+
+    @contextmanager
+    def track(self, request: web.BaseRequest) -> Iterator[Tracked]:
+        """Count ``request`` when it ends (:meth:`begin` and :meth:`end` around the block)."""
+        tracked = self.begin(request)
         try:
             yield tracked
         finally:
-            if watching:
-                self.long_running[kind] -= 1
-                if not self.long_running[kind]:
-                    del self.long_running[kind]
-            self.totals[(kind, tracked.code)] += 1
+            self.end(tracked)
 
     def render(self) -> str:
         """The counters in the Prometheus text format."""

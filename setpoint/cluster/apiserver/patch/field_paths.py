@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+import msgspec
+
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 
 Path = tuple[str, ...]
@@ -46,7 +48,20 @@ STRIPPED: Final = frozenset(
 _STRIPPED_PREFIXES: Final = frozenset(p for p in STRIPPED if len(p) == 2)
 
 
+_ENCODE: Final = msgspec.json.Encoder().encode
+#: Values msgspec writes exactly as ``json.dumps`` below does (floats may print differently).
+_EXACT_SCALARS: Final = (str, int, bool, type(None))
+
+
 def _compact(value: Any) -> str:
+    if type(value) in _EXACT_SCALARS or (
+        type(value) is dict and all(type(v) in _EXACT_SCALARS for v in value.values())
+    ):
+        # The common key fields and set values, in C (json.dumps sets up an encoder per call).
+        try:
+            return _ENCODE(value).decode()
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: json.dumps writes it as it is
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -267,6 +282,21 @@ def _decode(trie: Any, path: Path, out: FieldSet) -> None:
             out.add(path)
         else:
             _decode(child, (*path, element), out)
+
+
+def trie_holds(trie: Any, path: Path) -> bool:
+    """Whether ``path`` is in the field set of a FieldsV1 trie (as :func:`decode_fields` reads
+    it), found by walking down the path instead of decoding the whole trie."""
+    node = trie
+    for element in path:
+        if not isinstance(node, dict):
+            return False
+        node = node.get(element)
+        if node is None:
+            return False
+    if not isinstance(node, dict):
+        return False
+    return "." in node or (not node and bool(path))
 
 
 # -- readable paths (conflict messages) ------------------------------------------------------

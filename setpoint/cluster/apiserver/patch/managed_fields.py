@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from setpoint.cluster.apiserver.patch.field_paths import (
@@ -29,6 +28,7 @@ from setpoint.cluster.apiserver.patch.field_paths import (
     decode_fields,
     encode_fields,
     strip_untracked,
+    trie_holds,
 )
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode, builtin_root, custom_root
 
@@ -47,16 +47,90 @@ def manager_from_user_agent(user_agent: str) -> str:
     return name or UNKNOWN_MANAGER
 
 
-@dataclass(slots=True)
 class ManagerEntry:
-    """One managedFields entry, its field set decoded."""
+    """One managedFields entry and its field set.
 
-    manager: str
-    operation: str
-    api_version: str
-    time: str
-    fields: FieldSet
-    subresource: str = ""
+    An entry read from a stored object keeps its FieldsV1 trie (``encoded``): its field set is
+    decoded only when needed, and an entry a write leaves alone is written back as it was
+    instead of re-encoded. Change ``fields`` only through :meth:`discard`, :meth:`take` and
+    :meth:`replace_fields`, which forget the trie once it no longer matches.
+    """
+
+    __slots__ = ("_fields", "api_version", "encoded", "manager", "operation", "subresource", "time")
+
+    def __init__(
+        self,
+        manager: str,
+        operation: str,
+        api_version: str,
+        time: str,
+        fields: FieldSet | None,
+        subresource: str = "",
+        encoded: dict[str, Any] | None = None,
+    ) -> None:
+        """``fields`` None: decoded from ``encoded`` when first needed."""
+        self.manager = manager
+        self.operation = operation
+        self.api_version = api_version
+        self.time = time
+        self._fields = fields
+        self.subresource = subresource
+        self.encoded = encoded
+
+    def __repr__(self) -> str:
+        return (
+            f"ManagerEntry({self.manager!r}, {self.operation!r}, {self.api_version!r}, "
+            f"{self.time!r}, {self.fields!r}, {self.subresource!r})"
+        )
+
+    @property
+    def fields(self) -> FieldSet:
+        """The paths this manager owns."""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = decode_fields(self.encoded or {})
+        return fields
+
+    def has_fields(self) -> bool:
+        """Whether it owns anything (a stored trie is empty exactly when its set is)."""
+        if self._fields is None:
+            return bool(self.encoded)
+        return bool(self._fields)
+
+    def owned(self, paths: FieldSet) -> FieldSet:
+        """Which of ``paths`` it owns (looked up in the trie while it is not decoded)."""
+        if self._fields is None and self.encoded is not None:
+            trie = self.encoded
+            return {path for path in paths if trie_holds(trie, path)}
+        return self.fields & paths
+
+    def discard(self, paths: FieldSet) -> None:
+        """Give up ``paths``."""
+        if not paths:
+            return
+        if self._fields is None and self.encoded is not None:
+            trie = self.encoded
+            if not any(trie_holds(trie, path) for path in paths):
+                return  # none of them is ours: nothing to decode, nothing changes
+        fields = self.fields
+        size = len(fields)
+        fields -= paths
+        if len(fields) != size:
+            self.encoded = None
+
+    def take(self, paths: FieldSet) -> None:
+        """Own ``paths`` as well."""
+        fields = self.fields
+        size = len(fields)
+        fields |= paths
+        if len(fields) != size:
+            self.encoded = None
+
+    def replace_fields(self, paths: FieldSet) -> None:
+        """Own exactly ``paths``."""
+        if paths != self.fields:
+            self.encoded = None
+        self._fields = paths
 
     @property
     def identifier(self) -> str:
@@ -85,15 +159,19 @@ class ManagerEntry:
             "apiVersion": self.api_version,
             "time": self.time,
             "fieldsType": FIELDS_V1,
-            "fieldsV1": encode_fields(self.fields),
+            "fieldsV1": self.encoded if self.encoded is not None else encode_fields(self.fields),
         }
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
 
 
-def decode_entries(value: Any) -> list[ManagerEntry] | None:
-    """Entries from a ``managedFields`` value; None if it is not a valid list of entries."""
+def decode_entries(value: Any, *, stored: bool = False) -> list[ManagerEntry] | None:
+    """Entries from a ``managedFields`` value; None if it is not a valid list of entries.
+
+    ``stored``: the value is the server's own encoding (read from a stored object), so an entry
+    whose fields stay unchanged may be written back as it is.
+    """
     if not isinstance(value, list):
         return None
     entries: list[ManagerEntry] = []
@@ -103,14 +181,16 @@ def decode_entries(value: Any) -> list[ManagerEntry] | None:
         operation = raw.get("operation")
         if operation not in (APPLY, UPDATE) or raw.get("fieldsType", FIELDS_V1) != FIELDS_V1:
             return None
+        trie = raw.get("fieldsV1") or {}
         entries.append(
             ManagerEntry(
                 manager=str(raw.get("manager") or ""),
                 operation=str(operation),
                 api_version=str(raw.get("apiVersion") or ""),
                 time=str(raw.get("time") or ""),
-                fields=decode_fields(raw.get("fieldsV1") or {}),
+                fields=None if stored and isinstance(trie, dict) else decode_fields(trie),
                 subresource=str(raw.get("subresource") or ""),
+                encoded=trie if stored and isinstance(trie, dict) else None,
             )
         )
     return entries
@@ -123,7 +203,7 @@ def is_reset(value: Any) -> bool:
 
 def encode_entries(entries: Iterable[ManagerEntry]) -> list[dict[str, Any]]:
     """Entries in upstream's order (operation, time, manager, apiVersion, subresource)."""
-    kept = [entry for entry in entries if entry.fields]
+    kept = [entry for entry in entries if entry.has_fields()]
     kept.sort(key=lambda e: (e.operation, e.time, e.manager, e.api_version, e.subresource))
     return [entry.to_json() for entry in kept]
 
@@ -152,7 +232,7 @@ def cap_update_managers(entries: list[ManagerEntry]) -> list[ManagerEntry]:
                 continue
             first.manager, first.subresource = ANCIENT_CHANGES, ""
             bucket = buckets[entry.api_version] = first
-        bucket.fields |= entry.fields
+        bucket.take(entry.fields)
         bucket.time = entry.time
         entries.remove(entry)
         count -= 1
@@ -166,6 +246,16 @@ def tracked(paths: FieldSet, subresource: str, has_status: bool) -> FieldSet:
         keep_only_status=subresource == "status",
         drop_status=subresource == "" and has_status,
     )
+
+
+def _trackable(obj: dict[str, Any], subresource: str, has_status: bool) -> dict[str, Any]:
+    """The top-level fields of ``obj`` whose changes :func:`tracked` may keep (comparing
+    the rest is wasted work: a status write leaves the spec alone, and the other way round)."""
+    if subresource == "status":
+        return {"status": obj["status"]} if "status" in obj else {}
+    if subresource == "" and has_status and "status" in obj:
+        return {key: value for key, value in obj.items() if key != "status"}
+    return obj
 
 
 def track_update(
@@ -188,7 +278,12 @@ def track_update(
     if is_reset(requested):
         return None
     live_value = (old or {}).get("metadata", {}).get("managedFields")
-    comparison = compare(root, old or {}, new, value_structs=builtin)
+    comparison = compare(
+        root,
+        _trackable(old or {}, subresource, has_status),
+        _trackable(new, subresource, has_status),
+        value_structs=builtin,
+    )
     changed = tracked(comparison.changed, subresource, has_status)
     removed = tracked(comparison.removed, subresource, has_status)
     replaced = subresource == "" and requested is not None and requested != live_value
@@ -197,11 +292,11 @@ def track_update(
         return live_value if isinstance(live_value, list) else None
     entries: list[ManagerEntry] | None = decode_entries(requested) if replaced else None
     if entries is None:
-        entries = decode_entries(live_value) or []
+        entries = decode_entries(live_value, stored=True) or []
     if changed or removed:
         for entry in entries:
-            entry.fields -= changed
-            entry.fields -= removed
+            entry.discard(changed)
+            entry.discard(removed)
     if changed:
         mine = next(
             (
@@ -219,7 +314,7 @@ def track_update(
                 ManagerEntry(manager, UPDATE, api_version, now, set(changed), subresource)
             )
         else:
-            mine.fields |= changed
+            mine.take(changed)
             mine.time = now
         entries = cap_update_managers(entries)
     return encode_entries(entries)

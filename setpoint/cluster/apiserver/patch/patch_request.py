@@ -29,6 +29,7 @@ from setpoint.cluster.apiserver.registry.object_operations import (
     ObjectOperations,
     Result,
     WriteOptions,
+    converts,
     now_timestamp,
 )
 from setpoint.cluster.apiserver.registry.selection import decode
@@ -114,12 +115,25 @@ def decode_apply_body(body: bytes) -> dict[str, Any]:
 
 
 def apply_patch_body(
-    kind: str, current: dict[str, Any], body: bytes, schema: MergeNode | None
+    kind: str,
+    current: dict[str, Any],
+    body: bytes,
+    schema: MergeNode | None,
+    *,
+    current_shallow: bool = False,
 ) -> Any:
     """``current`` (owned by the caller: a merge patch changes it) with a JSON, merge or strategic
-    merge patch applied."""
+    merge patch applied.
+
+    ``current_shallow``: the caller knows ``current`` nests at most
+    :data:`~body_limits.MAX_NESTING_DEPTH` deep.
+    """
     if kind == request_body.MERGE_PATCH:
         patched = merge_patch_in_place(current, request_body.decode_json(body))
+        if current_shallow:
+            # A merge patch nests no deeper than the deeper of its target and itself, and
+            # decode_json already refused a patch nested too deep: nothing to walk.
+            return patched
         return body_limits.checked_patch_result(patched)
     if kind == request_body.JSON_PATCH:
         operations = request_body.decode_json(body)
@@ -198,9 +212,17 @@ async def patch_object(
     if kind == request_body.APPLY_PATCH:
         return await _apply(ops, resource, namespace, name, subresource, body, force, options, root)
     record = ops.get_record(resource, namespace, name)
-    current = ops.present_object(resource, decode(record.value))
+    value = record.value
+    current = ops.present_object(resource, decode(value))
     revision = current["metadata"].get("resourceVersion")
-    patched = apply_patch_body(kind, current, body, None if resource.is_custom else root)
+    # Each level of nesting opens a bracket: few brackets in the stored JSON, shallow object.
+    shallow = (
+        not converts(resource)
+        and value.count(b"{") + value.count(b"[") <= body_limits.MAX_NESTING_DEPTH
+    )
+    patched = apply_patch_body(
+        kind, current, body, None if resource.is_custom else root, current_shallow=shallow
+    )
     if not isinstance(patched, dict):
         raise status_errors.bad_request("the patch did not result in a JSON object")
     metadata = patched.get("metadata")

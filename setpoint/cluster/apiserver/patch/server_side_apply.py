@@ -342,7 +342,9 @@ def server_side_apply(
             if path in owned_by_others or _owned_below(path, keep):
                 continue
             remove_path(root, merged, path)
-    if merged == base:  # the usual re-apply: nothing to compare
+    if live is None or merged == base:
+        # A create has no other manager to take fields from (and always changes the
+        # object); a re-apply of the same configuration changes nothing.
         changed: FieldSet = set()
         removed: FieldSet = set()
     else:
@@ -351,14 +353,14 @@ def server_side_apply(
         removed = tracked(comparison.removed, subresource, has_status)
     conflicts: list[tuple[ManagerEntry, Path]] = []
     for entry in others:
-        for path in sort_paths(entry.fields & changed):
+        for path in sort_paths(entry.owned(changed)):
             conflicts.append((entry, path))
     if conflicts and not force and not _forgiven(root, live, manager, conflicts):
         conflicts.sort(key=lambda c: c[0].identifier)
         raise apply_conflict(conflicts)
     for entry in others:
-        entry.fields -= changed
-        entry.fields -= removed
+        entry.discard(changed)
+        entry.discard(removed)
     object_changed = bool(changed or removed) or merged != base
     entries_changed = bool(conflicts or changed or removed) or not _tracked_live(live)
     if mine is None:
@@ -369,7 +371,7 @@ def server_side_apply(
         if mine.fields != new_set or object_changed or mine.api_version != api_version:
             mine.time = now
             entries_changed = True
-        mine.fields = new_set
+        mine.replace_fields(new_set)
         mine.api_version = api_version
     if manager == KUBECTL_MANAGER and live is not None:
         _update_last_applied(merged, live, original_config)
@@ -391,7 +393,7 @@ def _live_entries(
     if live is None:
         return []
     raw = (live.get("metadata") or {}).get("managedFields")
-    entries = decode_entries(raw)
+    entries = decode_entries(raw, stored=True)
     if entries:
         return entries
     # Made before tracking (or after a reset): its fields belong to someone unknown.

@@ -660,7 +660,9 @@ class ObjectOperations:
         old = self.present_object(resource, decode(record.value))
         old_meta = old["metadata"]
         if subresource == "status":
-            new = copy.deepcopy(old)
+            # A second decode of the stored bytes: a copy of ``old`` several times cheaper
+            # than copy.deepcopy.
+            new = self.present_object(resource, decode(record.value))
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
@@ -729,7 +731,7 @@ class ObjectOperations:
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour, subresource)
         self._managed_fields(resource, old, new, options, subresource, requested_managed)
-        if new == old and json_equal(new, old):
+        if new == old and _json_identical(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
             await self._wait_durable_or_conflict(resource, record, new_meta)
             return Result(200, self.present(resource, record.value), warnings)
@@ -910,6 +912,25 @@ class ObjectOperations:
                 deleted.append(result.body)
         metadata = {"resourceVersion": str(self.storage.revision)}
         return Result(200, _list_body(resource, metadata, deleted))
+
+
+_SORTED_ENCODE: Final = msgspec.json.Encoder(order="sorted").encode
+
+
+def _json_identical(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """:func:`json_equal` of two objects, by comparing their key-sorted JSON in C first.
+
+    The same text means the same types everywhere (``1``, ``1.0`` and ``true`` all print
+    differently), except that msgspec prints NaN and infinities as ``null``: text with a null
+    in it, or different text, is left to the walk.
+    """
+    try:
+        text = _SORTED_ENCODE(a)
+        if text == _SORTED_ENCODE(b) and b"null" not in text:
+            return True
+    except (TypeError, ValueError, msgspec.EncodeError):
+        pass
+    return json_equal(a, b)
 
 
 def _check_delete_options(options: DeleteOptions) -> None:

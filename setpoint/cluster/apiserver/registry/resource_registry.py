@@ -42,12 +42,18 @@ class ResourceRegistry:
         # Group order for /apis: registration order of each group's first resource.
         self._group_order: dict[str, None] = {}
         self._cache: dict[str, bytes] = {}
+        #: Resources served per (group, version): every request checks its group/version.
+        self._per_group_version: dict[tuple[str, str], int] = {}
         #: Bumped on every change, so derived documents (OpenAPI) know when to rebuild.
         self.generation = 0
 
     def add(self, resource: ServedResource) -> None:
         """Serve ``resource`` (replacing an earlier entry for the same group/version/plural)."""
-        self._resources[(resource.group, resource.version, resource.plural)] = resource
+        key = (resource.group, resource.version, resource.plural)
+        if key not in self._resources:
+            pair = (resource.group, resource.version)
+            self._per_group_version[pair] = self._per_group_version.get(pair, 0) + 1
+        self._resources[key] = resource
         if resource.group:
             self._group_order.setdefault(resource.group, None)
         self._cache.clear()
@@ -55,7 +61,12 @@ class ResourceRegistry:
 
     def remove(self, group: str, version: str, plural: str) -> None:
         """Stop serving one resource version; its group disappears with its last resource."""
-        self._resources.pop((group, version, plural), None)
+        if self._resources.pop((group, version, plural), None) is not None:
+            left = self._per_group_version[(group, version)] - 1
+            if left:
+                self._per_group_version[(group, version)] = left
+            else:
+                del self._per_group_version[(group, version)]
         if group and not any(key[0] == group for key in self._resources):
             self._group_order.pop(group, None)
         self._cache.clear()
@@ -75,7 +86,7 @@ class ResourceRegistry:
 
     def has_group_version(self, group: str, version: str) -> bool:
         """Whether any resource is served under this group/version."""
-        return any(key[0] == group and key[1] == version for key in self._resources)
+        return (group, version) in self._per_group_version
 
     def namespaced_resources(self) -> list[ServedResource]:
         """One entry per stored namespaced resource (for namespace cleanup)."""

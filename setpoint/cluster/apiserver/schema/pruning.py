@@ -99,18 +99,24 @@ def prune_nulls(node: SchemaNode | None, obj: Any) -> None:
     Mirrors ``PruneNonNullableNullsWithoutDefaults``: ``{"spec": {"size": null}}`` loses
     ``size`` unless the schema allows null or would default it.
     """
+    if node is None:
+        return  # nothing below a value without a schema is ever dropped (metadata, say)
     if isinstance(obj, dict):
         for key in list(obj):
+            child = node.child(key)
+            if child is None:
+                continue
             value = obj[key]
-            child = node.child(key) if node is not None else None
-            if value is None and child is not None and not child.nullable and not child.has_default:
-                del obj[key]
-            else:
+            if value is None:
+                if not child.nullable and not child.has_default:
+                    del obj[key]
+            elif isinstance(value, dict | list):
                 prune_nulls(child, value)
     elif isinstance(obj, list):
-        items = node.items if node is not None else None
-        for item in obj:
-            prune_nulls(items, item)
+        items = node.items
+        if items is not None:
+            for item in obj:
+                prune_nulls(items, item)
 
 
 def coerce_embedded_metadata(node: SchemaNode | None, obj: Any) -> list[str]:

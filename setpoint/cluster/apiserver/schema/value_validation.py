@@ -130,8 +130,10 @@ class ValueValidator:
 
     def validate(self, node: SchemaNode, value: Any, path: str, old: Any = MISSING) -> None:
         """Validate ``value`` at kube-openapi path ``path`` (``""`` at the root)."""
-        if old is not MISSING and strict_equal(value, old):
-            return  # ratcheting: unchanged values are not re-validated
+        if old is not MISSING and value == old and strict_equal(value, old):
+            # Ratcheting: unchanged values are not re-validated (== in C rules out most
+            # changed values before the type-strict walk).
+            return
         if value is None:
             self._check_type(node, value, "null", path)
             if not node.null_means_unset:  # Go-typed objects decode null as "not set"
