@@ -128,26 +128,11 @@ _TYPED_METADATA_KEYS: Final = frozenset(
 )
 
 
-class _WireMetadata(
-    msgspec.Struct, frozen=True, rename="camel", forbid_unknown_fields=True, gc=False
-):
+class _WireMetadata(_Metadata, frozen=True, forbid_unknown_fields=True, gc=False):
     """``metadata`` as sent, decoded in one pass: the :class:`_Metadata` fields and the two
     standard fields it does not keep. Any other field fails the decode, and the object takes
     the general path (which keeps unusual fields raw)."""
 
-    name: str | None = None
-    generate_name: str | None = None
-    namespace: str | None = None
-    uid: str | None = None
-    resource_version: str | None = None
-    generation: int | None = None
-    creation_timestamp: str | None = None
-    deletion_timestamp: str | None = None
-    deletion_grace_period_seconds: int | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: tuple[OwnerReference, ...] | None = None
-    finalizers: tuple[str, ...] | None = None
     # Raw views, checked for presence only (never kept: they would pin the received bytes).
     managed_fields: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     self_link: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
