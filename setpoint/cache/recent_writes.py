@@ -65,10 +65,6 @@ class _Record(msgspec.Struct, gc=False):
         return self.obj is None and self.decode is None
 
 
-def _call(decode: Callable[[], CachedObject]) -> Callable[[bytes], CachedObject]:
-    return lambda raw: decode()
-
-
 class RecentWrites:
     """Objects of one informer written by this process, newer than its store (see module)."""
 
@@ -92,23 +88,6 @@ class RecentWrites:
             return
         self._put((obj.namespace, obj.name), _Record(obj, obj.uid, version, self._clock()))
 
-    def record_encoded(
-        self,
-        key: ObjectKey,
-        uid: str,
-        resource_version: str | None,
-        decode: Callable[[], CachedObject],
-    ) -> None:
-        """Like :meth:`record` for an object not decoded yet: ``decode()`` runs on first read
-        (and if it raises, the record is dropped and the store read instead)."""
-        version = _version(resource_version)
-        if version is None or not key.name:
-            return
-        self._put(
-            (key.namespace, key.name),
-            _Record(None, uid, version, self._clock(), _call(decode)),
-        )
-
     def record_raw(
         self,
         namespace: str | None,
@@ -118,8 +97,9 @@ class RecentWrites:
         decode: Callable[[bytes], CachedObject],
         raw: bytes,
     ) -> None:
-        """Like :meth:`record_encoded` for the object ``namespace/name`` (namespace None or ""
-        when cluster-scoped) encoded as ``raw``: ``decode(raw)`` runs on first read. Pass one
+        """Like :meth:`record` for the object ``namespace/name`` (namespace None or "" when
+        cluster-scoped) encoded as ``raw``, not decoded yet: ``decode(raw)`` runs on first read
+        (and if it raises, the record is dropped and the store read instead). Pass one
         ``decode`` function for all records (e.g. an informer's ``decoder.decode``, bound once):
         records are not tracked by the garbage collector, and must not refer back to this."""
         version = _version(resource_version)

@@ -62,21 +62,22 @@ def test_an_encoded_write_is_decoded_only_when_read_and_a_failed_decode_reads_th
     recent = RecentWrites()
     decoded: list[str] = []
 
-    def decode(name: str, rv: str) -> CachedObject:
+    def decode(raw: bytes) -> CachedObject:
+        name, rv = raw.decode().split(":")
         decoded.append(name)
         return obj(name, rv)
 
-    recent.record_encoded(ObjectKey("ns", "a"), "u1", "7", lambda: decode("a", "7"))
-    recent.record_encoded(ObjectKey("ns", "b"), "u1", "8", lambda: decode("b", "8"))
+    recent.record_raw("ns", "a", "u1", "7", decode, b"a:7")
+    recent.record_raw("ns", "b", "u1", "8", decode, b"b:8")
     recent.prune(lambda key: None, lambda ns: 7)  # the watch passed a's write, not b's
     assert decoded == [] and len(recent) == 1
     assert recent.get(ObjectKey("ns", "b"), obj("b", "5"), lambda ns: 7) == obj("b", "8")
     assert decoded == ["b"]
 
-    def rejected() -> CachedObject:
+    def rejected(raw: bytes) -> CachedObject:
         raise ValueError("the informer's transform rejects it")
 
-    recent.record_encoded(ObjectKey("ns", "c"), "u1", "9", rejected)
+    recent.record_raw("ns", "c", "u1", "9", rejected, b"c:9")
     assert recent.get(ObjectKey("ns", "c"), obj("c", "4"), lambda ns: 8) == obj("c", "4")
     assert len(recent) == 1  # b's record only
 
