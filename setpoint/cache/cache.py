@@ -219,8 +219,7 @@ class Cache:
                     f"namespace is required to get {resource.kind} {name!r}: "
                     f"{resource.resource} are namespaced"
                 )
-            if informer.namespaces and namespace not in informer.namespaces:
-                self._check_namespace(informer, namespace)
+            self._check_namespace(informer, namespace)
         else:
             namespace = None
         stored = informer.store.get_by_name(name, namespace)
@@ -311,9 +310,7 @@ class Cache:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str) or kind == "Status":
             return
-        informers = self._by_type.get((api_version, kind))
-        if informers is None:
-            informers = self._informers_of(api_version, kind)
+        informers = self._informers_of(api_version, kind)
         if not informers:
             return
         metadata = obj.get("metadata")

@@ -95,21 +95,8 @@ class HandlerRegistry:
 
     def deliver(self, delta: Delta, *, is_initial_list: bool = False) -> None:
         """Send one delta to every handler, logging (never raising) handler failures."""
-        # deliver_to, inlined: this runs for every event.
-        kind = delta.type
-        obj = delta.obj
         for handler in self._handlers:
-            try:
-                if kind is DeltaType.ADD:
-                    handler.on_add(obj, is_initial_list)
-                elif kind is DeltaType.UPDATE:
-                    old = delta.old
-                    assert old is not None
-                    handler.on_update(old, obj)
-                else:
-                    handler.on_delete(obj)
-            except Exception:
-                self._log_failure(handler, delta)
+            self.deliver_to(handler, delta, is_initial_list=is_initial_list)
 
     def deliver_to(self, handler: EventHandler, delta: Delta, *, is_initial_list: bool) -> None:
         """Send one delta to one handler, logging (never raising) its failure."""
@@ -122,13 +109,10 @@ class HandlerRegistry:
             else:
                 handler.on_delete(delta.obj)
         except Exception:
-            self._log_failure(handler, delta)
-
-    def _log_failure(self, handler: EventHandler, delta: Delta) -> None:
-        logger.exception(
-            "event handler %r failed on %s of %r (%s); the informer carries on",
-            handler,
-            delta.type.value,
-            delta.obj,
-            self._description,
-        )
+            logger.exception(
+                "event handler %r failed on %s of %r (%s); the informer carries on",
+                handler,
+                delta.type.value,
+                delta.obj,
+                self._description,
+            )

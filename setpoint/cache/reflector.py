@@ -438,12 +438,7 @@ class Reflector:
             if event_type in (MODIFIED, ADDED, DELETED):
                 obj = self.decoder.decode_fields(fields.object)
                 if obj is not None:
-                    delta = self.store.apply(event_type, obj)
-                    resource_version = obj.resource_version
-                    if resource_version:
-                        self.last_resource_version = resource_version
-                    if delta is not None:
-                        self.handlers.deliver(delta)
+                    self._apply(event_type, obj)
                     return
         self._handle_general_line(line)
 
@@ -474,7 +469,11 @@ class Reflector:
             if resource_version:
                 self.last_resource_version = resource_version
             return
-        delta = self.store.apply(event.type, obj)
+        self._apply(event.type, obj)
+
+    def _apply(self, event_type: str, obj: CachedObject) -> None:
+        """Store one ADDED/MODIFIED/DELETED object, note its version, tell the handlers."""
+        delta = self.store.apply(event_type, obj)
         resource_version = obj.resource_version
         if resource_version:
             self.last_resource_version = resource_version
