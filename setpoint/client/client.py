@@ -66,6 +66,7 @@ from setpoint.client.query_params import (
     Selector,
     check_path_segment,
     field_selector_param,
+    is_path_segment,
     label_selector_param,
 )
 from setpoint.client.request_options import (
@@ -477,10 +478,10 @@ class Client:
         if not with_name:
             return None if subresource else collection
         name = target.name
-        if not name or name in (".", "..") or "/" in name or "%" in name:
+        if not name or not is_path_segment(name):
             return None
         if subresource:
-            if subresource in (".", "..") or "/" in subresource or "%" in subresource:
+            if not is_path_segment(subresource):
                 return None
             return f"{collection}/{name}/{subresource}"
         return f"{collection}/{name}"
@@ -1066,17 +1067,12 @@ class Client:
         manager = field_manager or self.field_manager
         if kind_of_patch is PatchType.APPLY and not manager:
             manager = DEFAULT_APPLY_FIELD_MANAGER
-        if dry_run or field_validation is not None:
-            return write_params(
-                dry_run=dry_run,
-                field_manager=manager,
-                field_validation=field_validation,
-                force=force,
-            )
-        params = {"fieldManager": manager} if manager else {}  # as write_params, without it
-        if force is not None:
-            params["force"] = "true" if force else "false"
-        return params
+        return write_params(
+            dry_run=dry_run,
+            field_manager=manager,
+            field_validation=field_validation,
+            force=force,
+        )
 
     @overload
     async def apply(

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, TypeAlias
 if TYPE_CHECKING:
     from setpoint.api.selectors import FieldSelector, LabelSelector
 
-__all__ = ["Selector", "check_path_segment", "field_selector_param", "label_selector_param"]
+__all__ = [
+    "Selector",
+    "check_path_segment",
+    "field_selector_param",
+    "is_path_segment",
+    "label_selector_param",
+]
 
 # What callers may pass as a selector.
 Selector: TypeAlias = "str | Mapping[str, str] | LabelSelector | FieldSelector"
@@ -41,11 +47,16 @@ def field_selector_param(value: Selector | None) -> str | None:
     return str(value)
 
 
+def is_path_segment(value: str) -> bool:
+    """Whether ``value`` can be one URL path segment: not '.' or '..', no '/' or '%'."""
+    # The API server rejects the others too (IsValidPathSegmentName); checking here keeps a
+    # name like "x/status" from silently addressing another URL.
+    return value not in (".", "..") and "/" not in value and "%" not in value
+
+
 def check_path_segment(field_name: str, value: str | None) -> None:
     """Raise ``ValueError`` naming ``field_name`` if ``value`` cannot be one URL path segment."""
-    # The API server rejects these too (IsValidPathSegmentName); checking here keeps a name
-    # like "x/status" from silently addressing another URL.
     if value is None:
         return
-    if value in (".", "..") or "/" in value or "%" in value:
+    if not is_path_segment(value):
         raise ValueError(f"{field_name}: {value!r} may not be '.', '..', or contain '/' or '%'")

@@ -309,7 +309,7 @@ class Transport:
         url = self.config.server + path
         safe = is_idempotent_method(method) if idempotent is None else idempotent
         policy = retry or self.options.retry
-        metrics = self._metrics.get(method) or self._method_metrics(method)
+        metrics = self._method_metrics(method)
         credentials = self.config.credentials
         retries = 0
         reauthenticated = False
@@ -319,9 +319,7 @@ class Transport:
                 RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
             auth = self._fixed_auth or (await credentials.get() if credentials else None)
             authorization = auth.authorization if auth is not None else None
-            headers = self._headers.get((accept, content_type, authorization))
-            if headers is None:
-                headers = self._request_headers(accept, content_type, authorization)
+            headers = self._request_headers(accept, content_type, authorization)
             request_size = len(body) if body is not None else None
             started = time.monotonic()
             try:
