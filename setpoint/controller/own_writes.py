@@ -75,12 +75,7 @@ class OwnWrites:
     def end(self, key: WriteKey | None, uid: str = "", resource_version: str = "") -> None:
         """The write of ``key`` finished (``uid``/``resource_version`` of its answer, or empty
         when it failed): record it, then drop or deliver the events held meanwhile."""
-        if uid and resource_version:  # record(), inlined: once per write
-            versions = self._versions
-            versions[uid] = resource_version
-            versions.move_to_end(uid)
-            if len(versions) > MAX_TRACKED_WRITES:
-                versions.popitem(last=False)
+        self.record(uid, resource_version)
         if key is None:
             return
         remaining = self._in_flight.get(key, 1) - 1

@@ -28,12 +28,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-import time
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from setpoint.api.clock import SYSTEM_CLOCK, Clock, SystemClock, TimerHandle
+from setpoint.api.clock import SYSTEM_CLOCK, Clock, TimerHandle
 from setpoint.controller.metrics import WorkQueueStats, register_queue
 from setpoint.controller.rate_limiters import RateLimiter, default_controller_rate_limiter
 
@@ -81,10 +80,7 @@ class WorkQueue(Generic[K]):
         self._timers: Clock | None
         if isinstance(clock, Clock):
             self._timers = clock
-            # The system clock's own function: no Python frame per add/get/done.
-            self._clock: Callable[[], float] = (
-                time.monotonic if type(clock) is SystemClock else clock.monotonic
-            )
+            self._clock: Callable[[], float] = clock.monotonic
         else:
             self._timers = None
             self._clock = clock

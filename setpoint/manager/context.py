@@ -228,27 +228,25 @@ class Context:
         namespace unless `namespace` is given.
         """
         if api_version is None and kind is None and name is None:
-            obj = await (self._cache or self.cache).get(
+            obj = await self.cache.get(
                 self.api_version, self.kind, self.request.name, self.request.namespace
             )
             model = self._models.get((self.api_version, self.kind))
-            if obj is None or model is None:
-                return obj
-            return model.model_validate(obj)
+            return None if obj is None else self._typed(obj, model)
         resolved_version, resolved_kind, resolved_name, model = self._split(api_version, kind, name)
-        obj = await (self._cache or self.cache).get(
+        obj = await self.cache.get(
             resolved_version, resolved_kind, resolved_name, self._namespace(namespace)
         )
         return None if obj is None else self._typed(obj, model)
 
     async def _primary_dict(self) -> dict[str, Any] | None:
-        return await (self._cache or self.cache).get(
+        return await self.cache.get(
             self.api_version, self.kind, self.request.name, self.request.namespace
         )
 
     async def _primary_cached(self) -> CachedObject | None:
         """The primary object as the cache holds it (immutable: not to be handed out)."""
-        return await (self._cache or self.cache).get_cached(
+        return await self.cache.get_cached(
             self.api_version, self.kind, self.request.name, self.request.namespace
         )
 
@@ -353,11 +351,7 @@ class Context:
             status = current.get("status")
         status_patch: dict[str, Any] = {}
         if patch is not None:
-            status_patch = (
-                dict(patch)
-                if type(patch) is dict or not is_model(patch)
-                else dict(as_mapping(patch))
-            )
+            status_patch = dict(as_mapping(patch)) if is_model(patch) else dict(patch)
         before = status if isinstance(status, dict) else {}
         if conditions:
             from setpoint.api.conditions import set_condition
@@ -382,10 +376,8 @@ class Context:
             status_patch["conditions"] = merged
         if not merge_patch_changes(before or {}, status_patch):
             return self._typed(current if cached is None else cached.to_dict(), model)
-        answer = await (self._client or self.client).patch(
-            current, {"status": status_patch}, subresource="status"
-        )
-        return answer if model is None else model.model_validate(answer)
+        answer = await self.client.patch(current, {"status": status_patch}, subresource="status")
+        return self._typed(answer, model)
 
     async def set_condition(
         self,
@@ -432,17 +424,17 @@ class Context:
         set_controller_reference(owner_obj, obj)
         if existing is not None and not differs(existing, obj):
             return self._typed(existing, model)
-        applied: dict[str, Any] = await (self._client or self.client).apply(
+        applied: dict[str, Any] = await self.client.apply(
             obj, field_manager=self.field_manager, force=force
         )
-        return applied if model is None else model.model_validate(applied)
+        return self._typed(applied, model)
 
     async def _cached_peer(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
         metadata = obj.get("metadata") or {}
         name = metadata.get("name")
         if not name:
             return None
-        return await (self._cache or self.cache).get(
+        return await self.cache.get(
             str(obj.get("apiVersion")), str(obj.get("kind")), name, metadata.get("namespace")
         )
 
@@ -517,7 +509,7 @@ class Context:
         async def read(
             api_version: str, kind: str, name: str, namespace: str | None
         ) -> dict[str, Any] | None:
-            return await (self._cache or self.cache).get(api_version, kind, name, namespace)
+            return await self.cache.get(api_version, kind, name, namespace)
 
         result, answer = await operation(self.client, target, owned_mutate, reader=read)
         return result, self._typed(answer, model)
