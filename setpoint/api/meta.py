@@ -95,7 +95,7 @@ def as_mapping(obj: "Mapping[str, Any] | BaseModel | Any") -> Mapping[str, Any]:
 def metadata(obj: "Mapping[str, Any] | BaseModel") -> Mapping[str, Any]:
     """``obj["metadata"]`` (or a model's metadata as a mapping), or an empty mapping when absent
     or not an object."""
-    if type(obj) is not dict and is_model(obj):
+    if is_model(obj):
         value = getattr(obj, "metadata", None)
         if is_model(value):
             return value.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -124,8 +124,7 @@ def _mutable_metadata(obj: MutableMapping[str, Any]) -> MutableMapping[str, Any]
 
 
 def _string(obj: Mapping[str, Any], field: str) -> str | None:
-    meta = obj.get("metadata") if type(obj) is dict else None
-    value = (meta if type(meta) is dict else metadata(obj)).get(field)
+    value = metadata(obj).get(field)
     return value if isinstance(value, str) and value else None
 
 

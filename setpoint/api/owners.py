@@ -71,24 +71,12 @@ def owner_reference(
     was never created has no ``uid``).
     """
     owner = meta.as_mapping(owner)
-    owner_meta = meta.metadata(owner)
-    api_version, kind = owner.get("apiVersion"), owner.get("kind")
-    name, uid = owner_meta.get("name"), owner_meta.get("uid")
-    if not (
-        type(api_version) is str
-        and api_version
-        and type(kind) is str
-        and kind
-        and type(name) is str
-        and name
-        and type(uid) is str
-        and uid
-    ):  # something missing (or a str subclass): check field by field, naming the first
-        api_version = _required(owner, "apiVersion", api_version)
-        kind = _required(owner, "kind", kind)
-        name = _required(owner, "metadata.name", meta.name(owner))
-        uid = _required(owner, "metadata.uid", meta.uid(owner))
-    reference: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid}
+    reference: dict[str, Any] = {
+        "apiVersion": _required(owner, "apiVersion", owner.get("apiVersion")),
+        "kind": _required(owner, "kind", owner.get("kind")),
+        "name": _required(owner, "metadata.name", meta.name(owner)),
+        "uid": _required(owner, "metadata.uid", meta.uid(owner)),
+    }
     if controller:
         reference["controller"] = True
     if block_owner_deletion:
@@ -138,9 +126,6 @@ def _check_namespaces(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> None:
     owner_namespace = meta.namespace(owner)
     if owner_namespace is None:
         return
-    obj_meta = obj.get("metadata")
-    if type(obj_meta) is dict and obj_meta.get("namespace") == owner_namespace:
-        return  # the common case, without meta.namespace's checks
     obj_namespace = meta.namespace(obj)
     if obj_namespace is None:
         raise CrossNamespaceOwnerError(
@@ -192,17 +177,14 @@ def set_controller_reference(
     controller is set, and :class:`CrossNamespaceOwnerError` when a namespaced owner is not in
     ``obj``'s namespace.
     """
-    if type(obj) is not dict and meta.is_model(obj):
+    if meta.is_model(obj):
         return _on_model(owner, obj, set_controller_reference)
-    if type(owner) is not dict:
-        owner = meta.as_mapping(owner)
+    owner = meta.as_mapping(owner)
     _check_namespaces(owner, obj)
-    reference = owner_reference(owner, controller=True, block_owner_deletion=True)
-    for existing in meta.owner_references(obj):  # controller_of(obj), inlined
-        if existing.get("controller") is True:
-            if not _same_owner(existing, reference):
-                raise AlreadyOwnedError(obj, existing)
-            break
+    reference = controller_reference(owner)
+    existing = controller_of(obj)
+    if existing is not None and not _same_owner(existing, reference):
+        raise AlreadyOwnedError(obj, existing)
     return _upsert(obj, reference)
 
 

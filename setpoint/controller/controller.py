@@ -36,15 +36,14 @@ import contextvars
 import inspect
 import logging
 import time
-import types
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
 from setpoint.controller import metrics
-from setpoint.controller.log_context import CONTROLLER, KEY, RECONCILE_ID, new_reconcile_id
+from setpoint.controller.log_context import reconcile_context
 from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.rate_limiters import RateLimiter
 from setpoint.controller.reconcile import (
@@ -456,26 +455,17 @@ class Controller:
             # A reconcile answered from the cache never suspends, nor does get() on a non-empty
             # queue: without this, a backlog would keep the watches, lease renewals and probes
             # from running until it is worked off.
-            await _yield_to_loop()
+            await asyncio.sleep(0)
 
     async def _reconcile(self, request: Request) -> None:
         queue = self.queue
         self._active.count += 1
         started = time.monotonic()
         key = str(request)
-        reconcile_id = new_reconcile_id()
-        # log_context.reconcile_context, inlined (the hot path).
-        tokens = (CONTROLLER.set(self.name), KEY.set(key), RECONCILE_ID.set(reconcile_id))
-        try:
+        with reconcile_context(self.name, key) as reconcile_id:
             try:
                 try:
-                    if self._is_async and self.reconcile_timeout is None:
-                        # _invoke's common case inline: one coroutine less per reconcile.
-                        result = await self._reconcile_fn(request)
-                        if result is not None:
-                            result = await self._checked(result)
-                    else:
-                        result = await self._invoke(request)
+                    result = await self._invoke(request)
                 except asyncio.CancelledError as cancelled:
                     task = asyncio.current_task()
                     if task is not None and task.cancelling():
@@ -573,10 +563,6 @@ class Controller:
             finally:
                 self._time.observe(time.monotonic() - started)
                 self._active.count -= 1
-        finally:
-            RECONCILE_ID.reset(tokens[2])
-            KEY.reset(tokens[1])
-            CONTROLLER.reset(tokens[0])
 
     def _extra(self, key: str, reconcile_id: str) -> dict[str, str]:
         """The ``extra`` of a reconcile's log lines (built only when one is written)."""
@@ -618,22 +604,11 @@ class Controller:
                 ) from exc
         if result is None:
             return None
-        return await self._checked(result)
-
-    @staticmethod
-    async def _checked(result: Any) -> Result | None:
-        """The reconciler's non-None return value as a Result (or a TypeError)."""
         if inspect.isawaitable(result):  # a sync callable that returned a coroutine
             result = await result
         if result is not None and not isinstance(result, Result):
             raise TypeError(f"reconciler returned {type(result).__name__}; expected Result or None")
         return result
-
-
-@types.coroutine
-def _yield_to_loop() -> Generator[None, None, None]:
-    """``asyncio.sleep(0)`` without its coroutine: let the loop run what is ready."""
-    yield
 
 
 def _describe(exc: BaseException) -> str:

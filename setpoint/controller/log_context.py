@@ -18,8 +18,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
-from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import MutableMapping
 from typing import Any
 
 __all__ = [
@@ -48,17 +47,38 @@ def new_reconcile_id() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-@contextmanager
-def reconcile_context(controller: str, key: str, reconcile_id: str | None = None) -> Iterator[str]:
-    """Set the three variables for the duration of a block; yields the reconcile id."""
-    rid = reconcile_id or new_reconcile_id()
-    tokens = (CONTROLLER.set(controller), KEY.set(key), RECONCILE_ID.set(rid))
-    try:
-        yield rid
-    finally:
+class _ReconcileContext:
+    """The context manager of :func:`reconcile_context` (a class, not a generator: every
+    reconcile enters one)."""
+
+    __slots__ = ("_tokens", "controller", "key", "reconcile_id")
+
+    def __init__(self, controller: str, key: str, reconcile_id: str) -> None:
+        self.controller = controller
+        self.key = key
+        self.reconcile_id = reconcile_id
+
+    def __enter__(self) -> str:
+        self._tokens = (
+            CONTROLLER.set(self.controller),
+            KEY.set(self.key),
+            RECONCILE_ID.set(self.reconcile_id),
+        )
+        return self.reconcile_id
+
+    def __exit__(self, *exc_info: object) -> None:
+        tokens = self._tokens
         RECONCILE_ID.reset(tokens[2])
         KEY.reset(tokens[1])
         CONTROLLER.reset(tokens[0])
+
+
+def reconcile_context(
+    controller: str, key: str, reconcile_id: str | None = None
+) -> _ReconcileContext:
+    """Set the three variables for the duration of a ``with`` block, which gets the reconcile
+    id (a new one unless given)."""
+    return _ReconcileContext(controller, key, reconcile_id or new_reconcile_id())
 
 
 def current() -> dict[str, str]:
