@@ -24,7 +24,7 @@ from typing import Final
 import msgspec
 
 from setpoint.api.gvk import ObjectKey
-from setpoint.cache.cached_object import CachedObject, ObjectDecoder, OwnerReference
+from setpoint.cache.cached_object import CachedObject, ObjectDecoder
 from setpoint.cache.selection import LabelSelectorLike, label_predicate
 from setpoint.cache.wire import (
     ADDED,
@@ -241,10 +241,14 @@ class MutableStore(Store):
         """Store ``obj`` (replacing the object with its key); returns the previous one."""
         meta = obj._meta
         namespace = meta.namespace or ""
+        return self._put(self._objects_in(namespace), namespace, meta.name or "", obj)
+
+    def _objects_in(self, namespace: str) -> dict[str, CachedObject]:
+        """The objects of ``namespace`` by name (a new, empty dict if it has none)."""
         objects = self._by_namespace.get(namespace)
         if objects is None:
             objects = self._by_namespace[namespace] = {}
-        return self._put(objects, namespace, meta.name or "", obj)
+        return objects
 
     def _put(
         self, objects: dict[str, CachedObject], namespace: str, name: str, obj: CachedObject
@@ -258,18 +262,10 @@ class MutableStore(Store):
         refs = obj._meta.owner_references
         # Equal reference lists are mostly the same shared tuple: nothing to re-index.
         if old_refs != refs:
-            owners = self._indices[OWNER_UID_INDEX]
-            if old_refs:
-                _discard(owners, old_refs, key)
+            if old is not None and old_refs:
+                self._remove_values(OWNER_UID_INDEX, _owner_uids(old), key)
             if refs:
-                for ref in refs:
-                    uid = ref.uid
-                    if uid:
-                        bucket = owners.get(uid)
-                        if bucket is None:
-                            owners[uid] = {key}
-                        else:
-                            bucket.add(key)
+                self._add_values(OWNER_UID_INDEX, _owner_uids(obj), key)
         for index_name, fn in self._user_indexers:
             values = self._index_values(index_name, fn, obj)
             if old is not None:
@@ -311,9 +307,8 @@ class MutableStore(Store):
         if not objects:
             del self._by_namespace[ns_key]
         internal_key = (ns_key, key.name)
-        refs = old._meta.owner_references
-        if refs:
-            _discard(self._indices[OWNER_UID_INDEX], refs, internal_key)
+        if old._meta.owner_references:
+            self._remove_values(OWNER_UID_INDEX, _owner_uids(old), internal_key)
         for name, fn in self._user_indexers:
             self._remove_values(name, self._index_values(name, fn, old), internal_key)
         return old
@@ -332,13 +327,10 @@ class MutableStore(Store):
         meta = obj._meta
         namespace = meta.namespace or ""
         name = meta.name or ""
-        objects = self._by_namespace.get(namespace)
-        if objects is None:
-            objects = self._by_namespace[namespace] = {}
-        else:
-            current = objects.get(name)
-            if current is not None and _same_version(current, obj):
-                return None
+        objects = self._objects_in(namespace)
+        current = objects.get(name)
+        if current is not None and _same_version(current, obj):
+            return None
         old = self._put(objects, namespace, name, obj)
         if old is None:
             return Delta(DeltaType.ADD, obj)
@@ -423,13 +415,3 @@ class MutableStore(Store):
 def _same_version(a: CachedObject, b: CachedObject) -> bool:
     rv = a._meta.resource_version
     return bool(rv) and rv == b._meta.resource_version and a.uid == b.uid
-
-
-def _discard(index: dict[str, set[_Key]], refs: Iterable[OwnerReference], key: _Key) -> None:
-    """Remove ``key`` from the owner-uid index entries of ``refs``."""
-    for ref in refs:
-        bucket = index.get(ref.uid)
-        if bucket is not None:
-            bucket.discard(key)
-            if not bucket:
-                del index[ref.uid]
