@@ -493,43 +493,22 @@ class ObjectDecoder:
             rest,
         )
 
-    def _compact(self, wire: _WireMetadata) -> _Metadata:
-        """The :class:`_Metadata` to keep for ``wire``, with repeated values shared."""
-        namespace = wire.namespace
-        if namespace is not None and len(namespace) < _INTERN_MAX_LEN:
-            namespace = sys.intern(namespace)
-        timestamp = wire.creation_timestamp
-        if timestamp is not None:
-            if timestamp == self._last_timestamp:
-                timestamp = self._last_timestamp
-            else:
-                self._last_timestamp = timestamp
-        labels = wire.labels
-        if labels:
-            labels = _shared_labels(labels)
-        refs = wire.owner_references
-        if refs:
-            refs = _shared_owner_references(refs)
-        finalizers = wire.finalizers
-        if finalizers:
-            finalizers = _interned_tuple(finalizers)
-        generate_name = wire.generate_name
-        if generate_name is not None:
-            generate_name = _intern(generate_name)
+    def _compact(self, meta: _Metadata) -> _Metadata:
+        """``meta`` as kept: a plain :class:`_Metadata` with its repeated values shared."""
         return _Metadata(
-            wire.name,
-            generate_name,
-            namespace,
-            wire.uid,
-            wire.resource_version,
-            wire.generation,
-            timestamp,
-            wire.deletion_timestamp,
-            wire.deletion_grace_period_seconds,
-            labels,
-            wire.annotations,
-            refs,
-            finalizers,
+            meta.name,
+            _intern(meta.generate_name),
+            _intern(meta.namespace),
+            meta.uid,
+            meta.resource_version,
+            meta.generation,
+            self._shared_timestamp(meta.creation_timestamp),
+            meta.deletion_timestamp,
+            meta.deletion_grace_period_seconds,
+            _shared_labels(meta.labels),
+            meta.annotations,
+            _shared_owner_references(meta.owner_references),
+            _interned_tuple(meta.finalizers),
         )
 
     def _decode_general(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:
@@ -557,15 +536,7 @@ class ObjectDecoder:
             meta = _METADATA_DECODER.decode(raw)
         except msgspec.ValidationError as exc:
             raise ObjectDecodeError(f"invalid metadata: {exc}") from exc
-        meta = msgspec.structs.replace(
-            meta,
-            namespace=_intern(meta.namespace),
-            generate_name=_intern(meta.generate_name),
-            creation_timestamp=self._shared_timestamp(meta.creation_timestamp),
-            labels=_shared_labels(meta.labels),
-            owner_references=_shared_owner_references(meta.owner_references),
-            finalizers=_interned_tuple(meta.finalizers),
-        )
+        meta = self._compact(meta)
         fields = _RAW_DICT_DECODER.decode(raw)
         extra = {
             key: value
