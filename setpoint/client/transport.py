@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 
 from setpoint.client.config import ClientConfig
 from setpoint.client.deferred_certificates import deferred_default_certificates
@@ -32,6 +33,7 @@ from setpoint.client.metrics import (
     RequestMetrics,
 )
 from setpoint.client.rate_limit import TokenBucket
+from setpoint.client.request_url import RequestUrls
 from setpoint.client.retry_policy import RetryPolicy, is_idempotent_method, parse_retry_after
 from setpoint.client.server_warnings import WarningHandler
 
@@ -111,6 +113,7 @@ class Transport:
         self.rate_limiter = TokenBucket(qps, self.options.burst) if qps and qps > 0 else None
         self.warnings = WarningHandler()
         self.host = config.host
+        self._urls = RequestUrls(config.server)
         # Headers every request carries: the session sends them, unless a request overrides one.
         self._session_headers: list[tuple[str, str]] = [
             ("User-Agent", config.user_agent),
@@ -325,7 +328,7 @@ class Transport:
             try:
                 try:
                     response = await self._send(
-                        session, method, url, params, body, headers, auth, client_timeout
+                        session, method, path, params, body, headers, auth, client_timeout
                     )
                 except BaseException:
                     metrics.unanswered(request_size)
@@ -396,7 +399,7 @@ class Transport:
         self,
         session: aiohttp.ClientSession,
         method: str,
-        url: str,
+        path: str,
         params: Mapping[str, str] | None,
         body: bytes | None,
         headers: CIMultiDictProxy[str],
@@ -404,13 +407,18 @@ class Transport:
         client_timeout: aiohttp.ClientTimeout | None,
     ) -> Awaitable[aiohttp.ClientResponse]:
         options = self._send_options
+        target: str | URL | None = self._urls.url(path, params)
+        if target is None:
+            target = self.config.server + path  # aiohttp parses it and adds the params
+        else:
+            params = None  # in the URL already
         if client_timeout is not None or self._uses_tls:
             options = dict(options)
             if client_timeout is not None:
                 options["timeout"] = client_timeout
             if self._uses_tls:
                 options["ssl"] = self._ssl_for(auth)
-        return session.request(method, url, params=params, data=body, headers=headers, **options)
+        return session.request(method, target, params=params, data=body, headers=headers, **options)
 
 
 async def iter_lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
