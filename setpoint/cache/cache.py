@@ -302,10 +302,12 @@ class Cache:
             )
         return informers
 
-    def record_write(self, obj: Mapping[str, Any]) -> None:
+    def record_write(self, obj: Mapping[str, Any], body: bytes = b"") -> None:
         """Make reads return ``obj`` (a write's answer) until the watch delivers it.
 
-        Ignored for kinds that no informer watches, and for answers that are not objects.
+        ``body``, when given, is ``obj`` as the JSON the server sent, kept instead of encoding
+        ``obj`` again. Ignored for kinds that no informer watches, and for answers that are
+        not objects.
         """
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str) or kind == "Status":
@@ -318,7 +320,7 @@ class Cache:
         if type(metadata) is not dict and not isinstance(metadata, Mapping):
             return
         # Encoded now (the caller may change the dict it got back), decoded on first read.
-        raw = msgspec.json.encode(obj)
+        raw = body or msgspec.json.encode(obj)
         namespace = metadata.get("namespace") or None
         name = str(metadata.get("name") or "")
         uid = str(metadata.get("uid") or "")

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from setpoint.api.gvk import ResourceInfo
 from setpoint.api.meta import is_model, is_model_class
 from setpoint.client import json_codec
+from setpoint.client.answer_capture import ANSWER_CAPTURE
 from setpoint.client.client_opening import ClientOpening
 from setpoint.client.config import ClientConfig
 from setpoint.client.errors import (
@@ -501,6 +502,9 @@ class Client:
         decoded = json_codec.decode(data)
         if type(decoded) is not dict:
             decoded = _decode_object(data)  # raises the error that names what came instead
+        capture = ANSWER_CAPTURE.get()
+        if capture is not None:
+            capture.body = data
         if model is not None and decoded.get("kind") != "Status":
             return to_model(decoded, model)
         return decoded

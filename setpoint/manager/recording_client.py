@@ -19,6 +19,7 @@ from typing import Any
 
 from setpoint.api.meta import as_mapping, is_model
 from setpoint.cache import Cache
+from setpoint.client.answer_capture import ANSWER_CAPTURE, CapturedAnswer
 from setpoint.client.client import Client
 from setpoint.client.typed_objects import as_dict
 from setpoint.controller.own_writes import OwnWrites, WriteKey
@@ -33,9 +34,9 @@ def record_write(cache: Cache, own_writes: OwnWrites | None, answer: Any) -> Non
         own_writes.record(*recorded)
 
 
-def _record(cache: Cache, answer: Any) -> tuple[str, str] | None:
+def _record(cache: Cache, answer: Any, body: bytes = b"") -> tuple[str, str] | None:
     """Record ``answer`` in the cache; its (uid, resourceVersion), or None when it is no
-    object."""
+    object. ``body``, when given, is the JSON the server sent for it."""
     if type(answer) is not dict:
         if is_model(answer):
             answer = as_dict(answer)
@@ -44,7 +45,7 @@ def _record(cache: Cache, answer: Any) -> tuple[str, str] | None:
     metadata = answer.get("metadata")
     if type(metadata) is not dict and not isinstance(metadata, Mapping):
         return None
-    cache.record_write(answer)
+    cache.record_write(answer, body)
     return str(metadata.get("uid") or ""), str(metadata.get("resourceVersion") or "")
 
 
@@ -88,10 +89,16 @@ class RecordingClient:
         own_writes = self._own_writes
         key = self._key(args, kwargs) if own_writes is not None else None
         recorded = None
+        # The answer's bytes, kept as the server sent them (see answer_capture).
+        captured = CapturedAnswer()
+        token = ANSWER_CAPTURE.set(captured)
         try:
-            answer = await getattr(self._client, method)(*args, **kwargs)
+            try:
+                answer = await getattr(self._client, method)(*args, **kwargs)
+            finally:
+                ANSWER_CAPTURE.reset(token)
             if not kwargs.get("dry_run"):
-                recorded = _record(self._cache, answer)
+                recorded = _record(self._cache, answer, captured.body)
             return answer
         finally:
             if own_writes is not None:

@@ -21,7 +21,7 @@ from setpoint.cache import (
 )
 from setpoint.client.errors import NoKindMatch
 
-from .objects import configmap, list_body, owner
+from .objects import configmap, encode, list_body, owner
 from .recording import RecordingHandler
 from .scripted_client import CONFIGMAPS, ScriptedClient
 
@@ -220,3 +220,20 @@ def test_invalid_options_are_rejected_naming_the_field() -> None:
     resolved = CacheOptions(by_object={gvk: ObjectOptions(namespaces=["a"])}).resolve(gvk)
     assert resolved.namespaces == frozenset({"a"})
     assert dataclasses.is_dataclass(resolved)
+
+
+async def test_a_recorded_write_keeps_the_body_the_server_sent(cache: Cache) -> None:
+    await cache.start()
+    await cache.get("v1", "ConfigMap", "a", "ns1")  # the informer whose reads the writes join
+    answer = configmap("a", "ns1", rv="50", data={"k": "decoded"})
+    sent = encode(configmap("a", "ns1", rv="50", data={"k": "as sent"}))
+    cache.record_write(answer, sent)
+    answer["data"]["k"] = "changed by the caller"
+    got = await cache.get("v1", "ConfigMap", "a", "ns1")
+    assert got is not None and got["data"] == {"k": "as sent"}
+    # Without the body, the answer is encoded as it was at the call.
+    other = configmap("b", "ns1", rv="51", data={"k": "decoded"})
+    cache.record_write(other)
+    other["data"]["k"] = "changed by the caller"
+    got = await cache.get("v1", "ConfigMap", "b", "ns1")
+    assert got is not None and got["data"] == {"k": "decoded"}
