@@ -380,16 +380,20 @@ def _shared_owner_references(
     shared = _SHARED_OWNER_REFERENCES.get(refs)
     if shared is not None:
         return shared
-    shared = tuple(
-        msgspec.structs.replace(
-            ref, api_version=sys.intern(ref.api_version), kind=sys.intern(ref.kind)
-        )
-        for ref in refs
-    )
+    if len(refs) == 1:  # the usual case, without a generator
+        shared = (_interned_reference(refs[0]),)
+    else:
+        shared = tuple(_interned_reference(ref) for ref in refs)
     if len(_SHARED_OWNER_REFERENCES) >= _MAX_SHARED_LABEL_SETS:
         _SHARED_OWNER_REFERENCES.clear()
     _SHARED_OWNER_REFERENCES[refs] = shared
     return shared
+
+
+def _interned_reference(ref: OwnerReference) -> OwnerReference:
+    return msgspec.structs.replace(
+        ref, api_version=sys.intern(ref.api_version), kind=sys.intern(ref.kind)
+    )
 
 
 def _interned_tuple(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
@@ -495,9 +499,14 @@ class ObjectDecoder:
 
     def _compact(self, meta: _Metadata) -> _Metadata:
         """``meta`` as kept: a plain :class:`_Metadata` with its repeated values shared."""
+        # Absent fields (most of them, on most objects) skip the sharing helpers: a call each
+        # is a good part of what decoding an event costs.
+        labels = meta.labels
+        refs = meta.owner_references
+        finalizers = meta.finalizers
         return _Metadata(
             meta.name,
-            _intern(meta.generate_name),
+            None if meta.generate_name is None else _intern(meta.generate_name),
             _intern(meta.namespace),
             meta.uid,
             meta.resource_version,
@@ -505,10 +514,10 @@ class ObjectDecoder:
             self._shared_timestamp(meta.creation_timestamp),
             meta.deletion_timestamp,
             meta.deletion_grace_period_seconds,
-            _shared_labels(meta.labels),
+            _shared_labels(labels) if labels else labels,
             meta.annotations,
-            _shared_owner_references(meta.owner_references),
-            _interned_tuple(meta.finalizers),
+            _shared_owner_references(refs) if refs else refs,
+            _interned_tuple(finalizers) if finalizers else finalizers,
         )
 
     def _decode_general(self, raw: bytes | msgspec.Raw | memoryview) -> CachedObject:

@@ -83,7 +83,11 @@ class Delta(msgspec.Struct, frozen=True):
 
 
 def _owner_uids(obj: CachedObject) -> Iterable[str]:
-    return [ref.uid for ref in obj.owner_references if ref.uid]
+    refs = obj._meta.owner_references or ()
+    if len(refs) == 1:  # the usual case, without a list comprehension's frame
+        uid = refs[0].uid
+        return (uid,) if uid else ()
+    return [ref.uid for ref in refs if ref.uid]
 
 
 def _key_of(obj: CachedObject) -> _Key:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
+import msgspec
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
@@ -69,10 +70,11 @@ class TransportOptions:
     max_connections: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class RawResponse:
+class RawResponse(msgspec.Struct, frozen=True, gc=False):
     """A successful (2xx) answer: status, headers and the whole body."""
 
+    # A frozen struct, not a frozen dataclass: one is built per request, and a frozen
+    # dataclass's __init__ sets each field through object.__setattr__.
     status: int
     headers: CIMultiDictProxy[str]
     body: bytes

@@ -93,6 +93,11 @@ def test_owner_uid_index_follows_updates() -> None:
     store.remove(ObjectKey("default", "child2"))
     assert store.by_index(OWNER_UID_INDEX, "p1") == []
     assert sorted(store.index_values(OWNER_UID_INDEX)) == ["p2"]
+    # A reference without a uid (a broken object) indexes nothing, alone or beside others.
+    store.upsert(cm("no-uid", owners=[owner("")]))
+    store.upsert(cm("mixed", owners=[owner(""), owner("p3")]))
+    assert sorted(store.index_values(OWNER_UID_INDEX)) == ["p2", "p3"]
+    assert names(store.by_index(OWNER_UID_INDEX, "p3")) == ["mixed"]
 
 
 def test_user_index_is_built_over_existing_objects_and_maintained() -> None:
