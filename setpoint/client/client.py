@@ -408,7 +408,8 @@ class Client:
         need_name: bool,
     ) -> _Target:
         if type(first) is dict:  # the common case first, without the ABC checks below
-            return self._object_target(dict(first), None, namespace, need_name=need_name)
+            # Not copied: the body is only read (encoded), never changed or kept.
+            return self._object_target(first, None, namespace, need_name=need_name)
         if isinstance(first, str):
             if not kind:
                 raise ValueError(f"kind: required after apiVersion {first!r}")

@@ -414,8 +414,11 @@ class Context:
         """
         model = type(child) if is_model(child) else None
         owner_obj = await self._owner(owner)
-        obj = json_copy(child if type(child) is dict else as_dict(child))
-        metadata = obj.setdefault("metadata", {})
+        source = child if type(child) is dict else as_dict(child)
+        # Only the metadata is changed here (namespace, owner reference): the rest is shared
+        # with the caller's object, which is read and sent but never changed.
+        obj = dict(source)
+        metadata = obj["metadata"] = json_copy(source.get("metadata") or {})
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
         existing = await self._cached_peer(obj)

@@ -206,23 +206,35 @@ async def test_apply_owned_makes_a_controlled_child_with_the_operator_as_manager
 ) -> None:
     op = Operator("appliers", kubeconfig=local_cluster.kubeconfig_path, namespaces=[namespace])
     applied: list[dict[str, Any]] = []
+    ns = await client.get("v1", "Namespace", namespace)
+    # Another, existing owner: the garbage collector drops references to missing ones.
+    other_owner = {
+        "apiVersion": "v1", "kind": "Namespace", "name": namespace, "uid": ns["metadata"]["uid"]
+    }  # fmt: skip
+    desired = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "a1-child", "labels": {"app": "a"}, "ownerReferences": [other_owner]},
+        "stringData": {"key": "value"},
+    }
+    as_given = json.loads(json.dumps(desired))
 
     @op.reconciler(for_=("v1", "ConfigMap"), owns=[("v1", "Secret")])
     async def reconcile(ctx: Context, request: Request) -> None:
         if request.name != "a1":
             return
-        applied.append(
-            await ctx.apply_owned(
-                {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a1-child"}}
-            )
-        )
+        applied.append(await ctx.apply_owned(desired))
 
     async with op:
         await client.create(config_map(namespace, "a1"))
         await eventually(lambda: bool(applied), 15, "the child to be applied")
     child = await client.get("v1", "Secret", "a1-child", namespace=namespace)
-    (reference,) = child["metadata"]["ownerReferences"]
+    other, reference = child["metadata"]["ownerReferences"]
     assert (reference["name"], reference["controller"]) == ("a1", True)
+    assert other["uid"] == ns["metadata"]["uid"]
+    assert child["data"] == {"key": "dmFsdWU="}
+    # The caller's object is not changed (no namespace, no owner reference added to it).
+    assert desired == as_given
     assert "appliers" in {entry["manager"] for entry in child["metadata"]["managedFields"]}
 
 
