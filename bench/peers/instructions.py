@@ -49,7 +49,10 @@ class Counted(Contestant):
     out: Path = Path("callgrind.out")
 
     def argv(self, namespace: str, kubeconfig: Path, metrics_address: str = "0") -> list[str]:
+        # A fixed hash seed: with a random one, dict layouts (and so the instruction count of
+        # the same work) change from run to run.
         return [
+            "env", "PYTHONHASHSEED=0",
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={self.out}",
             *super().argv(namespace, kubeconfig, metrics_address),
         ]  # fmt: skip

@@ -23,5 +23,8 @@ def test_a_counted_contestant_runs_its_usual_command_under_callgrind(tmp_path: P
     raw = CONTESTANTS["raw"]
     counted = Counted(raw.name, raw.clients, raw.watches, out=tmp_path / "raw.out")
     argv = counted.argv("ns", tmp_path / "kubeconfig")
-    assert argv[:3] == ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp_path}/raw.out"]
-    assert argv[3:] == raw.argv("ns", tmp_path / "kubeconfig")
+    assert argv[:5] == [
+        "env", "PYTHONHASHSEED=0",
+        "valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp_path}/raw.out",
+    ]  # fmt: skip
+    assert argv[5:] == raw.argv("ns", tmp_path / "kubeconfig")
