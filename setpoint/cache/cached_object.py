@@ -358,9 +358,7 @@ _MAX_SHARED_LABEL_SETS: Final = 4096
 _SHARED_OWNER_REFERENCES: dict[tuple[OwnerReference, ...], tuple[OwnerReference, ...]] = {}
 
 
-def _shared_labels(labels: dict[str, str] | None) -> dict[str, str] | None:
-    if not labels:
-        return labels
+def _shared_labels(labels: dict[str, str]) -> dict[str, str]:
     items = tuple(labels.items())
     shared = _SHARED_LABEL_SETS.get(items)
     if shared is not None:
@@ -372,11 +370,7 @@ def _shared_labels(labels: dict[str, str] | None) -> dict[str, str] | None:
     return shared
 
 
-def _shared_owner_references(
-    refs: tuple[OwnerReference, ...] | None,
-) -> tuple[OwnerReference, ...] | None:
-    if not refs:
-        return refs
+def _shared_owner_references(refs: tuple[OwnerReference, ...]) -> tuple[OwnerReference, ...]:
     shared = _SHARED_OWNER_REFERENCES.get(refs)
     if shared is not None:
         return shared
@@ -396,10 +390,8 @@ def _interned_reference(ref: OwnerReference) -> OwnerReference:
     )
 
 
-def _interned_tuple(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
+def _interned_tuple(values: tuple[str, ...]) -> tuple[str, ...]:
     # Finalizer names are a handful of well-known strings repeated on every object that has one.
-    if not values:
-        return values
     return tuple(_intern(value) or "" for value in values)
 
 
@@ -499,8 +491,8 @@ class ObjectDecoder:
 
     def _compact(self, meta: _Metadata) -> _Metadata:
         """``meta`` as kept: a plain :class:`_Metadata` with its repeated values shared."""
-        # Absent fields (most of them, on most objects) skip the sharing helpers: a call each
-        # is a good part of what decoding an event costs.
+        # Absent fields (most of them, on most objects) skip the sharing helpers, which take
+        # present values only: a call each is a good part of what decoding an event costs.
         labels = meta.labels
         refs = meta.owner_references
         finalizers = meta.finalizers

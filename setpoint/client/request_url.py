@@ -30,10 +30,9 @@ _MAX_QUERIES: Final = 256
 class RequestUrls:
     """Builds the URLs of one server's requests (see the module docs)."""
 
-    __slots__ = ("_authority", "_prefix", "_queries", "_scheme", "server")
+    __slots__ = ("_authority", "_prefix", "_queries", "_scheme")
 
     def __init__(self, server: str) -> None:
-        self.server = server
         base = URL(server)
         self._scheme: str | None = None
         if base.absolute and not base.raw_query_string and not base.raw_fragment:
