@@ -95,7 +95,7 @@ def as_mapping(obj: "Mapping[str, Any] | BaseModel | Any") -> Mapping[str, Any]:
 def metadata(obj: "Mapping[str, Any] | BaseModel") -> Mapping[str, Any]:
     """``obj["metadata"]`` (or a model's metadata as a mapping), or an empty mapping when absent
     or not an object."""
-    if is_model(obj):
+    if type(obj) is not dict and is_model(obj):  # a dict needs no call to tell
         value = getattr(obj, "metadata", None)
         if is_model(value):
             return value.model_dump(mode="json", by_alias=True, exclude_none=True)

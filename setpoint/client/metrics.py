@@ -24,6 +24,8 @@ __all__ = [
     "REQUEST_RETRIES",
     "REQUEST_SIZE",
     "RESPONSE_SIZE",
+    "CounterCell",
+    "HistogramCell",
     "RequestMetrics",
 ]
 
@@ -124,6 +126,54 @@ class _HistogramCells:
             and self.bounds[-1] == math.inf
             and _plain_cells(self.total, *self.buckets)
         )
+
+
+class CounterCell:
+    """One labelled Counter child, counted up by one without prometheus_client's per-call
+    checks: the same value cell under the same lock as the child's own ``inc()`` (which it
+    falls back to in the multiprocess mode)."""
+
+    __slots__ = ("_cell", "_child")
+
+    def __init__(self, child: Counter) -> None:
+        self._child = child
+        cell = getattr(child, "_value", None)
+        self._cell = cell if _plain_cells(cell) else None
+
+    def inc(self) -> None:
+        """Add one."""
+        cell = self._cell
+        if cell is None:
+            self._child.inc()
+            return
+        with cell._lock:
+            cell._value += 1
+
+
+class HistogramCell:
+    """One labelled Histogram child, observed with one bisection of its bounds instead of
+    prometheus_client's walk over them, into the same cells under the same locks as the
+    child's own ``observe()`` (its fallback in the multiprocess mode). Values are never NaN
+    (they are durations)."""
+
+    __slots__ = ("_cells", "_child")
+
+    def __init__(self, child: Histogram) -> None:
+        self._child = child
+        cells = _HistogramCells(child)
+        self._cells = cells if cells.plain else None
+
+    def observe(self, value: float) -> None:
+        """Record one value (``le``: a value equal to a bound falls in that bound's bucket)."""
+        cells = self._cells
+        if cells is None:
+            self._child.observe(value)
+            return
+        total, bucket = cells.total, cells.buckets[bisect_left(cells.bounds, value)]
+        with total._lock:
+            total._value += value
+        with bucket._lock:
+            bucket._value += 1
 
 
 class RequestMetrics:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
+from setpoint.client.metrics import CounterCell, HistogramCell
 from setpoint.controller import metrics
 from setpoint.controller.log_context import reconcile_context
 from setpoint.controller.own_writes import OwnWrites
@@ -207,15 +208,16 @@ class Controller:
         self._drain_deadline: float | None = None
         self._drain_deadline_moved = asyncio.Event()
         self._active = metrics.active_count(name)
+        # Cells: the success count and the time are written by every reconcile.
         self._total = {
-            result: metrics.RECONCILE_TOTAL.labels(name, result)
+            result: CounterCell(metrics.RECONCILE_TOTAL.labels(name, result))
             for result in ("success", "error", "requeue", "requeue_after")
         }
         self._errors = metrics.RECONCILE_ERRORS.labels(name)
         self._terminal = metrics.TERMINAL_RECONCILE_ERRORS.labels(name)
         self._panics = metrics.RECONCILE_PANICS.labels(name)
         self._timeouts = metrics.RECONCILE_TIMEOUTS.labels(name)
-        self._time = metrics.RECONCILE_TIME.labels(name)
+        self._time = HistogramCell(metrics.RECONCILE_TIME.labels(name))
 
     def __repr__(self) -> str:
         return f"<Controller {self.name} workers={self.max_concurrent_reconciles}>"
