@@ -219,10 +219,12 @@ class Cache:
                     f"namespace is required to get {resource.kind} {name!r}: "
                     f"{resource.resource} are namespaced"
                 )
-            self._check_namespace(informer, namespace)
+            if informer.namespaces and namespace not in informer.namespaces:
+                self._check_namespace(informer, namespace)  # raises, naming the namespaces
         else:
             namespace = None
-        stored = informer.store.get_by_name(name, namespace)
+        # _store, not the store property: a call fewer on every read.
+        stored = informer._store.get_by_name(name, namespace)
         return informer.recent_writes.get_by_name(
             namespace, name, stored, informer.observed_version
         )

@@ -413,7 +413,6 @@ class Context:
         controller. Returns the applied object (a model when `child` is one).
         """
         model = type(child) if is_model(child) else None
-        owner_obj = await self._owner(owner)
         source = child if type(child) is dict else as_dict(child)
         # Only the metadata is changed here (namespace, owner reference): the rest is shared
         # with the caller's object, which is read and sent but never changed.
@@ -421,16 +420,47 @@ class Context:
         metadata = obj["metadata"] = json_copy(source.get("metadata") or {})
         if self.request.namespace and not metadata.get("namespace"):
             metadata["namespace"] = self.request.namespace
-        existing = await self._cached_peer(obj)
-        if existing is not None and not adopt and not is_controlled_by(existing, owner_obj):
-            raise NotControlledError(existing, await self._whole(owner_obj, owner))
-        set_controller_reference(owner_obj, obj)
+        reference = None
+        if owner is None and adopt and "ownerReferences" not in metadata:
+            reference = await self._primary_controller_reference(metadata.get("namespace"))
+        if reference is not None:
+            # The usual child: no references of its own, owned by the primary object.
+            metadata["ownerReferences"] = [reference]
+            existing = await self._cached_peer(obj)
+        else:
+            owner_obj = await self._owner(owner)
+            existing = await self._cached_peer(obj)
+            if existing is not None and not adopt and not is_controlled_by(existing, owner_obj):
+                raise NotControlledError(existing, await self._whole(owner_obj, owner))
+            set_controller_reference(owner_obj, obj)
         if existing is not None and not differs(existing, obj):
             return self._typed(existing, model)
         applied: dict[str, Any] = await self.client.apply(
             obj, field_manager=self.field_manager, force=force
         )
         return self._typed(applied, model)
+
+    async def _primary_controller_reference(self, namespace: Any) -> dict[str, Any] | None:
+        """The controller reference to the primary object, as ``set_controller_reference``
+        would add it to a child in ``namespace`` that has no owner references; None when that
+        needs its checks (no primary in the cache, fields missing, another namespace)."""
+        primary = await self._primary_cached()
+        if primary is None:
+            return None
+        api_version, kind, name, uid = primary.api_version, primary.kind, primary.name, primary.uid
+        owner_namespace = primary.namespace
+        if not (api_version and kind and name and uid) or (
+            owner_namespace is not None and owner_namespace != namespace
+        ):
+            return None
+        return {
+            "apiVersion": api_version,
+            "kind": kind,
+            "name": name,
+            "uid": uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
 
     async def _cached_peer(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
         metadata = obj.get("metadata") or {}
