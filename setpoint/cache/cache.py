@@ -304,29 +304,31 @@ class Cache:
             )
         return informers
 
-    def record_write(self, obj: Mapping[str, Any], body: bytes = b"") -> None:
+    def record_write(self, obj: Mapping[str, Any], body: bytes = b"") -> tuple[str, str] | None:
         """Make reads return ``obj`` (a write's answer) until the watch delivers it.
 
         ``body``, when given, is ``obj`` as the JSON the server sent, kept instead of encoding
         ``obj`` again. Ignored for kinds that no informer watches, and for answers that are
-        not objects.
+        not objects. Returns the answer's ``(uid, resourceVersion)`` ("" for either when
+        absent), or None when it has no metadata object.
         """
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if not isinstance(api_version, str) or not isinstance(kind, str) or kind == "Status":
-            return
-        informers = self._informers_of(api_version, kind)
-        if not informers:
-            return
         metadata = obj.get("metadata")
         # The type check first: an ABC isinstance check costs a Python-level call.
         if type(metadata) is not dict and not isinstance(metadata, Mapping):
-            return
+            return None
+        uid = str(metadata.get("uid") or "")
+        version = metadata.get("resourceVersion")
+        identity = (uid, str(version or ""))
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if not isinstance(api_version, str) or not isinstance(kind, str) or kind == "Status":
+            return identity
+        informers = self._by_type.get((api_version, kind)) or self._informers_of(api_version, kind)
+        if not informers:
+            return identity
         # Encoded now (the caller may change the dict it got back), decoded on first read.
         raw = body or msgspec.json.encode(obj)
         namespace = metadata.get("namespace") or None
         name = str(metadata.get("name") or "")
-        uid = str(metadata.get("uid") or "")
-        version = metadata.get("resourceVersion")
         if not isinstance(version, str):
             version = None
         for informer in informers:
@@ -340,6 +342,7 @@ class Cache:
                     functools.partial(_stored, informer),
                     informer.observed_version,
                 )
+        return identity
 
     def record_delete(
         self, api_version: str, kind: str, name: str, namespace: str | None, uid: str

@@ -101,6 +101,13 @@ def _classify(exc: BaseException) -> _ConnectionProblem:
 
 
 _TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
+
+
+def _is_safe(method: str, idempotent: bool | None) -> bool:
+    """Whether a request may be repeated after an unknown outcome."""
+    return is_idempotent_method(method) if idempotent is None else idempotent
+
+
 # Distinct header sets kept for reuse; more only with credentials that keep changing.
 _MAX_CACHED_HEADERS = 64
 
@@ -311,10 +318,8 @@ class Transport:
         """The request with its retries: the whole answer, or a 2xx one to stream from."""
         session = self._session if self._session is not None else self._require_session()
         method = method.upper()
-        url = self.config.server + path
-        safe = is_idempotent_method(method) if idempotent is None else idempotent
-        policy = retry or self.options.retry
-        metrics = self._method_metrics(method)
+        # Lookups inlined (the helpers build what is missing): every request makes them.
+        metrics = self._metrics.get(method) or self._method_metrics(method)
         credentials = self.config.credentials
         retries = 0
         reauthenticated = False
@@ -324,7 +329,9 @@ class Transport:
                 RATE_LIMITER_DURATION.labels(method, self.host).observe(waited)
             auth = self._fixed_auth or (await credentials.get() if credentials else None)
             authorization = auth.authorization if auth is not None else None
-            headers = self._request_headers(accept, content_type, authorization)
+            headers = self._headers.get(
+                (accept, content_type, authorization)
+            ) or self._request_headers(accept, content_type, authorization)
             request_size = len(body) if body is not None else None
             started = time.monotonic()
             try:
@@ -351,14 +358,16 @@ class Transport:
                 finally:
                     metrics.answered(request_size, code, seconds, received)
             except _TRANSPORT_ERRORS as exc:
+                url = self.config.server + path
                 if isinstance(exc, aiohttp.InvalidURL):
                     raise ConnectionFailed(
                         f"invalid URL {url}: {exc}", method=method, url=url
                     ) from exc
                 problem = _classify(exc)
                 REQUESTS_TOTAL.labels(ERROR_CODE_LABEL, method, self.host).inc()
+                policy = retry or self.options.retry
                 may_retry = problem.retryable and policy.should_retry_connection_error(
-                    sent=problem.sent, idempotent=safe
+                    sent=problem.sent, idempotent=_is_safe(method, idempotent)
                 )
                 if may_retry and retries < policy.max_retries:
                     retries += 1
@@ -385,9 +394,13 @@ class Transport:
                 reauthenticated = True  # fresh credentials once; a second 401 is final
                 REQUEST_RETRIES.labels(str(code), method, self.host).inc()
                 continue
+            url = self.config.server + path
+            policy = retry or self.options.retry
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
             if retries < policy.max_retries and policy.should_retry_status(
-                code, has_retry_after=retry_after is not None, idempotent=safe
+                code,
+                has_retry_after=retry_after is not None,
+                idempotent=_is_safe(method, idempotent),
             ):
                 retries += 1
                 REQUEST_RETRIES.labels(str(code), method, self.host).inc()

@@ -42,11 +42,7 @@ def _record(cache: Cache, answer: Any, body: bytes = b"") -> tuple[str, str] | N
             answer = as_dict(answer)
         elif not isinstance(answer, Mapping):
             return None
-    metadata = answer.get("metadata")
-    if type(metadata) is not dict and not isinstance(metadata, Mapping):
-        return None
-    cache.record_write(answer, body)
-    return str(metadata.get("uid") or ""), str(metadata.get("resourceVersion") or "")
+    return cache.record_write(answer, body)
 
 
 class RecordingClient:

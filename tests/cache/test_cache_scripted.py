@@ -227,7 +227,7 @@ async def test_a_recorded_write_keeps_the_body_the_server_sent(cache: Cache) -> 
     await cache.get("v1", "ConfigMap", "a", "ns1")  # the informer whose reads the writes join
     answer = configmap("a", "ns1", rv="50", data={"k": "decoded"})
     sent = encode(configmap("a", "ns1", rv="50", data={"k": "as sent"}))
-    cache.record_write(answer, sent)
+    assert cache.record_write(answer, sent) == (answer["metadata"]["uid"], "50")
     answer["data"]["k"] = "changed by the caller"
     got = await cache.get("v1", "ConfigMap", "a", "ns1")
     assert got is not None and got["data"] == {"k": "as sent"}
@@ -237,3 +237,10 @@ async def test_a_recorded_write_keeps_the_body_the_server_sent(cache: Cache) -> 
     other["data"]["k"] = "changed by the caller"
     got = await cache.get("v1", "ConfigMap", "b", "ns1")
     assert got is not None and got["data"] == {"k": "decoded"}
+    # Identities come back for kinds no informer watches too; None for what is no object.
+    assert cache.record_write({"apiVersion": "v1", "kind": "Secret", "metadata": {"uid": "u"}}) == (
+        "u",
+        "",
+    )
+    assert cache.record_write({"kind": "Status", "metadata": {}}) == ("", "")
+    assert cache.record_write({"kind": "Status", "metadata": None}) is None
