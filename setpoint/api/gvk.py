@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "GroupVersion",
@@ -221,22 +222,45 @@ class ResourceInfo(_InGroupVersion):
         return "/".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectKey:
+class ObjectKey(tuple[str | None, str]):
     """The name of one object: ``namespace/name``, or ``name`` when cluster-scoped (namespace None).
 
-    An empty namespace is normalised to ``None`` so that both spellings compare equal.
+    An empty namespace is normalised to ``None`` so that both spellings compare equal. Immutable
+    and hashable: a ``(namespace, name)`` tuple underneath, so the hashing and comparing that
+    work queues and caches do several times per event run in C (it also compares equal to that
+    plain tuple).
     """
 
-    namespace: str | None
-    name: str
+    __slots__ = ()
+    __match_args__ = ("namespace", "name")
 
-    def __post_init__(self) -> None:
-        if self.namespace == "":
-            object.__setattr__(self, "namespace", None)
+    def __new__(cls, namespace: str | None, name: str) -> ObjectKey:
+        return tuple.__new__(cls, (namespace or None, name))
+
+    if TYPE_CHECKING:
+
+        @property
+        def namespace(self) -> str | None:
+            """The namespace; None for cluster-scoped objects."""
+
+        @property
+        def name(self) -> str:
+            """The name."""
+
+    else:
+        namespace = property(itemgetter(0), doc="The namespace; None for cluster-scoped objects.")
+        name = property(itemgetter(1), doc="The name.")
+
+    def __getnewargs__(self) -> tuple[str | None, str]:
+        # copy and pickle rebuild a key from (namespace, name), not from one tuple.
+        return (self[0], self[1])
+
+    def __repr__(self) -> str:
+        return f"ObjectKey(namespace={self[0]!r}, name={self[1]!r})"
 
     def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        namespace, name = self
+        return f"{namespace}/{name}" if namespace else name
 
     @classmethod
     def parse(cls, text: str) -> ObjectKey:

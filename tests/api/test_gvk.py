@@ -1,6 +1,8 @@
 """GroupVersion/Kind/Resource, ResourceInfo paths and ObjectKey."""
 
+import copy
 import dataclasses
+import pickle
 
 import pytest
 
@@ -141,6 +143,24 @@ def test_object_key_str_and_parse() -> None:
     assert ObjectKey.parse(str(ObjectKey("kube-system", "coredns"))) == ObjectKey(
         "kube-system", "coredns"
     )
+
+
+def test_object_keys_are_immutable_values() -> None:
+    key = ObjectKey(namespace="ns", name="a")
+    assert (key.namespace, key.name) == ("ns", "a")
+    assert ObjectKey("", "x").namespace is None
+    assert {key: 1}[ObjectKey("ns", "a")] == 1
+    assert hash(ObjectKey("", "x")) == hash(ObjectKey(None, "x"))
+    assert ObjectKey("ns", "a") != ObjectKey("ns", "b")
+    assert ObjectKey("ns", "a") != ObjectKey(None, "a")
+    with pytest.raises(AttributeError):
+        key.name = "b"  # type: ignore[misc]
+    assert repr(key) == "ObjectKey(namespace='ns', name='a')"
+    for copied in (copy.copy(key), copy.deepcopy(key), pickle.loads(pickle.dumps(key))):
+        assert type(copied) is ObjectKey and copied == key
+    match key:
+        case ObjectKey(namespace=namespace, name=name):
+            assert (namespace, name) == ("ns", "a")
 
 
 @pytest.mark.parametrize("text", ["", "a/b/c", "ns/", "/"])
