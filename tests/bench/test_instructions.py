@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.peers.instructions import Counted, instructions_in
+from bench.peers.instructions import Counted, instructions_in, summarize
 from bench.peers.processes import CONTESTANTS
 
 
@@ -28,3 +28,16 @@ def test_a_counted_contestant_runs_its_usual_command_under_callgrind(tmp_path: P
         "valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp_path}/raw.out",
     ]  # fmt: skip
     assert argv[5:] == raw.argv("ns", tmp_path / "kubeconfig")
+
+
+def test_several_runs_report_the_median_run() -> None:
+    # Per object: (1,700 - 300) / 700 = 2.0 K, 2.5 K and 1.5 K; the median run is the first.
+    counts = [(300_000, 1_700_000), (300_000, 2_050_000), (300_000, 1_350_000)]
+    summary = summarize(counts, (300, 1000))
+    assert summary["per_object"] == 2000
+    assert summary["instructions"] == {"300": 300_000, "1000": 1_700_000}
+    assert summary["startup"] == 300_000 - 300 * 2000
+    assert summary["per_object_runs"] == [2000, 2500, 1500]
+    # With an even number of runs, the lower middle one (a run that happened).
+    assert summarize(counts[1:], (300, 1000))["per_object"] == 1500
+    assert "per_object_runs" not in summarize(counts[:1], (300, 1000))
