@@ -29,6 +29,7 @@ __all__ = [
     "is_controlled_by",
     "owner_reference",
     "owner_reference_errors",
+    "reference_from",
     "set_controller_reference",
     "set_owner_reference",
     "validate_owner_references",
@@ -71,12 +72,28 @@ def owner_reference(
     was never created has no ``uid``).
     """
     owner = meta.as_mapping(owner)
-    reference: dict[str, Any] = {
-        "apiVersion": _required(owner, "apiVersion", owner.get("apiVersion")),
-        "kind": _required(owner, "kind", owner.get("kind")),
-        "name": _required(owner, "metadata.name", meta.name(owner)),
-        "uid": _required(owner, "metadata.uid", meta.uid(owner)),
-    }
+    return reference_from(
+        _required(owner, "apiVersion", owner.get("apiVersion")),
+        _required(owner, "kind", owner.get("kind")),
+        _required(owner, "metadata.name", meta.name(owner)),
+        _required(owner, "metadata.uid", meta.uid(owner)),
+        controller=controller,
+        block_owner_deletion=block_owner_deletion,
+    )
+
+
+def reference_from(
+    api_version: str,
+    kind: str,
+    name: str,
+    uid: str,
+    *,
+    controller: bool = False,
+    block_owner_deletion: bool = False,
+) -> dict[str, Any]:
+    """The owner reference :func:`owner_reference` gives, from the owner's four fields (which
+    the caller has checked are non-empty)."""
+    reference: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid}
     if controller:
         reference["controller"] = True
     if block_owner_deletion:

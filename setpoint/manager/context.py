@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.api.meta import as_mapping, is_model
-from setpoint.api.owners import controller_of, is_controlled_by, set_controller_reference
+from setpoint.api.owners import (
+    controller_of,
+    is_controlled_by,
+    reference_from,
+    set_controller_reference,
+)
 from setpoint.api.patch import json_copy, merge_patch_changes
 from setpoint.cache import OWNER_UID_INDEX, Cache
 from setpoint.cache.cached_object import CachedObject
@@ -453,14 +458,9 @@ class Context:
             owner_namespace is not None and owner_namespace != namespace
         ):
             return None
-        return {
-            "apiVersion": api_version,
-            "kind": kind,
-            "name": name,
-            "uid": uid,
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
+        return reference_from(
+            api_version, kind, name, uid, controller=True, block_owner_deletion=True
+        )
 
     async def _cached_peer(self, obj: Mapping[str, Any]) -> dict[str, Any] | None:
         metadata = obj.get("metadata") or {}
