@@ -1,5 +1,5 @@
 """Pod subresources served for the scheduler and the kubelet: ``binding``, ``log``, ``exec``,
-and ``eviction`` for ``kubectl drain``.
+``portforward``, and ``eviction`` for ``kubectl drain``.
 
 ``binding`` assigns a pod to a node (see :mod:`..kinds.pod_binding`); ``eviction`` deletes it
 within its PodDisruptionBudget (see :mod:`..kinds.pod_eviction`). ``log`` checks the
@@ -20,6 +20,7 @@ from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.pod_exec import exec_container, serve_exec
+from setpoint.cluster.apiserver.http.pod_portforward import serve_port_forward
 from setpoint.cluster.apiserver.kinds.pod_binding import bind_pod
 from setpoint.cluster.apiserver.kinds.pod_eviction import PodEviction
 from setpoint.cluster.apiserver.registry.object_operations import ObjectOperations
@@ -70,7 +71,7 @@ class PodEndpoints:
         return (
             resource.plural == "pods"
             and not resource.group
-            and subresource in ("binding", "log", "exec", "eviction")
+            and subresource in ("binding", "log", "exec", "eviction", "portforward")
         )
 
     async def _exec(
@@ -126,6 +127,15 @@ class PodEndpoints:
             return await self._exec(request, operations, resource, namespace, name)
         if subresource == "eviction":
             return await self._evict(request, operations, resource, namespace, name)
+        if subresource == "portforward":
+            if request.method not in ("GET", "POST"):
+                raise _method_not_allowed()
+            pod = decode(operations.get_record(resource, namespace, name).value)
+            if (pod.get("status") or {}).get("phase") != "Running":
+                raise status_errors.bad_request(
+                    f"unable to upgrade connection: pod {name} is not running"
+                )
+            return await serve_port_forward(request, pod)
         if request.method != "GET":
             raise _method_not_allowed()
         pod = decode(operations.get_record(resource, namespace, name).value)

@@ -120,7 +120,7 @@ def builtin_resources() -> list[ServedResource]:
             "pod",
             ("po",),
             ("all",),
-            subresources=("binding", "eviction", "exec", "log", "status"),
+            subresources=("binding", "eviction", "exec", "log", "portforward", "status"),
             field_selectors=_POD_FIELDS,
         ),
         ServedResource(

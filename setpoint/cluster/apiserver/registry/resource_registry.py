@@ -237,6 +237,7 @@ POD_SUBRESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
     "binding": ("Binding", ("create",)),
     "log": ("Pod", ("get",)),
     "exec": ("PodExecOptions", ("create", "get")),
+    "portforward": ("PodPortForwardOptions", ("create", "get")),
 }
 
 
