@@ -50,6 +50,7 @@ bench-micro: venv
 	$(BIN)/python -m bench.runtime
 	$(BIN)/python -m bench.openapi
 	$(BIN)/python -m bench.cluster
+	$(BIN)/python -m bench.port_forward
 
 # The operator soak (issue 14; not in `make test`: 10+ minutes): the bench's Widget operator and
 # its API server under churn, exits 1 when RSS, fds or tasks grow > 10 % after warm-up.

@@ -100,13 +100,12 @@ async def serve_port_forward(
             writers[index] = writer
             pumps.append(asyncio.create_task(pump(index, reader)))
 
-        async def close_when_done() -> None:
+        async def close_when_done(copies: list[asyncio.Task[None]]) -> None:
             # Every pod-side connection closed (or none made): the forward is over.
-            await asyncio.gather(*pumps, return_exceptions=True)
+            await asyncio.gather(*copies, return_exceptions=True)
             await socket.close()
 
-        closer = asyncio.create_task(close_when_done())
-        pumps.append(closer)
+        pumps.append(asyncio.create_task(close_when_done(list(pumps))))
         async for message in socket:
             if message.type != WSMsgType.BINARY or not message.data:
                 continue
