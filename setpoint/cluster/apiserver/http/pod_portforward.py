@@ -9,8 +9,7 @@ back; a connection that cannot be made is reported on the error channel in the k
 127.0.0.1: under ``--run-pods`` a container's processes share the host's network; a simulated
 pod listens nowhere, so every forward to it reports a refused connection.
 
-kubectl speaks SPDY here (tunnelled over WebSocket since 1.31), which is not served: such a
-request is refused with a message saying so.
+kubectl speaks SPDY here (raw, or tunnelled over WebSocket since 1.31): see :mod:`.spdy`.
 """
 
 from __future__ import annotations
@@ -24,6 +23,14 @@ from typing import Any, Final
 from aiohttp import WSMsgType, web
 
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.spdy.port_forward import PROTOCOL as SPDY_PROTOCOL
+from setpoint.cluster.apiserver.http.spdy.port_forward import PortForwardStreams
+from setpoint.cluster.apiserver.http.spdy.transports import (
+    serve_tunnel,
+    serve_upgrade,
+    wants_spdy,
+    wants_tunnel,
+)
 
 PROTOCOLS: Final = ("v4.channel.k8s.io",)
 READ_CHUNK: Final = 64 * 1024
@@ -56,12 +63,14 @@ def requested_ports(query: Mapping[str, Any]) -> list[int]:
 async def serve_port_forward(
     request: web.BaseRequest, pod: Mapping[str, Any]
 ) -> web.StreamResponse:
-    """Upgrade to a WebSocket and forward each requested port (see the module docstring)."""
+    """Upgrade to a WebSocket and forward each requested port (see the module docstring);
+    kubectl's SPDY (raw or tunnelled) goes to :mod:`.spdy.port_forward`."""
+    if wants_tunnel(request, (SPDY_PROTOCOL,)):
+        return await serve_tunnel(request, (SPDY_PROTOCOL,), PortForwardStreams(pod).on_stream)
+    if wants_spdy(request):
+        return await serve_upgrade(request, (SPDY_PROTOCOL,), PortForwardStreams(pod).on_stream)
     if request.headers.get("Upgrade", "").lower() != "websocket":
-        raise status_errors.bad_request(
-            "pods/portforward is served over WebSocket (v4.channel.k8s.io) only; SPDY, which "
-            "kubectl speaks, is not supported yet"
-        )
+        raise status_errors.bad_request("Upgrade request required")
     ports = requested_ports(request.query)
     socket = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, heartbeat=None)
     await socket.prepare(request)

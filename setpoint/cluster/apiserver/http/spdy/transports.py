@@ -1,0 +1,140 @@
+"""Running a SPDY session over what kubectl opens: a WebSocket tunnel, or a raw upgrade.
+
+kubectl 1.31 and newer first try a WebSocket whose subprotocol is
+``SPDY/3.1+portforward.k8s.io`` and send the SPDY bytes in binary messages; older ones, and
+newer ones when that fails, upgrade the HTTP connection itself (``Upgrade: SPDY/3.1``,
+``X-Stream-Protocol-Version``). aiohttp passes only WebSocket upgrades on, so the raw upgrade
+takes the connection over from aiohttp's protocol once the ``101`` is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from aiohttp import WSMsgType, web
+
+from setpoint.cluster.apiserver.http.spdy.frames import ProtocolError
+from setpoint.cluster.apiserver.http.spdy.session import SpdySession, Stream
+
+TUNNEL_PREFIX: Final = "SPDY/3.1+"
+UPGRADE: Final = "SPDY/3.1"
+PROTOCOL_HEADER: Final = "X-Stream-Protocol-Version"
+
+
+def tunnel_protocols(subprotocols: tuple[str, ...]) -> tuple[str, ...]:
+    """The WebSocket subprotocols that carry SPDY for each streaming protocol."""
+    return tuple(TUNNEL_PREFIX + protocol for protocol in subprotocols)
+
+
+def wants_spdy(request: web.BaseRequest) -> bool:
+    """Whether ``request`` asks for a raw SPDY upgrade."""
+    return request.headers.get("Upgrade", "").lower() == UPGRADE.lower()
+
+
+def wants_tunnel(request: web.BaseRequest, subprotocols: tuple[str, ...]) -> bool:
+    """Whether ``request`` is a WebSocket offering SPDY tunnelled for one of ``subprotocols``."""
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        return False
+    offered = {
+        p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()
+    }
+    return bool(offered & set(tunnel_protocols(subprotocols)))
+
+
+async def serve_tunnel(
+    request: web.BaseRequest,
+    subprotocols: tuple[str, ...],
+    on_stream: Callable[[Stream], Awaitable[None]],
+) -> web.StreamResponse:
+    """A SPDY session over a WebSocket (binary messages carry the bytes)."""
+    socket = web.WebSocketResponse(
+        protocols=tunnel_protocols(subprotocols), autoping=True, heartbeat=None
+    )
+    await socket.prepare(request)
+    session = SpdySession(socket.send_bytes, on_stream)
+    try:
+        async for message in socket:
+            if message.type == WSMsgType.BINARY:
+                await session.feed(message.data)
+    except ProtocolError:
+        pass
+    finally:
+        await session.close()
+        await socket.close()
+    return socket
+
+
+class _RawConnection(asyncio.Protocol):
+    """The upgraded connection's protocol: bytes in go to the session."""
+
+    def __init__(self, session_ready: asyncio.Future[SpdySession]) -> None:
+        self._session_ready = session_ready
+        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.closed = asyncio.Event()
+
+    def data_received(self, data: bytes) -> None:
+        self._queue.put_nowait(data)
+
+    def eof_received(self) -> bool:
+        self._queue.put_nowait(None)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._queue.put_nowait(None)
+        self.closed.set()
+
+    async def next(self) -> bytes | None:
+        return await self._queue.get()
+
+
+async def serve_upgrade(
+    request: web.BaseRequest,
+    subprotocols: tuple[str, ...],
+    on_stream: Callable[[Stream], Awaitable[None]],
+) -> web.StreamResponse:
+    """A SPDY session over the HTTP connection itself, after ``101 Switching Protocols``."""
+    offered = [
+        p.strip()
+        for value in request.headers.getall(PROTOCOL_HEADER, [])
+        for p in value.split(",")
+        if p.strip()
+    ]
+    chosen = next((p for p in offered if p in subprotocols), None)
+    transport: Any = request.transport
+    if chosen is None or transport is None:
+        from setpoint.cluster.apiserver import status_errors
+
+        raise status_errors.bad_request(
+            f"unable to upgrade: unable to negotiate protocol: client supports {offered}, server "
+            f"accepts {list(subprotocols)}"
+        )
+    response = web.StreamResponse(
+        status=101,
+        headers={"Connection": "Upgrade", "Upgrade": UPGRADE, PROTOCOL_HEADER: chosen},
+    )
+    await response.prepare(request)
+    original = transport.get_protocol()
+    loop = asyncio.get_running_loop()
+    connection = _RawConnection(loop.create_future())
+    transport.set_protocol(connection)
+
+    async def write(data: bytes) -> None:
+        if transport.is_closing():
+            raise ConnectionError("connection closed")
+        transport.write(data)
+
+    session = SpdySession(write, on_stream)
+    try:
+        while (data := await connection.next()) is not None:
+            await session.feed(data)
+    except ProtocolError:
+        pass
+    finally:
+        await session.close()
+        with contextlib.suppress(Exception):
+            transport.close()
+        transport.set_protocol(original)
+    return response
