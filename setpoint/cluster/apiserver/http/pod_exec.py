@@ -3,8 +3,8 @@
 Every message is binary: byte 0 is the channel (0 stdin, 1 stdout, 2 stderr, 3 status,
 4 resize; v5 adds 255, "close this channel"), the rest the payload. The command runs where the
 kubelet says (the pod's working directory and the container's environment) and its exit is
-reported on channel 3 as a ``Status``, which kubectl turns into its exit code. SPDY, which older
-kubectl speaks, is not served: the upgrade fails with a clear message.
+reported on channel 3 as a ``Status``, which kubectl turns into its exit code. Older kubectl
+speaks SPDY: see :mod:`.spdy.remote_command`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from typing import Any, Final
 from aiohttp import WSMsgType, web
 
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.spdy.remote_command import PROTOCOLS as SPDY_PROTOCOLS
+from setpoint.cluster.apiserver.http.spdy.remote_command import RemoteCommand
+from setpoint.cluster.apiserver.http.spdy.transports import serve_upgrade, wants_spdy
 
 PROTOCOLS: Final = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
@@ -60,11 +63,13 @@ def exec_container(pod: Mapping[str, Any], requested: str) -> str:
 async def serve_exec(
     request: web.BaseRequest, command: list[str], cwd: str, env: dict[str, str]
 ) -> web.StreamResponse:
-    """Upgrade to a WebSocket, run ``command`` and stream it (see the module docstring)."""
+    """Upgrade to a WebSocket, run ``command`` and stream it (see the module docstring);
+    kubectl's SPDY (before 1.30) goes to :mod:`.spdy.remote_command`."""
+    if wants_spdy(request):
+        remote = RemoteCommand(request.query, command, cwd, env)
+        return await serve_upgrade(request, SPDY_PROTOCOLS, remote.on_stream)
     if request.headers.get("Upgrade", "").lower() != "websocket":
-        raise status_errors.bad_request(
-            "pods/exec is served over WebSocket only (kubectl 1.30 or newer); SPDY is not supported"
-        )
+        raise status_errors.bad_request("Upgrade request required")
     query = request.query
     want_stdin = query.get("stdin") == "true"
     tty = query.get("tty") == "true"

@@ -134,7 +134,9 @@ async def serve_upgrade(
         pass
     finally:
         await session.close()
+        # aiohttp's protocol gets the connection back to see it close (and clean up).
+        with contextlib.suppress(Exception):
+            transport.set_protocol(original)
         with contextlib.suppress(Exception):
             transport.close()
-        transport.set_protocol(original)
     return response
