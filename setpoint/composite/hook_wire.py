@@ -30,6 +30,9 @@ _DECORATOR_FIELDS = frozenset(
 )
 
 
+_SINGULAR = {"children": "child", "attachments": "attachment"}
+
+
 class HookError(Exception):
     """A hook could not be called, or answered something unusable (one line, names the
     hook and the problem)."""
@@ -105,7 +108,7 @@ def _objects(
             raise HookError(f"{where}.kind: Required value")
         if type_key(api_version, kind) not in declared:
             raise HookError(
-                f"{where}: {kind} {api_version} is not a declared {key[:-1]} type "
+                f"{where}: {kind} {api_version} is not a declared {_SINGULAR[key]} type "
                 f"(declared: {', '.join(sorted(declared)) or 'none'})"
             )
         metadata = item.get("metadata")
