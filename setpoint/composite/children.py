@@ -53,16 +53,18 @@ class WriteCounts:
     deleted: int = 0
     adopted: int = 0
     orphaned: int = 0
+    #: A rolling update changed one child and holds others back for the next sync.
+    rollout_pending: bool = False
 
     @property
     def total(self) -> int:
         return self.applied + self.created + self.deleted + self.adopted + self.orphaned
 
     @property
-    def membership_changed(self) -> bool:
-        """Whether the set of children changed in a way whose event this controller does not
-        see (its own creations, adoptions and orphanings; deletions do wake it)."""
-        return bool(self.created or self.adopted or self.orphaned)
+    def needs_another_sync(self) -> bool:
+        """Whether the children changed in a way whose event this controller does not see (its
+        own creations, adoptions and orphanings; deletions do wake it), or a rollout goes on."""
+        return bool(self.created or self.adopted or self.orphaned or self.rollout_pending)
 
 
 def controller_reference_to(parent: Mapping[str, Any]) -> dict[str, Any]:
@@ -229,10 +231,12 @@ class ChildWriter:
             unchanged = not differs(existing, child) and self.applied.get(uid, digest) == digest
             if unchanged or child_type.method == "OnDelete":
                 continue
-            if child_type.rolling and (
-                identity[0] in rolled or not self._others_healthy(child_type, identity, current)
-            ):
-                continue  # one child of the type at a time, and only while the others are healthy
+            if child_type.rolling:
+                if identity[0] in rolled:
+                    counts.rollout_pending = True  # one child of a type per sync
+                    continue
+                if not self._others_healthy(child_type, identity, current):
+                    continue  # a change of the others' status wakes the next sync
             if child_type.method in ("Recreate", "RollingRecreate"):
                 if await self._changes(client, child, existing):
                     await self._delete(client, existing, counts)

@@ -203,7 +203,7 @@ class CompositeSync:
         if await write_status(env.client, self.parent, parent, response.status):
             counts.applied += 1
         self.stats.writes += counts.total
-        if counts.membership_changed:
+        if counts.needs_another_sync:
             # The hook has not seen the children it just got: show them to it once more (the
             # events of these own writes are dropped, so nothing else would).
             return Result(requeue_after=0)

@@ -164,7 +164,7 @@ class DecoratorSync:
             await set_finalizer(env.client, self.parent, parent, self.finalizer, False)
             counts.applied += 1
         self.stats.writes += counts.total
-        if counts.membership_changed:
+        if counts.needs_another_sync:
             # The hook has not seen the children it just got: show them to it once more (the
             # events of these own writes are dropped, so nothing else would).
             return Result(requeue_after=0)

@@ -1,0 +1,294 @@
+"""The other CompositeController fields: update strategies, selectors and adoption, hook
+versions, service webhooks, etag, customize, resync."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from setpoint.client import Client
+from setpoint.testing import wait_for
+
+from .conftest import GROUP, HookServer, RunningMetacontroller
+from .test_composite_webhooks import (
+    THINGS,
+    config_map,
+    config_map_for,
+    create_thing,
+    spec,
+    thing_status,
+)
+
+
+async def test_update_methods_on_delete_and_recreate(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    hooks.handlers["/sync"] = lambda request: {"children": [config_map_for(request["parent"])]}
+    await metacontroller.declare("CompositeController", "things", spec(hooks, method="OnDelete"))
+    await create_thing(client, namespace)
+    first = await config_map(client, namespace)
+    await client.patch(f"{GROUP}/v1", "Thing", "a", {"spec": {"size": 2}}, namespace=namespace)
+    await wait_for(lambda: len(hooks.calls["/sync"]) >= 3, timeout=10, what="the sync of size 2")
+    await asyncio.sleep(0.3)
+    assert (await config_map(client, namespace))["data"] == {"size": "1"}  # OnDelete: untouched
+    await client.delete(first)
+    recreated = await config_map(client, namespace, lambda cm: cm["data"] == {"size": "2"})
+    # Recreate: a change deletes the child, the next sync creates it anew (another uid).
+    await client.patch(
+        "metacontroller.k8s.io/v1alpha1",
+        "CompositeController",
+        "things",
+        [
+            {
+                "op": "replace",
+                "path": "/spec/childResources/0/updateStrategy/method",
+                "value": "Recreate",
+            }
+        ],
+        patch_type="json",
+    )
+    await asyncio.sleep(0.5)
+    await client.patch(f"{GROUP}/v1", "Thing", "a", {"spec": {"size": 3}}, namespace=namespace)
+    third = await config_map(client, namespace, lambda cm: cm["data"] == {"size": "3"})
+    assert third["metadata"]["uid"] != recreated["metadata"]["uid"]
+
+
+async def test_rolling_in_place_updates_one_child_at_a_time_while_the_others_pass_checks(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        parent = request["parent"]
+        return {
+            "children": [
+                {**config_map_for(parent), "metadata": {"name": f"cm-{i}"}} for i in range(3)
+            ]
+        }
+
+    hooks.handlers["/sync"] = sync
+    body = spec(hooks)
+    body["childResources"][0]["updateStrategy"] = {
+        "method": "RollingInPlace",
+        "statusChecks": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    await metacontroller.declare("CompositeController", "things", body)
+    await create_thing(client, namespace)
+
+    async def sizes() -> list[str]:
+        found = {
+            cm["metadata"]["name"]: cm.get("data", {}).get("size")
+            for cm in await client.list("v1", "ConfigMap", namespace=namespace)
+        }
+        return [found.get(f"cm-{i}", "") for i in range(3)]
+
+    await wait_for(sizes, lambda s: s == ["1", "1", "1"], timeout=10, what="3 children")
+    await client.patch(f"{GROUP}/v1", "Thing", "a", {"spec": {"size": 2}}, namespace=namespace)
+    await asyncio.sleep(1)
+    # ConfigMaps never have a Ready condition: no child may roll, so none changed.
+    assert await sizes() == ["1", "1", "1"]
+    body["childResources"][0]["updateStrategy"]["statusChecks"] = {}
+    await client.patch(
+        "metacontroller.k8s.io/v1alpha1",
+        "CompositeController",
+        "things",
+        {"spec": {"childResources": body["childResources"]}},
+    )
+    await wait_for(sizes, lambda s: s == ["2", "2", "2"], timeout=10, what="all rolled")
+
+
+async def test_spec_selector_adopts_matching_orphans_and_orphans_what_stops_matching(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    hooks.handlers["/sync"] = lambda request: {"children": []}  # deletes nothing it did not get
+    body = spec(hooks, method="OnDelete")
+    body.pop("generateSelector")
+    await metacontroller.declare("CompositeController", "things", body)
+    orphan = await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "stray", "namespace": namespace, "labels": {"app": "a"}},
+        }
+    )
+    hooks.handlers["/sync"] = lambda request: {
+        "children": [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "labels": {"app": "a"}},
+            }
+            for name in request["children"]["ConfigMap.v1"]
+        ]
+    }
+    thing = await create_thing(client, namespace, selector={"matchLabels": {"app": "a"}})
+    adopted = await wait_for(
+        lambda: client.get("v1", "ConfigMap", "stray", namespace=namespace),
+        lambda cm: cm["metadata"].get("ownerReferences"),
+        timeout=10,
+        what="the orphan adopted",
+    )
+    (reference,) = adopted["metadata"]["ownerReferences"]
+    assert reference["uid"] == thing["metadata"]["uid"] and reference["controller"] is True
+    assert adopted["metadata"]["uid"] == orphan["metadata"]["uid"]
+    await wait_for(
+        lambda: "stray" in hooks.calls["/sync"][-1]["children"]["ConfigMap.v1"], timeout=10
+    )
+    # The child stops matching the selector: it is released, not deleted.
+    await client.patch(
+        "v1", "ConfigMap", "stray", {"metadata": {"labels": {"app": "b"}}}, namespace=namespace
+    )
+    released = await wait_for(
+        lambda: client.get("v1", "ConfigMap", "stray", namespace=namespace),
+        lambda cm: not cm["metadata"].get("ownerReferences"),
+        timeout=10,
+        what="the child orphaned",
+    )
+    assert released["metadata"]["uid"] == orphan["metadata"]["uid"]
+    # A parent without a selector (and no generateSelector) is reported, not guessed.
+    await create_thing(client, namespace, name="b", size=1)
+    status = await thing_status(client, namespace, lambda s: s.get("conditions"), name="b")
+    assert (
+        "spec.selector: must have matchLabels, matchExpressions or both"
+        in status["status"]["conditions"][0]["message"]
+    )
+
+
+async def test_v2_hooks_key_children_by_namespace_and_name(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    hooks.handlers["/sync"] = lambda request: {"children": [config_map_for(request["parent"])]}
+    body = spec(hooks)
+    body["hooks"]["sync"]["version"] = "v2"
+    await metacontroller.declare("CompositeController", "things", body)
+    await create_thing(client, namespace)
+    await config_map(client, namespace)
+    await wait_for(lambda: len(hooks.calls["/sync"]) >= 2, timeout=10)
+    assert list(hooks.calls["/sync"][-1]["children"]["ConfigMap.v1"]) == [f"{namespace}/a-cm"]
+    # v2 answers are strict: an unknown field is an error.
+    hooks.handlers["/sync"] = lambda request: {"children": [], "chidlren": []}
+    await client.patch(f"{GROUP}/v1", "Thing", "a", {"spec": {"size": 2}}, namespace=namespace)
+    status = await thing_status(client, namespace, lambda s: s.get("conditions"))
+    assert "unknown field 'chidlren'" in status["status"]["conditions"][0]["message"]
+
+
+async def test_service_webhook_resolves_to_the_endpoints_and_etag_reuses_answers(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    answers = 0
+
+    def sync(request: dict[str, Any]) -> Any:
+        nonlocal answers
+        if hooks.headers["/hooks/sync"][-1].get("If-None-Match") == '"v1"':
+            return web.Response(status=304)
+        answers += 1
+        body = {"status": {"n": 1}, "children": [config_map_for(request["parent"])]}
+        return web.json_response(body, headers={"ETag": '"v1"'})
+
+    hooks.handlers["/hooks/sync"] = sync
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "hook", "namespace": namespace},
+            "spec": {"ports": [{"name": "http", "port": 80}]},
+        }
+    )
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": "hook", "namespace": namespace},
+            "subsets": [
+                {
+                    "addresses": [{"ip": "127.0.0.1"}],
+                    "ports": [{"name": "http", "port": hooks.port}],
+                }
+            ],
+        }
+    )
+    body = spec(hooks)
+    body["hooks"]["sync"] = {
+        "webhook": {
+            "service": {"name": "hook", "namespace": namespace},
+            "path": "/hooks/sync",
+            "etag": {"enabled": True},
+        }
+    }
+    await metacontroller.declare("CompositeController", "things", body)
+    await create_thing(client, namespace)
+    await config_map(client, namespace)
+    await thing_status(client, namespace, lambda s: s.get("n") == 1)
+    await wait_for(lambda: len(hooks.calls["/hooks/sync"]) >= 2, timeout=10)
+    # The second call (the child created) sent If-None-Match and got 304: the cached answer.
+    assert answers == 1
+    assert (await config_map(client, namespace))["data"] == {"size": "1"}
+
+
+async def test_customize_hook_sends_related_objects_and_their_changes_resync(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    hooks.handlers["/customize"] = lambda request: {
+        "relatedResources": [
+            {
+                "apiVersion": "v1",
+                "resource": "secrets",
+                "labelSelector": {"matchLabels": {"for": request["parent"]["metadata"]["name"]}},
+            }
+        ]
+    }
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        related = request["related"]["Secret.v1"]
+        return {"status": {"related": sorted(related)}, "children": []}
+
+    hooks.handlers["/sync"] = sync
+    body = spec(hooks)
+    body["hooks"]["customize"] = {"webhook": {"url": hooks.url + "/customize"}}
+    await metacontroller.declare("CompositeController", "things", body)
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "s1", "namespace": namespace, "labels": {"for": "a"}},
+        }
+    )
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "other", "namespace": namespace},
+        }
+    )
+    await create_thing(client, namespace)
+    await thing_status(client, namespace, lambda s: s.get("related") == ["s1"])
+    assert hooks.calls["/customize"][0]["parent"]["metadata"]["name"] == "a"
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "s2", "namespace": namespace, "labels": {"for": "a"}},
+        }
+    )
+    await thing_status(client, namespace, lambda s: s.get("related") == ["s1", "s2"])
+
+
+async def test_resync_after_seconds_and_parent_label_selector(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    hooks.handlers["/sync"] = lambda request: {"children": [], "resyncAfterSeconds": 0.2}
+    body = spec(hooks)
+    body["parentResource"] = {**THINGS, "labelSelector": {"matchLabels": {"managed": "yes"}}}
+    await metacontroller.declare("CompositeController", "things", body)
+    await create_thing(client, namespace, name="ignored")
+    labelled = await create_thing(client, namespace)
+    await client.patch(
+        f"{GROUP}/v1",
+        "Thing",
+        "a",
+        {"metadata": {"labels": {"managed": "yes"}}},
+        namespace=namespace,
+    )
+    await wait_for(lambda: len(hooks.calls.get("/sync", [])) >= 3, timeout=10, what="resyncs")
+    names = {call["parent"]["metadata"]["name"] for call in hooks.calls["/sync"]}
+    assert names == {labelled["metadata"]["name"]}
