@@ -40,6 +40,8 @@ __all__ = ["ChildWriter", "WriteCounts", "claim_children", "controlled_children"
 
 log = logging.getLogger("setpoint.composite")
 
+#: Children whose last applied digest is remembered per controller (see `ChildWriter`).
+MAX_REMEMBERED_CHILDREN = 200_000
 #: Finalizers meaning the garbage collector is deleting the parent's children itself.
 GC_FINALIZERS = frozenset({"foregroundDeletion", "orphan"})
 
@@ -276,6 +278,8 @@ class ChildWriter:
         uid = (applied.get("metadata") or {}).get("uid")
         if uid:
             self.applied[uid] = digest
+            if len(self.applied) > MAX_REMEMBERED_CHILDREN:
+                del self.applied[next(iter(self.applied))]  # the oldest: likely gone
 
     async def _changes(
         self, client: Any, child: dict[str, Any], existing: Mapping[str, Any]

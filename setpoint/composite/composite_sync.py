@@ -91,6 +91,7 @@ class CompositeSync:
         self.writer = ChildWriter(self.field_manager or f"metacontroller/{self.name}")
         self._declared = declared_keys(self.children)
         self._types = [(t.api_version, t.kind) for t in self.children]
+        self._written_status: dict[str, tuple[Any, Any]] = {}
 
     async def sync(self, env: SyncEnvironment, namespace: str | None, name: str) -> Result | None:
         parent = await env.cache.get(self.parent.api_version, self.parent.kind, name, namespace)
@@ -200,7 +201,9 @@ class CompositeSync:
         if response.finalized and finalizing:
             parent = await set_finalizer(env.client, self.parent, parent, self.finalizer, False)
             counts.applied += 1
-        if await write_status(env.client, self.parent, parent, response.status):
+        if await write_status(
+            env.client, self.parent, parent, response.status, self._written_status
+        ):
             counts.applied += 1
         self.stats.writes += counts.total
         if counts.needs_another_sync:

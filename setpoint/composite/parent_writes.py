@@ -25,6 +25,8 @@ __all__ = [
     "write_status",
 ]
 
+#: Parents whose last status write is remembered per controller (see `write_status`).
+MAX_REMEMBERED_PARENTS = 100_000
 #: The condition a failed sync sets to False on the parent.
 SYNCED_CONDITION = "Synced"
 #: The Event reason of a failed sync (Metacontroller's).
@@ -82,20 +84,34 @@ async def set_finalizer(
 
 
 async def write_status(
-    client: Any, resource: ResourceInfo, parent: dict[str, Any], status: dict[str, Any] | None
+    client: Any,
+    resource: ResourceInfo,
+    parent: dict[str, Any],
+    status: dict[str, Any] | None,
+    written: dict[str, tuple[Any, Any]] | None = None,
 ) -> bool:
     """Replace the parent's status with ``status`` plus ``observedGeneration``; False when it
-    already was that (no request) or the parent is gone."""
+    already was that (no request) or the parent is gone.
+
+    ``written`` remembers, per parent uid, the last status sent and the status the server
+    stored from it: a schema that prunes fields (``observedGeneration`` on a CRD that does not
+    declare it) then costs one write per change, not one per sync."""
     desired = dict(status or {})
     desired["observedGeneration"] = parent["metadata"].get("generation", 0)
-    if parent.get("status") == desired:
+    current = parent.get("status")
+    uid = parent["metadata"]["uid"]
+    if current == desired or (written is not None and written.get(uid) == (desired, current)):
         return False
     try:
-        await _patch(
+        answer = await _patch(
             client, resource, parent, [{"op": "add", "path": "/status", "value": desired}], True
         )
     except NotFound:
         return False
+    if written is not None:
+        written[uid] = (desired, answer.get("status"))
+        if len(written) > MAX_REMEMBERED_PARENTS:
+            del written[next(iter(written))]  # the oldest: its parent is likely gone
     return True
 
 

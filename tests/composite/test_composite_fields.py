@@ -4,14 +4,15 @@ versions, service webhooks, etag, customize, resync."""
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 from aiohttp import web
 
 from setpoint.client import Client
-from setpoint.testing import wait_for
+from setpoint.testing import install_crds, wait_for
 
-from .conftest import GROUP, HookServer, RunningMetacontroller
+from .conftest import GROUP, THING_CRD, HookServer, RunningMetacontroller
 from .test_composite_webhooks import (
     THINGS,
     config_map,
@@ -292,3 +293,52 @@ async def test_resync_after_seconds_and_parent_label_selector(
     await wait_for(lambda: len(hooks.calls.get("/sync", [])) >= 3, timeout=10, what="resyncs")
     names = {call["parent"]["metadata"]["name"] for call in hooks.calls["/sync"]}
     assert names == {labelled["metadata"]["name"]}
+
+
+async def test_a_status_schema_that_prunes_observed_generation_costs_no_write_per_sync(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    strict = copy.deepcopy(THING_CRD)
+    strict["metadata"]["name"] = f"gizmos.{GROUP}"
+    strict["spec"]["names"] = {
+        "kind": "Gizmo",
+        "listKind": "GizmoList",
+        "plural": "gizmos",
+        "singular": "gizmo",
+    }
+    schema = strict["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["properties"]["status"] = {
+        "type": "object",
+        "properties": {"ready": {"type": "boolean"}},
+    }
+    await install_crds(client, strict)
+    hooks.handlers["/sync"] = lambda request: {"status": {"ready": True}, "children": []}
+    body = spec(hooks)
+    body["parentResource"] = {"apiVersion": f"{GROUP}/v1", "resource": "gizmos"}
+    await metacontroller.declare("CompositeController", "gizmos", body)
+    await client.create(
+        {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": "Gizmo",
+            "metadata": {"name": "g", "namespace": namespace},
+            "spec": {},
+        }
+    )
+    await wait_for(
+        lambda: client.get(f"{GROUP}/v1", "Gizmo", "g", namespace=namespace),
+        lambda g: g.get("status") == {"ready": True},  # observedGeneration pruned by the schema
+        timeout=10,
+    )
+    stats = metacontroller.stats("CompositeController", "gizmos")
+    for value in ("1", "2"):
+        await client.patch(
+            f"{GROUP}/v1", "Gizmo", "g", {"metadata": {"labels": {"v": value}}}, namespace=namespace
+        )
+        await wait_for(
+            lambda value=value: (
+                hooks.calls["/sync"][-1]["parent"]["metadata"].get("labels") == {"v": value}
+            ),
+            timeout=10,
+        )
+    await asyncio.sleep(0.3)
+    assert (stats.hook_calls, stats.writes) == (3, 1)
