@@ -197,7 +197,19 @@ class ChildWriter:
     of what was applied last, so that a field the hook stops returning is still removed."""
 
     field_manager: str
-    applied: dict[str, str] = field(default_factory=dict)
+    #: child uid -> (digest of the object applied last, the resourceVersion it left).
+    applied: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def _unchanged(self, existing: Mapping[str, Any], child: dict[str, Any], digest: str) -> bool:
+        """Whether applying ``child`` would change nothing: it is what was applied last and
+        nobody wrote the object since (fields the server rewrites, like a Secret's
+        ``stringData``, are then no difference), or, failing that, the object already has
+        every field of ``child`` and no field applied last time was dropped."""
+        metadata = existing["metadata"]
+        last = self.applied.get(metadata.get("uid", ""))
+        if last is not None and last == (digest, metadata.get("resourceVersion", "")):
+            return True
+        return (last is None or last[0] == digest) and not differs(existing, child)
 
     async def write(
         self,
@@ -230,7 +242,7 @@ class ChildWriter:
             if existing["metadata"].get("deletionTimestamp"):
                 continue
             uid = existing["metadata"].get("uid", "")
-            unchanged = not differs(existing, child) and self.applied.get(uid, digest) == digest
+            unchanged = self._unchanged(existing, child, digest)
             if unchanged or child_type.method == "OnDelete":
                 continue
             if child_type.rolling:
@@ -244,7 +256,7 @@ class ChildWriter:
                     await self._delete(client, existing, counts)
                     rolled.add(identity[0])
                 else:
-                    self.applied[uid] = digest
+                    self.applied[uid] = (digest, existing["metadata"].get("resourceVersion", ""))
                 continue
             await self._apply(client, child, digest, counts)
             rolled.add(identity[0])
@@ -277,7 +289,8 @@ class ChildWriter:
             counts.applied += 1
         uid = (applied.get("metadata") or {}).get("uid")
         if uid:
-            self.applied[uid] = digest
+            resource_version = (applied.get("metadata") or {}).get("resourceVersion", "")
+            self.applied[uid] = (digest, resource_version)
             if len(self.applied) > MAX_REMEMBERED_CHILDREN:
                 del self.applied[next(iter(self.applied))]  # the oldest: likely gone
 
