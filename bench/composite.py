@@ -13,9 +13,11 @@ Widget gets 2 children (a ConfigMap and a Secret holding its ``spec.size``) and
   hook an aiohttp server in this process, called over HTTP as Metacontroller calls it.
 
 Each starts once the Widgets exist (16 workers). Figures per run: seconds from the operator's
-start until every Widget has its status and both children; requests its client sent until then,
-per Widget (writes; lists, watches and discovery for the whole run); hook calls (or reconciles)
-per Widget; then every request and hook call during ``IDLE_SECONDS`` idle seconds. Ratios are
+start until every Widget has its status and both children (``seconds``), and until no hook
+call (or reconcile) and no request happened for a second (``settled_seconds``); requests its
+client sent until settled, per Widget (writes; lists, watches and discovery for the whole run);
+hook calls (or reconciles) per Widget; then every request and hook call during
+``IDLE_SECONDS`` idle seconds. Ratios are
 against the reconciler of the same run.
 """
 
@@ -99,12 +101,18 @@ async def _measure(
     async with op:
         await _wait_converged(client, namespace, objects)
         seconds = time.monotonic() - started
-        await asyncio.sleep(1.0)  # the last events
+        # Settled: no hook call (or reconcile) and no request for a second.
+        last = (-1, counter.snapshot())
+        while (calls(), counter.snapshot()) != last:
+            last = (calls(), counter.snapshot())
+            await asyncio.sleep(1.0)
+        settled = time.monotonic() - started - 1.0
         converged, converged_calls = counter.snapshot(), calls()
         await asyncio.sleep(IDLE_SECONDS)
         idle, idle_calls = counter.snapshot() - converged, calls() - converged_calls
     return {
         "seconds": round(seconds, 2),
+        "settled_seconds": round(settled, 2),
         "writes_per_parent": converged["write"] / objects,
         "reads_per_parent": converged["read"] / objects,
         "list_watch_discovery": converged["list_watch_discovery"],

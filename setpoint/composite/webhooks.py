@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import inspect
-import json
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
+from setpoint.client import json_codec
 from setpoint.client.client import Client
 from setpoint.client.errors import NotFound
 from setpoint.composite.hook_wire import HookError, parse_duration
@@ -190,7 +190,7 @@ class WebhookHook:
         try:
             async with self._session.post(
                 url,
-                data=json.dumps(request, separators=(",", ":")),
+                data=json_codec.encode(request),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
                 ssl=ssl_context if ssl_context is not None else True,
@@ -211,8 +211,8 @@ class WebhookHook:
                 f"{self.name} hook: {url} answered HTTP {status}: {_one_line(body[:200])}"
             )
         try:
-            answer = json.loads(body)
-        except ValueError as error:
+            answer = json_codec.decode(body)
+        except Exception as error:  # msgspec's DecodeError, or a bad encoding
             raise HookError(f"{self.name} hook: the response is not JSON ({error})") from None
         if self.etag_enabled and etag:
             self._etags[root_uid] = (etag, answer, now)

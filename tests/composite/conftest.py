@@ -4,14 +4,23 @@ running `Metacontroller` confined to the test's namespace and its own controller
 from __future__ import annotations
 
 import asyncio
+import datetime
+import ipaddress
 import json
+import ssl
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 import setpoint
 from setpoint.client import Client
@@ -143,3 +152,67 @@ async def metacontroller(
             for obj in await client.list("metacontroller.k8s.io/v1alpha1", kind):
                 if (obj["metadata"].get("labels") or {}) == label:
                     await client.delete(obj, missing_ok=True)
+
+
+def self_signed_ca_and_server(host: str = "127.0.0.1") -> tuple[str, ssl.SSLContext]:
+    """A CA (PEM) and a server SSL context with a certificate for ``host`` that it signed."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "composite-test-ca")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    directory = Path(tempfile.mkdtemp(prefix="composite-tls-"))
+    (directory / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (directory / "tls.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(directory / "tls.crt", directory / "tls.key")
+    return ca.public_bytes(serialization.Encoding.PEM).decode(), context
+
+
+@pytest.fixture
+async def tls_hooks() -> AsyncIterator[tuple[HookServer, str]]:
+    """A hook server over HTTPS, and the PEM of the CA that signed its certificate."""
+    ca_pem, context = self_signed_ca_and_server()
+    server = HookServer()
+    app = web.Application()
+    app.router.add_post("/{path:.*}", server.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+    await site.start()
+    server.port = runner.addresses[0][1]
+    server.url = f"https://127.0.0.1:{server.port}"
+    try:
+        yield server, ca_pem
+    finally:
+        await runner.cleanup()

@@ -374,3 +374,35 @@ async def test_a_secret_with_string_data_is_not_applied_again_when_the_hook_repe
     await wait_for(lambda: stats.hook_calls == calls + 1, timeout=10)
     await asyncio.sleep(0.3)
     assert (stats.hook_calls, stats.writes) == (calls + 1, writes)
+
+
+async def test_ca_bundle_verifies_an_https_hook_signed_by_a_private_ca(
+    client: Client,
+    namespace: str,
+    tls_hooks: tuple[HookServer, str],
+    metacontroller: RunningMetacontroller,
+) -> None:
+    hooks, ca_pem = tls_hooks
+    hooks.handlers["/sync"] = lambda request: {"status": {"tls": True}, "children": []}
+    body = spec(hooks)
+    await metacontroller.declare(
+        "CompositeController", "untrusted", {**body, "parentResource": THINGS}
+    )
+    await create_thing(client, namespace)
+    # Without the CA: the system roots do not trust it, and the parent says so.
+    status = await thing_status(client, namespace, lambda s: s.get("conditions"))
+    assert "CERTIFICATE_VERIFY_FAILED" in status["status"]["conditions"][0]["message"]
+    await client.delete("metacontroller.k8s.io/v1alpha1", "CompositeController", "untrusted")
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "ca", "namespace": namespace},
+            "data": {"ca.crt": ca_pem},
+        }
+    )
+    body["hooks"]["sync"]["webhook"]["caBundle"] = {
+        "configMapRef": {"name": "ca", "namespace": namespace}
+    }
+    await metacontroller.declare("CompositeController", "trusted", body)
+    await thing_status(client, namespace, lambda s: s.get("tls") is True)
