@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import inspect
+import logging
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +26,8 @@ from setpoint.client import json_codec
 from setpoint.client.client import Client
 from setpoint.client.errors import NotFound
 from setpoint.composite.hook_wire import HookError, parse_duration
+
+log = logging.getLogger("setpoint.composite")
 
 __all__ = ["DEFAULT_TIMEOUT_SECONDS", "FunctionHook", "Hook", "WebhookHook", "make_hook"]
 
@@ -56,9 +59,17 @@ class FunctionHook:
         self.strict = False
 
     async def call(self, request: dict[str, Any], *, root_uid: str) -> Any:
-        result = self.fn(request)
-        if inspect.isawaitable(result):
-            result = await result
+        try:
+            result = self.fn(request)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as error:
+            # Reported like a webhook's failure (Event, condition, backoff); the traceback
+            # goes to the log, where the hook's author looks for it.
+            log.warning("%s hook raised", self.name, exc_info=True)
+            raise HookError(
+                f"{self.name} hook raised {type(error).__name__}: {_one_line(error)}"
+            ) from error
         return result
 
     async def close(self) -> None:

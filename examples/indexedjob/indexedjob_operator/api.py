@@ -41,3 +41,23 @@ class IndexedJob(
 
     spec: IndexedJobSpec
     status: IndexedJobStatus | None = None
+
+    @classmethod
+    def sample(cls) -> IndexedJob:
+        """Metacontroller's ``print-index``, with 4 completions."""
+        container = {
+            "name": "print-index",
+            "image": "busybox",
+            "command": ["sh", "-c", "echo $JOB_INDEX"],
+        }
+        return cls(
+            metadata={"name": "print-index"},
+            spec=IndexedJobSpec(
+                completions=4,
+                parallelism=2,
+                template={
+                    "metadata": {"labels": {"app": "print-index"}},
+                    "spec": {"restartPolicy": "OnFailure", "containers": [container]},
+                },
+            ),
+        )
