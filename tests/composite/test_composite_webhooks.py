@@ -282,3 +282,23 @@ async def test_finalize_hook_runs_until_finalized(
         return not await client.list(f"{GROUP}/v1", "Thing", namespace=namespace)
 
     await wait_for(parent_gone, timeout=10, what="the parent deleted once finalized")
+
+
+async def test_each_controller_has_the_runtime_metrics_under_its_name(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    from prometheus_client import generate_latest
+
+    from setpoint.client import REGISTRY
+
+    hooks.handlers["/sync"] = lambda request: {"children": []}
+    await metacontroller.declare("CompositeController", "metered", spec(hooks))
+    await create_thing(client, namespace)
+    await wait_for(lambda: hooks.calls.get("/sync"), timeout=10)
+    await asyncio.sleep(0.2)
+    text = generate_latest(REGISTRY).decode()
+    assert (
+        'controller_runtime_reconcile_total{controller="compositecontroller-metered",result="success"}'
+        in text
+    )
+    assert 'workqueue_adds_total{controller="compositecontroller-metered"' in text
