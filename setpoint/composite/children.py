@@ -69,6 +69,18 @@ class WriteCounts:
         return bool(self.created or self.adopted or self.orphaned or self.rollout_pending)
 
 
+#: Index of the objects without a controller reference: by namespace, and all of them under
+#: "*" (the candidates of a cluster-scoped parent, or of cluster-scoped children).
+ORPHAN_INDEX = "setpoint.composite/orphans"
+
+
+def orphan_namespace(obj: Any) -> tuple[str, ...]:
+    """The values of :data:`ORPHAN_INDEX` for a cached object."""
+    if obj.controller_reference is not None:
+        return ()
+    return (obj.namespace or "", "*")
+
+
 def controller_reference_to(parent: Mapping[str, Any]) -> dict[str, Any]:
     metadata = parent["metadata"]
     return reference_from(
@@ -151,8 +163,11 @@ async def claim_children(
                 pass
         if deleting:
             continue
+        # Adoption candidates through an index of uncontrolled objects by namespace: a scan of
+        # the namespace per sync would make N parents cost N^2 label matches.
+        await cache.add_index(api_version, kind, ORPHAN_INDEX, orphan_namespace)
         for obj in await cache.list_cached(
-            api_version, kind, list_namespace, label_selector=selector
+            api_version, kind, index=(ORPHAN_INDEX, list_namespace or "*"), label_selector=selector
         ):
             if obj.controller_reference is not None or obj.deletion_timestamp:
                 continue
