@@ -33,6 +33,8 @@ __all__ = ["DEFAULT_TIMEOUT_SECONDS", "FunctionHook", "Hook", "WebhookHook", "ma
 
 #: Metacontroller's default webhook timeout.
 DEFAULT_TIMEOUT_SECONDS = 10.0
+#: How long a service's resolution to an endpoint is reused (two GETs saved per call).
+SERVICE_RESOLUTION_SECONDS = 10.0
 #: How long an ETag answer is kept when ``cacheTimeoutSeconds`` is not set.
 DEFAULT_ETAG_CACHE_SECONDS = 600.0
 
@@ -108,6 +110,8 @@ class WebhookHook:
         self.etag_ttl = float(etag.get("cacheTimeoutSeconds") or DEFAULT_ETAG_CACHE_SECONDS)
         self._etags: dict[str, tuple[str, Any, float]] = {}
         self._session: aiohttp.ClientSession | None = None
+        #: A service's resolved host and until when it is used (see `_url`).
+        self._resolved: tuple[str, float] | None = None
         self._ssl: ssl.SSLContext | None = None
         self._ssl_loaded = False
 
@@ -122,9 +126,15 @@ class WebhookHook:
         port = int(service.get("port") or 80)
         protocol = service.get("protocol") or "http"
         path = str(webhook.get("path") or "")
-        host = (
-            await self._endpoint_of(str(namespace), str(name), port) or f"{name}.{namespace}:{port}"
-        )
+        now = time.monotonic()
+        if self._resolved is not None and self._resolved[1] > now:
+            host = self._resolved[0]
+        else:
+            host = (
+                await self._endpoint_of(str(namespace), str(name), port)
+                or f"{name}.{namespace}:{port}"
+            )
+            self._resolved = (host, now + SERVICE_RESOLUTION_SECONDS)
         return f"{protocol}://{host}{path}"
 
     async def _endpoint_of(self, namespace: str, name: str, port: int) -> str | None:
@@ -214,6 +224,7 @@ class WebhookHook:
                 f"{self.name} hook: no response from {url} within {self.timeout:g}s"
             ) from None
         except aiohttp.ClientError as error:
+            self._resolved = None  # the endpoints may have moved: resolve again next time
             raise HookError(f"{self.name} hook: cannot call {url}: {_one_line(error)}") from None
         if cached is not None and status in (304, 412):
             return cached[1]
