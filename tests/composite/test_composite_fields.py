@@ -407,3 +407,18 @@ async def test_ca_bundle_verifies_an_https_hook_signed_by_a_private_ca(
     }
     await metacontroller.declare("CompositeController", "trusted", body)
     await thing_status(client, namespace, lambda s: s.get("tls") is True)
+
+
+async def test_resync_period_seconds_calls_the_hook_again_without_changes(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    hooks.handlers["/sync"] = lambda request: {"children": []}
+    await metacontroller.declare(
+        "CompositeController", "things", spec(hooks, resyncPeriodSeconds=1)
+    )
+    await create_thing(client, namespace)
+    await wait_for(lambda: hooks.calls.get("/sync"), timeout=10)
+    stats = metacontroller.stats("CompositeController", "things")
+    calls = stats.hook_calls
+    await wait_for(lambda: stats.hook_calls >= calls + 2, timeout=10, what="two resyncs")
+    assert stats.writes == 1  # the first status; resyncs that change nothing write nothing
