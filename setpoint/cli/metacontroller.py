@@ -27,8 +27,9 @@ def metacontroller_group() -> None:
     """Metacontroller-compatible composite and decorator controllers.
 
     \b
-    Install the metacontroller.k8s.io CRDs first:
+    Example:
       setpoint install metacontroller
+      setpoint metacontroller run --kubeconfig ~/.kube/config
     """
 
 
