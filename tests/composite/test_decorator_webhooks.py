@@ -104,3 +104,52 @@ async def test_decorator_labels_annotates_sets_status_and_attaches(
 
     await wait_for(secrets, lambda names: "target-extra" not in names, timeout=10)
     assert "by-hand" in await secrets()
+
+
+async def test_decorator_finalize_hook_cleans_up_before_the_object_goes(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    hooks.handlers["/sync"] = lambda request: {"annotations": {"synced": "yes"}}
+    hooks.handlers["/finalize"] = lambda request: {"finalized": request["finalizing"]}
+    await metacontroller.declare(
+        "DecoratorController",
+        "cleanup",
+        {
+            # Only "c": any other ConfigMap would keep the finalizer once this test's hook is gone.
+            "resources": [
+                {
+                    "apiVersion": "v1",
+                    "resource": "configmaps",
+                    "labelSelector": {"matchLabels": {"cleanup": "yes"}},
+                }
+            ],
+            "hooks": {
+                "sync": {"webhook": {"url": hooks.url + "/sync"}},
+                "finalize": {"webhook": {"url": hooks.url + "/finalize"}},
+            },
+        },
+    )
+    await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": namespace, "labels": {"cleanup": "yes"}},
+        }
+    )
+    decorated = await wait_for(
+        lambda: client.get("v1", "ConfigMap", "c", namespace=namespace),
+        lambda cm: cm["metadata"].get("annotations", {}).get("synced") == "yes",
+        timeout=10,
+    )
+    assert decorated["metadata"]["finalizers"] == ["metacontroller.io/decoratorcontroller-cleanup"]
+    await client.delete("v1", "ConfigMap", "c", namespace=namespace)
+
+    async def gone() -> bool:
+        names = [
+            cm["metadata"]["name"]
+            for cm in await client.list("v1", "ConfigMap", namespace=namespace)
+        ]
+        return "c" not in names
+
+    await wait_for(gone, timeout=10, what="the ConfigMap deleted once finalized")
+    assert hooks.calls["/finalize"][-1]["finalizing"] is True
