@@ -9,7 +9,7 @@ reports it as an Event and a condition on the parent and retries with backoff.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,7 +85,7 @@ def _objects(
     answer: Mapping[str, Any],
     key: str,
     hook: str,
-    declared: Collection[str],
+    declared: Mapping[str, bool],
     parent_namespace: str | None,
 ) -> list[dict[str, Any]]:
     """The objects of ``answer[key]``, each of a declared type and in the parent's namespace
@@ -121,7 +121,13 @@ def _objects(
         if namespace is not None and not isinstance(namespace, str):
             raise HookError(f"{where}.metadata.namespace: must be a string")
         obj = dict(item)
-        if parent_namespace:
+        key_namespaced = declared.get(type_key(api_version, kind), True)
+        if not key_namespaced:
+            if namespace:
+                raise HookError(
+                    f"{where}.metadata.namespace: {kind} is cluster-scoped, it has no namespace"
+                )
+        elif parent_namespace:
             if namespace and namespace != parent_namespace:
                 raise HookError(
                     f"{where}.metadata.namespace: {namespace!r} is not the parent's namespace "
@@ -140,7 +146,7 @@ def parse_composite_response(
     answer: Any,
     *,
     hook: str,
-    declared: Collection[str],
+    declared: Mapping[str, bool],
     parent_namespace: str | None,
     strict: bool = False,
 ) -> CompositeResponse:
@@ -165,7 +171,7 @@ def parse_decorator_response(
     answer: Any,
     *,
     hook: str,
-    declared: Collection[str],
+    declared: Mapping[str, bool],
     parent_namespace: str | None,
     strict: bool = False,
 ) -> DecoratorResponse:

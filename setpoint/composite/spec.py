@@ -116,7 +116,8 @@ def selector_or_everything(selector: Mapping[str, Any] | None, where: str) -> La
         raise ValueError(str(error)) from None
 
 
-def declared_keys(types: Sequence[ChildType]) -> frozenset[str]:
+def declared_keys(types: Sequence[ChildType]) -> dict[str, bool]:
+    """The type keys (``Kind.apiVersion``) of ``types``, each with whether it is namespaced."""
     from setpoint.composite.object_maps import type_key
 
-    return frozenset(type_key(t.api_version, t.kind) for t in types)
+    return {type_key(t.api_version, t.kind): t.resource.namespaced for t in types}
