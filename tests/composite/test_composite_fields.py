@@ -422,3 +422,39 @@ async def test_resync_period_seconds_calls_the_hook_again_without_changes(
     calls = stats.hook_calls
     await wait_for(lambda: stats.hook_calls >= calls + 2, timeout=10, what="two resyncs")
     assert stats.writes == 1  # the first status; resyncs that change nothing write nothing
+
+
+async def test_rolling_recreate_replaces_every_changed_child_with_a_new_object(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        parent = request["parent"]
+        return {
+            "children": [
+                {**config_map_for(parent), "metadata": {"name": f"cm-{i}"}} for i in range(2)
+            ]
+        }
+
+    hooks.handlers["/sync"] = sync
+    await metacontroller.declare(
+        "CompositeController", "things", spec(hooks, method="RollingRecreate")
+    )
+    await create_thing(client, namespace)
+
+    async def children() -> dict[str, tuple[str, str]]:
+        found = await client.list("v1", "ConfigMap", namespace=namespace)
+        return {
+            cm["metadata"]["name"]: (cm["metadata"]["uid"], (cm.get("data") or {}).get("size", ""))
+            for cm in found
+            if cm["metadata"]["name"].startswith("cm-")
+        }
+
+    before = await wait_for(children, lambda c: len(c) == 2, timeout=10, what="2 children")
+    await client.patch(f"{GROUP}/v1", "Thing", "a", {"spec": {"size": 2}}, namespace=namespace)
+    after = await wait_for(
+        children,
+        lambda c: len(c) == 2 and all(size == "2" for _, size in c.values()),
+        timeout=10,
+        what="both children recreated",
+    )
+    assert all(after[name][0] != before[name][0] for name in before)  # new objects, not updates
