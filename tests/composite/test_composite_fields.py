@@ -7,10 +7,11 @@ import asyncio
 import copy
 from typing import Any
 
+import pytest
 from aiohttp import web
 
-from setpoint.client import Client
-from setpoint.testing import install_crds, wait_for
+from setpoint.client import Client, Invalid
+from setpoint.testing import install_crds, wait_for, wait_for_event
 
 from .conftest import GROUP, THING_CRD, HookServer, RunningMetacontroller
 from .test_composite_webhooks import (
@@ -458,3 +459,20 @@ async def test_rolling_recreate_replaces_every_changed_child_with_a_new_object(
         what="both children recreated",
     )
     assert all(after[name][0] != before[name][0] for name in before)  # new objects, not updates
+
+
+async def test_a_declaration_that_cannot_run_is_refused_or_reported_on_it(
+    client: Client, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    body = spec(hooks)
+    body["childResources"][0]["updateStrategy"] = {"method": "Sometimes"}
+    # The CRD's schema refuses an unknown update method.
+    with pytest.raises(Invalid, match=r"spec\.childResources\[0\]\.updateStrategy\.method"):
+        await metacontroller.declare("CompositeController", "broken", body)
+    # A resource the server does not serve (yet): a Warning Event, and retries with backoff.
+    body["childResources"][0]["updateStrategy"] = {"method": "InPlace"}
+    body["parentResource"] = {"apiVersion": f"{GROUP}/v1", "resource": "nonsense"}
+    declared = await metacontroller.declare("CompositeController", "unknown-parent", body)
+    event = await wait_for_event(client, declared, reason="CreateError", type="Warning")
+    assert event["note"].startswith("Cannot create new controller: spec.parentResource: ")
+    assert "nonsense" in event["note"]
