@@ -130,6 +130,7 @@ SCENARIOS = [
             ("", "pods", "get"): GET,
             ("events.k8s.io", "events", "create"): "this scenario records no Event",
         },
+        test_file="test_podset.py",
     ),
 ]
 
