@@ -35,6 +35,8 @@ __all__ = ["DEFAULT_TIMEOUT_SECONDS", "FunctionHook", "Hook", "WebhookHook", "ma
 DEFAULT_TIMEOUT_SECONDS = 10.0
 #: How long a service's resolution to an endpoint is reused (two GETs saved per call).
 SERVICE_RESOLUTION_SECONDS = 10.0
+#: ETag answers kept per hook at most (one per parent); the oldest go first.
+MAX_ETAG_ENTRIES = 100_000
 #: How long an ETag answer is kept when ``cacheTimeoutSeconds`` is not set.
 DEFAULT_ETAG_CACHE_SECONDS = 600.0
 
@@ -237,7 +239,10 @@ class WebhookHook:
         except Exception as error:  # msgspec's DecodeError, or a bad encoding
             raise HookError(f"{self.name} hook: the response is not JSON ({error})") from None
         if self.etag_enabled and etag:
+            self._etags.pop(root_uid, None)  # re-inserted last: the dict stays oldest-first
             self._etags[root_uid] = (etag, answer, now)
+            if len(self._etags) > MAX_ETAG_ENTRIES:
+                del self._etags[next(iter(self._etags))]
         return answer
 
     async def close(self) -> None:
