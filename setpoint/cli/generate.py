@@ -231,6 +231,10 @@ def check_bundle_command(directory: str) -> None:
 
 
 def _crds_from(source: str) -> list[dict[str, Any]]:
+    if source == "metacontroller" and not Path(source).exists():
+        from setpoint.composite.crds import metacontroller_crds
+
+        return metacontroller_crds()
     path = Path(source)
     # A project directory is a TARGET (its models), even with a generated config/ inside.
     if path.is_dir() and not project_directories(path):
@@ -298,7 +302,10 @@ def _run_install(source: str, kubeconfig: str | None, delete: bool, debug: bool)
         sys.exit(1)
 
 
-_SOURCE_HELP = "TARGET (a module or file defining CustomResource models) or a directory of CRDs."
+_SOURCE_HELP = (
+    "TARGET (a module or file defining CustomResource models), a directory of CRDs, or "
+    "'metacontroller' (the metacontroller.k8s.io CRDs, for `setpoint metacontroller run`)."
+)
 
 
 @click.command(name="install")

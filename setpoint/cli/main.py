@@ -23,6 +23,7 @@ LAZY_COMMANDS = {
     "create": "setpoint.cli.scaffold:create_group",
     "demo": "setpoint.cli.demo.command:demo_command",
     "rbac": "setpoint.cli.rbac:rbac_group",
+    "metacontroller": "setpoint.cli.metacontroller:metacontroller_group",
 }
 
 

@@ -109,6 +109,20 @@ SCENARIOS = [
         {**usual("schedule.rs", "tdsets"), ("apps", "deployments", "get"): GET},
     ),
     Scenario(
+        "indexedjob",
+        "test_runs_every_index_at_most_parallelism_at_a_time_then_completes",
+        {
+            **usual("ctl.enisoc.com", "indexedjobs"),
+            ("", "pods", "get"): GET,
+            ("", "pods", "create"): "a composite creates its children by server-side apply",
+            ("", "pods", "update"): "a composite writes its children by server-side apply",
+            ("", "pods", "delete"): "children the hook stops returning are deleted (none here)",
+            ("ctl.enisoc.com", "indexedjobs", "patch"): "a finalize hook's finalizer (none here)",
+            ("ctl.enisoc.com", "indexedjobs", "update"): "inferred for the primary kind",
+            ("events.k8s.io", "events", "create"): "this scenario records no Event",
+        },
+    ),
+    Scenario(
         "podset",
         "test_scaling_up_and_down_and_replacing_a_deleted_pod",
         {
@@ -116,6 +130,7 @@ SCENARIOS = [
             ("", "pods", "get"): GET,
             ("events.k8s.io", "events", "create"): "this scenario records no Event",
         },
+        test_file="test_podset.py",
     ),
 ]
 

@@ -2,7 +2,8 @@
 
 A sample is converged when its kind's own notion of done holds: a cnat ``At`` has reached
 ``DONE``; a ``Foo`` or ``PodSet`` has all its replicas available; a kind that reports conditions
-(TDSet, Memcached, MemcachedProxy, and any other example) has ``Ready`` or ``Available`` True.
+(TDSet, Memcached, MemcachedProxy, and any other example) has ``Ready``, ``Available`` or
+``Complete`` (a job's) True.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 __all__ = ["Observation", "observe"]
 
 #: Condition types that mean "this object has converged", in the order they are looked for.
-_DONE_CONDITIONS = ("Ready", "Available")
+_DONE_CONDITIONS = ("Ready", "Available", "Complete")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""Metacontroller's IndexedJob example as a Python hook: `setpoint run examples/indexedjob`."""
