@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv test lint format demo bench clean test-crash test-fuzz examples-config
+.PHONY: venv test lint format demo bench clean test-crash test-fuzz examples-config test-install
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,6 +65,12 @@ test-crash: venv
 
 test-fuzz: venv
 	SETPOINT_LONG_RUNS=1 FUZZ_EXAMPLES=3000 $(BIN)/pytest -m slow tests/cluster/hardening/test_fuzz.py $(PYTEST_ARGS)
+
+# setpoint as a user installs it (slow: two venvs): build the sdist and wheel, install the
+# wheel in a fresh venv outside the checkout, `setpoint init demo-op --kind Website`,
+# `setpoint dev` to the first reconcile line and the new project's own `make test`.
+test-install: venv
+	$(BIN)/pytest -m slow tests/cli/test_install_from_wheel.py $(PYTEST_ARGS)
 
 # Regenerate every example's config/ from its code (a test checks that this changes nothing).
 examples-config: venv

@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 from setpoint import __version__
 
 __all__ = [
+    "INDEX_ORIGIN",
     "WHEELS_DIRECTORY",
     "InstallationError",
     "SetpointDependency",
@@ -33,6 +34,9 @@ __all__ = [
     "version_range",
 ]
 
+#: The origin of an installation pip recorded no URL for: an index, or a wheel found by name
+#: (--find-links), which cannot be told apart.
+INDEX_ORIGIN = "a package index"
 #: Where a project keeps the setpoint wheel it installs from (given to pip as --find-links).
 WHEELS_DIRECTORY = "wheels"
 
@@ -143,7 +147,7 @@ def installed_dependency(scratch: Path) -> SetpointDependency:
     direct = _direct_url()
     url = str(direct.get("url", "")) if direct else ""
     if direct is None and _checkout() is None:
-        return SetpointDependency(version_range(), None, "a package index")
+        return SetpointDependency(version_range(), None, INDEX_ORIGIN)
     if url.startswith("file://"):
         path = Path(unquote(urlsplit(url).path))
         if path.suffix == ".whl" and path.is_file():

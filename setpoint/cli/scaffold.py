@@ -24,6 +24,7 @@ import click
 from setpoint.api.resources.custom_resource import default_plural
 from setpoint.cli import scaffold_templates as templates
 from setpoint.cli.installation import (
+    INDEX_ORIGIN,
     WHEELS_DIRECTORY,
     InstallationError,
     SetpointDependency,
@@ -205,6 +206,11 @@ def init_command(
     for path, text in files.items():
         _write(root, path, Template(text).substitute(values), created)
     click.echo(f"setpoint comes from {dependency.origin}: {dependency.requirement}")
+    if dependency.origin == INDEX_ORIGIN:
+        click.echo(
+            "  (if no package index the project can reach has setpoint, run init again with "
+            "--setpoint-spec PATH/TO/setpoint-VERSION-py3-none-any.whl)"
+        )
     if kind is None:
         click.echo(
             f"Next: cd {root} && setpoint create api --group GROUP --version v1 --kind KIND "
