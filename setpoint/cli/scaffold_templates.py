@@ -185,9 +185,9 @@ class ${kind}Spec(BaseModel):
 
 
 class ${kind}Status(BaseModel):
-    """What the operator observed."""
+    """What the operator observed (fields are camelCase in the CRD: observedGeneration)."""
 
-    observed_generation: int | None = Field(default=None, alias="observedGeneration")
+    observed_generation: int | None = None
     conditions: list[dict[str, object]] = []
 
 
