@@ -267,6 +267,9 @@ def dev_command(
     cluster: subprocess.Popen[bytes] | None = None
     operator: subprocess.Popen[bytes] | None = None
     previous = signal.signal(signal.SIGTERM, _interrupt), signal.getsignal(signal.SIGINT)
+    # A shell starts background jobs with SIGINT ignored, and Python then keeps ignoring it:
+    # Ctrl-C to the process group would stop the children and leave this process waiting.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         session = _session(target, samples, watch_dir, workdir)
         if kubeconfig is None:

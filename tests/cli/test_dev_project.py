@@ -63,6 +63,8 @@ def test_dev_respects_the_users_edits_and_stops_with_its_group(tmp_path: Path) -
         [sys.executable, "-m", "setpoint", "dev"],  # no TARGET: the project's operator
         cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
         start_new_session=True,
+        # As a shell starts a background job (`setpoint dev &`): with SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )  # fmt: skip
     output = _Output(process)
     cache = tmp_path / "kube-cache"
