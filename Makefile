@@ -43,7 +43,7 @@ demo: $(RUNTIME_STAMP)
 
 .PHONY: bench-check bench-micro soak
 
-# setpoint against Kopf and a raw client (issue 12): table on stdout, bench/results/latest.json.
+# setpoint against Kopf and a raw client: table on stdout, bench/results/latest.json.
 bench: venv
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
@@ -59,7 +59,7 @@ bench-micro: venv
 	$(BIN)/python -m bench.openapi
 	$(BIN)/python -m bench.cluster
 
-# The operator soak (issue 14; not in `make test`: 10+ minutes): the bench's Widget operator and
+# The operator soak (not in `make test`: 10+ minutes): the bench's Widget operator and
 # its API server under churn, exits 1 when RSS, fds or tasks grow > 10 % after warm-up.
 soak: venv
 	$(BIN)/python -m bench.operator_soak $(SOAK_ARGS)
@@ -67,7 +67,7 @@ soak: venv
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
 
-# Long robustness runs of the local cluster (issue 13): 20 kill -9 rounds, a longer fuzz.
+# Long robustness runs of the local cluster: 20 kill -9 rounds, a longer fuzz.
 test-crash: venv
 	SETPOINT_LONG_RUNS=1 $(BIN)/pytest -m slow tests/cluster/hardening/test_crash_suite.py $(PYTEST_ARGS)
 
