@@ -1,9 +1,10 @@
 """TDSet (schedule.rs/v1): a Deployment whose replicas follow time-of-day ranges.
 
 Fields are snake_case in Python and camelCase in the CRD (``default_replica`` is
-``defaultReplica``), as every custom resource's. The CRD keeps the original's validation: hours 0-23, ``replica`` >= 0, ``defaultReplica`` >= 1,
-``intervalMint`` 1-1440, and ``container``, ``schedulingConfig`` and ``defaultReplica``
-required. ``timeZone`` is new (an IANA name); the operator checks it, as the CRD cannot.
+``defaultReplica``), as every custom resource's. The CRD keeps the original's validation:
+hours 0-23, ``replica`` >= 0, ``defaultReplica`` >= 1, ``intervalMint`` 1-1440, and
+``container``, ``schedulingConfig`` and ``defaultReplica`` required. ``timeZone`` is new (an
+IANA name); the operator checks it, as the CRD cannot.
 """
 
 from __future__ import annotations
