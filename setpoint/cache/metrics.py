@@ -14,19 +14,36 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable, Sequence
+from typing import Protocol
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from setpoint.cache.cached_object import estimated_size
+from setpoint.api.gvk import ResourceInfo
+from setpoint.cache.cached_object import CachedObject, estimated_size
 from setpoint.client.metrics import REGISTRY
 
-if TYPE_CHECKING:
-    from setpoint.cache.informer import SharedInformer
+__all__ = ["CACHE_COLLECTOR", "CacheCollector", "CountedInformer"]
 
-__all__ = ["CACHE_COLLECTOR", "CacheCollector"]
+
+class _CountedReflector(Protocol):
+    lists: int
+    watches: int
+
+
+class CountedInformer(Protocol):
+    """What the collector reads of an informer (a ``SharedInformer``), and nothing more: so
+    that the informer module imports this one and not the other way round."""
+
+    description: str
+    resource: ResourceInfo
+
+    @property
+    def store(self) -> Collection[CachedObject]: ...
+
+    @property
+    def reflectors(self) -> Sequence[_CountedReflector]: ...
 
 
 class CacheCollector(Collector):
@@ -36,9 +53,9 @@ class CacheCollector(Collector):
         # The registry is scraped from a worker thread while the event loop creates informers:
         # the set is only changed or copied under this lock.
         self._lock = threading.Lock()
-        self._informers: weakref.WeakSet[SharedInformer] = weakref.WeakSet()
+        self._informers: weakref.WeakSet[CountedInformer] = weakref.WeakSet()
 
-    def track(self, informer: SharedInformer) -> None:
+    def track(self, informer: CountedInformer) -> None:
         """Report ``informer`` while it is alive."""
         with self._lock:
             self._informers.add(informer)

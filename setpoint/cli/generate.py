@@ -179,10 +179,16 @@ def generate_command(
             raise
         raise click.UsageError(f"{error}") from None
     root = Path(output)
+    kept = []
     for path, text in files.items():
         destination = root / path
+        if _user_owned(path) and destination.exists():
+            kept.append(path)
+            continue
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_text(text)
+    if kept:
+        click.echo(f"kept {len(kept)} existing sample(s) in {root}/samples/ (yours to edit)")
     if is_bundle:
         click.echo(f"wrote an OLM bundle ({len(files)} files) to {root}/; "
                    f"check it with: setpoint check bundle {root}")  # fmt: skip
@@ -191,6 +197,12 @@ def generate_command(
         f"wrote {len(files)} files to {root}/ ({len(models)} CRDs); "
         f"install with: kubectl apply -k {root}/default"
     )
+
+
+def _user_owned(path: str) -> bool:
+    """A sample object is written once, then the user's (as kubebuilder's samples): edits in
+    ``samples/*.yaml`` survive `setpoint generate`; its kustomization follows the models."""
+    return path.startswith("samples/") and path != "samples/kustomization.yaml"
 
 
 @click.group(name="check")

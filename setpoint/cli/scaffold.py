@@ -8,18 +8,32 @@ that uses the testing kit. Existing files are never overwritten.
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import tomllib
 from pathlib import Path
 from string import Template
 
 import click
 
-from setpoint import __version__
 from setpoint.api.resources.custom_resource import default_plural
 from setpoint.cli import scaffold_templates as templates
+from setpoint.cli.installation import (
+    INDEX_ORIGIN,
+    WHEELS_DIRECTORY,
+    InstallationError,
+    SetpointDependency,
+    dependency_from_spec,
+    installed_dependency,
+)
+from setpoint.cli.local_processes import setpoint_command
 
-__all__ = ["create_api_command", "init_command", "setpoint_requirement"]
+__all__ = ["create_api_command", "identifier_problem", "init_command", "project_settings"]
 
 _NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _GROUP = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -27,15 +41,27 @@ _VERSION = re.compile(r"^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$")
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
-def setpoint_requirement(extra: str = "") -> str:
-    """How the new project's pyproject names setpoint: this checkout when it is one (so the
-    project installs offline), else the released version."""
-    package_dir = Path(__file__).resolve().parents[1]
-    checkout = package_dir.parent
-    name = f"setpoint[{extra}]" if extra else "setpoint"
-    if (checkout / "pyproject.toml").is_file() and (checkout / "setpoint").is_dir():
-        return f"{name} @ {checkout.as_uri()}"
-    return f"{name}>={__version__}"
+# Top-level modules a project made by `setpoint init` imports besides its own package.
+_TOP_LEVEL_NAMES = frozenset({"setpoint", "tests", "conftest", "pydantic"})
+
+
+def identifier_problem(name: str, what: str, *, top_level: bool) -> str | None:
+    """Why ``name`` cannot be a generated Python module name, or None. A keyword breaks
+    ``import name``. A top-level module (the project's package, on ``sys.path`` whenever the
+    project runs) must not shadow the standard library or what the project imports; a module
+    inside the package (a kind's) is imported by its full name, so only a builtin is shadowed
+    (by the ``controllers`` package's import of it)."""
+    if not name.isidentifier():
+        return f"{what} {name!r} is not a Python identifier"
+    if keyword.iskeyword(name):
+        return f"{what} {name!r} is a Python keyword (`import {name}` cannot work)"
+    if top_level and name in _TOP_LEVEL_NAMES:
+        return f"{what} {name!r} would shadow the module {name!r} the project imports"
+    if top_level and name in sys.stdlib_module_names:
+        return f"{what} {name!r} would shadow the standard library module {name!r}"
+    if hasattr(builtins, name):
+        return f"{what} {name!r} would shadow the Python builtin {name!r}"
+    return None
 
 
 def _write(root: Path, path: str, text: str, created: list[str]) -> None:
@@ -47,6 +73,24 @@ def _write(root: Path, path: str, text: str, created: list[str]) -> None:
     destination.write_text(text)
     created.append(path)
     click.echo(f"  created  {path}")
+
+
+def _dependency(spec: str | None, scratch: Path) -> SetpointDependency:
+    try:
+        if spec is not None:
+            return dependency_from_spec(spec)
+        return installed_dependency(scratch)
+    except InstallationError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _copy_wheel(dependency: SetpointDependency, root: Path) -> None:
+    if dependency.wheel is None:
+        return
+    destination = root / WHEELS_DIRECTORY / dependency.wheel.name
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(dependency.wheel, destination)
+    click.echo(f"  created  {WHEELS_DIRECTORY}/{dependency.wheel.name}")
 
 
 @click.command(name="init")
@@ -67,15 +111,47 @@ def _write(root: Path, path: str, text: str, created: list[str]) -> None:
     type=click.Path(file_okay=False),
     help="Where to create the project (default: ./NAME).",
 )
-def init_command(name: str, domain: str, namespaced: bool, directory: str | None) -> None:
-    """Create a ready operator project called NAME.
+@click.option(
+    "--kind",
+    help="Also add this resource (as `create api`), with its reconciler, sample and test.",
+)
+@click.option(
+    "--group",
+    help="With --kind: the API group, without the domain (default: NAME's first word).",
+)
+@click.option(
+    "--version",
+    "api_version",
+    default="v1alpha1",
+    show_default=True,
+    help="With --kind: the API version.",
+)
+@click.option(
+    "--setpoint-spec",
+    help="How the project's pyproject names setpoint: a requirement ('setpoint==0.1.0') or a "
+    "wheel's path (copied into wheels/). Default: the way this setpoint was installed.",
+)
+def init_command(
+    name: str,
+    domain: str,
+    namespaced: bool,
+    directory: str | None,
+    kind: str | None,
+    group: str | None,
+    api_version: str,
+    setpoint_spec: str | None,
+) -> None:
+    """Create a ready operator project called NAME (with --kind, a first resource too).
+
+    The project depends on setpoint the way this setpoint was installed: a version range from
+    a package index; otherwise a wheel copied into its wheels/ directory (built first when
+    this setpoint runs from a checkout), which its Makefile and Dockerfile give pip.
 
     \b
     Example:
-      setpoint init memcached-operator --domain example.com
-      cd memcached-operator
-      setpoint create api --group cache --version v1alpha1 --kind Memcached
-      make test
+      setpoint init website-operator --kind Website
+      cd website-operator
+      setpoint dev
     """
     if not _NAME.match(name):
         raise click.UsageError(
@@ -83,26 +159,41 @@ def init_command(name: str, domain: str, namespaced: bool, directory: str | None
         )
     if "." not in domain:
         raise click.UsageError(f"--domain {domain!r} must contain a dot, e.g. example.com")
+    package = name.replace("-", "_")
+    problem = identifier_problem(package, "NAME's package", top_level=True)
+    if problem is not None:
+        raise click.UsageError(f"{problem}: choose another NAME")
+    if kind is not None:
+        group = group or name.split("-")[0]
+        _check_api(group, api_version, kind)
+    elif group is not None:
+        raise click.UsageError("--group needs --kind (the resource to add)")
     root = Path(directory or name)
     if root.exists() and any(root.iterdir()):
         raise click.UsageError(
             f"{root}/ exists and is not empty: choose another NAME or --directory"
         )
-    package = name.replace("-", "_")
+    with tempfile.TemporaryDirectory(prefix="setpoint-init-") as scratch:
+        dependency = _dependency(setpoint_spec, Path(scratch))
+        click.echo(f"Creating {root}/")
+        root.mkdir(parents=True, exist_ok=True)
+        _copy_wheel(dependency, root)
     values = {
         "name": name,
         "package": package,
         "domain": domain,
         "namespaced": "true" if namespaced else "false",
         "generate_flags": " --namespaced" if namespaced else "",
-        "setpoint_requirement": setpoint_requirement(),
-        "setpoint_testing_requirement": setpoint_requirement("testing"),
+        "setpoint_requirement": dependency.requirement,
+        "setpoint_testing_requirement": dependency.with_extra("testing"),
+        "wheels": WHEELS_DIRECTORY,
     }
     files = {
         "pyproject.toml": templates.PYPROJECT,
         "Makefile": templates.MAKEFILE,
         "README.md": templates.README,
         ".gitignore": templates.GITIGNORE,
+        ".dockerignore": templates.DOCKERIGNORE,
         ".github/workflows/test.yaml": templates.CI_WORKFLOW,
         f"{package}/__init__.py": templates.PACKAGE_INIT,
         f"{package}/operator.py": templates.OPERATOR,
@@ -111,26 +202,58 @@ def init_command(name: str, domain: str, namespaced: bool, directory: str | None
         "tests/__init__.py": templates.TESTS_INIT,
         "tests/conftest.py": templates.CONFTEST,
     }
-    click.echo(f"Creating {root}/")
     created: list[str] = []
     for path, text in files.items():
         _write(root, path, Template(text).substitute(values), created)
-    click.echo(
-        f"Next: cd {root} && setpoint create api --group GROUP --version v1 --kind KIND "
-        "&& make test"
-    )
+    click.echo(f"setpoint comes from {dependency.origin}: {dependency.requirement}")
+    if dependency.origin == INDEX_ORIGIN:
+        click.echo(
+            "  (if no package index the project can reach has setpoint, run init again with "
+            "--setpoint-spec PATH/TO/setpoint-VERSION-py3-none-any.whl)"
+        )
+    if kind is None:
+        click.echo(
+            f"Next: cd {root} && setpoint create api --group GROUP --version v1 --kind KIND "
+            "&& make test"
+        )
+        return
+    assert group is not None
+    _add_api(root, group, api_version, kind, cluster_scoped=False)
+    _generate(root, package, name, namespaced)
+    click.echo(f"Next: cd {root} && setpoint dev    (make test: the tests)")
+
+
+def _generate(root: Path, package: str, name: str, namespaced: bool) -> None:
+    """`make generate`'s command, so that config/ (and the sample) exist from the start."""
+    command = setpoint_command("generate", f"{package}.operator", "-o", "config",
+                               "--image", f"{name}:latest")  # fmt: skip
+    if namespaced:
+        command.append("--namespaced")
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise click.ClickException(f"generating config/ failed: {last}")
+    click.echo("  created  config/ (CRDs, RBAC, samples ...: `make generate` writes it again)")
+
+
+def project_settings(root: Path) -> tuple[str, str, bool] | None:
+    """(package, domain, namespaced) of the project made by `setpoint init` at ``root``,
+    or None when ``root`` holds none."""
+    try:
+        settings = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setpoint"]
+        return str(settings["package"]), str(settings["domain"]), bool(settings["namespaced"])
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
+        return None
 
 
 def _project(root: Path) -> tuple[str, str, bool]:
-    pyproject = root / "pyproject.toml"
-    try:
-        settings = tomllib.loads(pyproject.read_text())["tool"]["setpoint"]
-        return str(settings["package"]), str(settings["domain"]), bool(settings["namespaced"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
+    settings = project_settings(root)
+    if settings is None:
         raise click.UsageError(
-            f"{pyproject} has no [tool.setpoint] section: run `setpoint create api` in a "
-            "project made by `setpoint init`"
-        ) from None
+            f"{root / 'pyproject.toml'} has no [tool.setpoint] section: run `setpoint create "
+            "api` in a project made by `setpoint init`"
+        )
+    return settings
 
 
 @click.group(name="create")
@@ -141,6 +264,22 @@ def create_group() -> None:
     Example:
       setpoint create api --group cache --version v1alpha1 --kind Memcached
     """
+
+
+def _check_api(group: str, api_version: str, kind: str) -> None:
+    problems = []
+    if not _GROUP.match(group):
+        problems.append(f"--group {group!r} must be a lower-case DNS label (e.g. cache)")
+    if not _VERSION.match(api_version):
+        problems.append(f"--version {api_version!r} must look like v1, v1beta1, v1alpha2")
+    if not _KIND.match(kind):
+        problems.append(f"--kind {kind!r} must be CamelCase starting with a capital (e.g. Site)")
+    else:
+        problem = identifier_problem(kind.lower(), f"--kind {kind!r}: its module", top_level=False)
+        if problem is not None:
+            problems.append(f"{problem}; choose another kind")
+    if problems:
+        raise click.UsageError("; ".join(problems))
 
 
 @create_group.command(name="api")
@@ -164,16 +303,12 @@ def create_api_command(
     Example:
       setpoint create api --group cache --version v1alpha1 --kind Memcached
     """
-    problems = []
-    if not _GROUP.match(group):
-        problems.append(f"--group {group!r} must be a lower-case DNS label (e.g. cache)")
-    if not _VERSION.match(api_version):
-        problems.append(f"--version {api_version!r} must look like v1, v1beta1, v1alpha2")
-    if not _KIND.match(kind):
-        problems.append(f"--kind {kind!r} must be CamelCase starting with a capital (e.g. Site)")
-    if problems:
-        raise click.UsageError("; ".join(problems))
-    root = Path(directory)
+    _check_api(group, api_version, kind)
+    _add_api(Path(directory), group, api_version, kind, cluster_scoped)
+    click.echo("Next: make generate (the CRD and a sample in config/); make test")
+
+
+def _add_api(root: Path, group: str, api_version: str, kind: str, cluster_scoped: bool) -> None:
     package, domain, _ = _project(root)
     kind_lower = kind.lower()
     values = {
@@ -204,4 +339,4 @@ def create_api_command(
     if line not in text:
         registry.write_text(text + line)
         click.echo(f"  updated  {package}/controllers/__init__.py")
-    click.echo(f"{kind} ({group}.{domain}/{api_version}) added. Next: make test; make generate")
+    click.echo(f"{kind} ({group}.{domain}/{api_version}) added")

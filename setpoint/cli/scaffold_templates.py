@@ -1,8 +1,9 @@
 """The files ``setpoint init`` and ``setpoint create api`` write, as ``string.Template`` texts.
 
 ``$``-placeholders: ``name`` (the project), ``package`` (its Python package), ``domain``,
-``setpoint_requirement`` (how pip finds setpoint), and for an API ``group`` (full group name),
-``version``, ``kind``, ``kind_lower``, ``plural``, ``scope``.
+``setpoint_requirement`` and ``setpoint_testing_requirement`` (how pip finds setpoint),
+``wheels`` (the wheels pip is given with ``--find-links`` when the directory exists), and for
+an API ``group`` (full group name), ``version``, ``kind``, ``kind_lower``, ``plural``, ``scope``.
 """
 
 from __future__ import annotations
@@ -46,12 +47,14 @@ BIN    := $$(VENV)/bin
 IMG    ?= $name:latest
 TARGET := $package.operator
 CONFIG := config
+# setpoint's wheel, when it comes from no package index (see `setpoint init --setpoint-spec`).
+FIND_LINKS := $$(addprefix --find-links ,$$(wildcard $wheels))
 
 .PHONY: venv test run dev generate install uninstall deploy undeploy docker-build bundle
 
 $$(BIN)/setpoint:
 \t$$(PYTHON) -m venv $$(VENV)
-\t$$(BIN)/pip install --quiet -e '.[testing]'
+\t$$(BIN)/pip install --quiet $$(FIND_LINKS) -e '.[testing]'
 
 venv: $$(BIN)/setpoint
 
@@ -61,8 +64,8 @@ test: venv            ## the tests, against a local cluster (no cluster needed)
 run: venv             ## run the operator against the current kubeconfig's cluster
 \t$$(BIN)/setpoint run $$(TARGET)
 
-dev: venv             ## local cluster + CRDs + the operator, restarted on every change
-\t$$(BIN)/setpoint dev $$(TARGET) --samples
+dev: venv             ## local cluster + CRDs + samples + the operator, reloaded on change
+\t$$(BIN)/setpoint dev $$(TARGET)
 
 generate: venv        ## CRDs, RBAC, kustomize config, Helm chart, Dockerfile under config/
 \t$$(BIN)/setpoint generate $$(TARGET) -o $$(CONFIG) --image $$(IMG)$generate_flags
@@ -108,6 +111,17 @@ __pycache__/
 *.egg-info/
 .pytest_cache/
 /bundle/
+"""
+
+# The image is built from the project root (`make docker-build`): only what `pip install .`
+# needs goes into the build context (the local venv would be large and unusable there).
+DOCKERIGNORE = """\
+.venv/
+.git/
+**/__pycache__/
+*.egg-info/
+.pytest_cache/
+bundle/
 """
 
 CI_WORKFLOW = """\
@@ -171,9 +185,9 @@ class ${kind}Spec(BaseModel):
 
 
 class ${kind}Status(BaseModel):
-    """What the operator observed."""
+    """What the operator observed (fields are camelCase in the CRD: observedGeneration)."""
 
-    observed_generation: int | None = Field(default=None, alias="observedGeneration")
+    observed_generation: int | None = None
     conditions: list[dict[str, object]] = []
 
 
@@ -195,11 +209,15 @@ class $kind(
 '''
 
 CONTROLLER = '''\
-"""Reconciles ${kind}s: level-based, so it reads the whole state each time."""
+"""Reconciles each $kind: level-based, so it reads the whole state each time."""
+
+import logging
 
 import setpoint
 from $package.api.${version}.${kind_lower} import $kind
 from $package.operator import op
+
+log = logging.getLogger(__name__)
 
 # from setpoint import kinds
 # To own a child (re-reconciled when it changes), add owns=[kinds.ConfigMap] and, below:
@@ -211,12 +229,14 @@ from $package.operator import op
 async def reconcile_${kind_lower}(ctx: setpoint.Context, request: setpoint.Request) -> None:
     obj = await ctx.get()
     if obj is None:
-        return  # deleted: owned children go with it (garbage collection)
+        log.info("$kind %s: gone", request)  # owned children go with it (garbage collection)
+        return
     await ctx.patch_status(
         {"observedGeneration": obj.metadata.generation},
         conditions=[{"type": "Ready", "status": "True", "reason": "Reconciled",
                      "message": "the $kind is reconciled"}],
     )
+    log.info("$kind %s: Ready (generation %s)", request, obj.metadata.generation)
 '''
 
 TEST = '''\

@@ -190,7 +190,7 @@ class Client:
         on_warning: Callable[[str], None] | None = None,
         impersonate_user: str | None = None,
         impersonate_groups: Sequence[str] = (),
-    ) -> ClientOpening:
+    ) -> ClientOpening[Client]:
         """Open a client for ``config``: ``await Client.from_config(c)`` or ``async with ...``.
 
         ``qps``/``burst``: client-side token bucket (off unless ``qps`` > 0). ``retry`` or
@@ -245,7 +245,7 @@ class Client:
         *,
         context: str | None = None,
         **options: Any,
-    ) -> ClientOpening:
+    ) -> ClientOpening[Client]:
         """Open a client from a kubeconfig: ``path``, else ``$KUBECONFIG``, else ``~/.kube/config``.
 
         ``options`` are those of :meth:`from_config`.
@@ -258,7 +258,7 @@ class Client:
         return ClientOpening(open_client)
 
     @classmethod
-    def in_cluster(cls, **options: Any) -> ClientOpening:
+    def in_cluster(cls, **options: Any) -> ClientOpening[Client]:
         """Open a client with the pod's service account (see :meth:`ClientConfig.in_cluster`)."""
 
         async def open_client() -> Client:
@@ -267,7 +267,7 @@ class Client:
         return ClientOpening(open_client)
 
     @classmethod
-    def from_environment(cls, **options: Any) -> ClientOpening:
+    def from_environment(cls, **options: Any) -> ClientOpening[Client]:
         """In a pod, the service account; elsewhere the kubeconfig (as controller-runtime does)."""
         if os.environ.get("KUBERNETES_SERVICE_HOST") and not os.environ.get("KUBECONFIG"):
             return cls.in_cluster(**options)

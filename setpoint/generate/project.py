@@ -324,7 +324,9 @@ def _dockerfile(options: GenerateOptions) -> str:
 FROM python:3.12-slim AS build
 WORKDIR /src
 COPY . .
-RUN python -m venv /venv && /venv/bin/pip install --no-cache-dir .
+# wheels/: setpoint's wheel when it comes from no package index (`setpoint init` puts it there).
+RUN mkdir -p wheels && python -m venv /venv \\
+    && /venv/bin/pip install --no-cache-dir --find-links wheels .
 
 FROM python:3.12-slim
 COPY --from=build /venv /venv

@@ -38,6 +38,16 @@ log = logging.getLogger("setpoint.manager")
 INITIAL_DELAY_S: Final = 0.5
 #: Longest wait between two attempts: a server that comes up is noticed within this.
 MAX_DELAY_S: Final = 10.0
+#: After this many refused (or unanswered) attempts each waiting line names the likely cause.
+HINT_AFTER_ATTEMPTS: Final = 3
+#: The likely cause when nothing listens: the line a user sees while `setpoint run` waits.
+NOT_RUNNING_HINT: Final = (
+    "is the cluster running? (`setpoint cluster serve` starts a local one; "
+    "--kubeconfig/--context choose another)"
+)
+_NOBODY_THERE: Final = frozenset(
+    {"connection refused", "host name not found", "host unreachable", "timed out", "no answer"}
+)
 #: One attempt is one request: the loop here does the retrying, and logs each attempt.
 _SINGLE_ATTEMPT: Final = RetryPolicy(max_retries=0)
 
@@ -144,12 +154,17 @@ async def wait_for_api_server(client: Client, timeout: float) -> None:  # noqa: 
                     attempts=attempts,
                 ) from error
             wait = min(remaining, delay * (1.0 + 0.5 * random.random()))
+            reason = _reason(error)
+            hint = ""
+            if attempts >= HINT_AFTER_ATTEMPTS and reason in _NOBODY_THERE:
+                hint = f": {NOT_RUNNING_HINT}"
             log.warning(
-                "waiting for the API server at %s (%s); attempt %d, next in %.1fs",
+                "waiting for the API server at %s (%s); attempt %d, next in %.1fs%s",
                 server,
-                _reason(error),
+                reason,
                 attempts,
                 wait,
+                hint,
             )
             await asyncio.sleep(wait)
             delay = min(MAX_DELAY_S, delay * 2)

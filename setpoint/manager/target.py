@@ -3,7 +3,9 @@
 TARGET is one of:
 
 - a Python file: `operator.py`, `path/to/operator.py` (its directory goes on `sys.path` so
-  sibling modules import, as with `python path/to/operator.py`);
+  sibling modules import, as with `python path/to/operator.py`); a file inside a package is
+  imported as the package's module (`proj/web_op/operator.py` is `web_op.operator`, with
+  `proj` on `sys.path`), so that its absolute imports of its own package work;
 - a module: `widgets.operator` (the current directory goes on `sys.path`, as with `python -m`);
 - a project directory, as `setpoint init` lays it out: the `operator` module of the one package
   in it (`examples/cnat` runs `cnat_operator.operator`, with `examples/cnat` on `sys.path`), or
@@ -30,6 +32,7 @@ __all__ = [
     "find_managers",
     "load_target_module",
     "load_target_modules",
+    "package_module",
     "project_operator_module",
 ]
 
@@ -56,6 +59,20 @@ def _module_name_for(path: Path) -> str:
     return f"setpoint_target_{safe}"
 
 
+def package_module(path: Path) -> tuple[Path, str] | None:
+    """(the directory to import from, the dotted name) of a file inside a package:
+    ``proj/web_op/operator.py`` with ``proj/web_op/__init__.py`` is ``web_op.operator``
+    imported from ``proj``, so that its absolute imports of ``web_op`` work."""
+    if not (path.parent / "__init__.py").is_file() or not path.stem.isidentifier():
+        return None
+    parts = [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.name.isidentifier():
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    return directory, ".".join(parts)
+
+
 def load_target_module(location: str) -> ModuleType:
     """Import a file path or a dotted module name; raises TargetError with the cause."""
     path = Path(location)
@@ -63,6 +80,9 @@ def load_target_module(location: str) -> ModuleType:
         if not path.is_file():
             raise TargetError(f"TARGET {location!r}: no such file")
         path = path.resolve()
+        in_package = package_module(path)
+        if in_package is not None:
+            return _import_from(*in_package)
         for loaded in list(sys.modules.values()):
             # The same file imported twice would define every class twice (two `Foo`s).
             if getattr(loaded, "__file__", None) == str(path):

@@ -36,6 +36,7 @@ from setpoint.client.errors import NotFound
 from setpoint.manager.manager import Manager
 from setpoint.manager.operator import Operator
 from setpoint.manager.target import find_managers
+from setpoint.testing.summaries import summarize
 
 __all__ = [
     "DEFAULT_WAIT_TIMEOUT",
@@ -69,7 +70,8 @@ def operators_run_as(service_account: str) -> Iterator[None]:
 
 
 class WaitTimeout(AssertionError):
-    """``wait_for`` gave up; the message says what was awaited and what was seen last."""
+    """``wait_for`` gave up; the message says what was awaited and, in one short line, what
+    was seen last (an object's kind, name and status; never its managedFields)."""
 
 
 @asynccontextmanager
@@ -142,7 +144,9 @@ async def wait_for(
             last = error
         if loop.time() >= deadline:
             label = what or getattr(probe, "__qualname__", repr(probe))
-            raise WaitTimeout(f"timed out after {timeout:g}s waiting for {label}; last: {last!r}")
+            raise WaitTimeout(
+                f"timed out after {timeout:g}s waiting for {label}; last seen: {summarize(last)}"
+            )
         await asyncio.sleep(POLL_INTERVAL)
 
 

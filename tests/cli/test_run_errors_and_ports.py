@@ -66,6 +66,24 @@ async def test_a_dead_api_server_is_one_line_with_a_hint(tmp_path: Path) -> None
     assert "Traceback" not in text
 
 
+async def test_waiting_names_the_likely_cause_after_a_few_attempts(tmp_path: Path) -> None:
+    target = tmp_path / "ports_operator.py"
+    target.write_text(OPERATOR)
+    kubeconfig = tmp_path / "dead.yaml"
+    kubeconfig.write_text(DEAD_SERVER_KUBECONFIG)
+    # Attempts at about 0, 0.6, 1.8, 4.3 s: the third and later say what is probably wrong.
+    process = await run(str(target), "--kubeconfig", str(kubeconfig), "--cache-sync-timeout", "5")
+    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    *waiting, _ = stderr.decode().strip().splitlines()
+    assert len(waiting) >= 3, waiting
+    assert not any("is the cluster running?" in line for line in waiting[:2])
+    hinted = [line for line in waiting[2:] if "attempt" in line]
+    assert hinted and all(
+        "is the cluster running? (`setpoint cluster serve` starts a local one;" in line
+        for line in hinted
+    ), waiting
+
+
 class Unreachable:
     """A manager whose connection fails at once (the one-line/--debug rule, in process)."""
 

@@ -45,7 +45,7 @@ NOT_ON_THE_RUN_PATH = (
     "jsonschema",
     "jsonpatch",
     "importlib.metadata",
-    # What a default operator does not use before its first request (issue 9): each loads
+    # What a default operator does not use before its first request: each loads
     # where it is first needed.
     "setpoint.manager.leader_election",  # with --leader-elect
     "setpoint.manager.lease_lock",

@@ -62,7 +62,8 @@ def test_init_create_api_test_generate(tmp_path: Path) -> None:
 
 def test_create_api_twice_keeps_the_users_edits(tmp_path: Path) -> None:
     project = tmp_path / "p"
-    assert _invoke("init", "p-op", "--directory", str(project))[0] == 0
+    assert _invoke("init", "p-op", "--directory", str(project),
+                   "--setpoint-spec", "setpoint")[0] == 0  # fmt: skip
     args = ("create", "api", "--group", "g", "--version", "v1", "--kind", "K",
             "--directory", str(project))  # fmt: skip
     assert _invoke(*args)[0] == 0
@@ -91,3 +92,57 @@ def test_usage_errors_are_one_line(args: tuple[str, ...], message: str) -> None:
     assert code == 2
     assert message in output
     assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("Class", "--kind 'Class': its module 'class' is a Python keyword"),
+        ("List", "its module 'list' would shadow the Python builtin 'list'"),
+    ],
+)
+def test_kinds_that_break_imports_are_refused(tmp_path: Path, kind: str, message: str) -> None:
+    project = tmp_path / "p"
+    assert _invoke("init", "p-op", "--directory", str(project),
+                   "--setpoint-spec", "setpoint")[0] == 0  # fmt: skip
+    code, output = _invoke("create", "api", "--group", "g", "--version", "v1", "--kind", kind,
+                           "--directory", str(project))  # fmt: skip
+    assert code == 2, output
+    assert message in output and "Traceback" not in output
+    assert sum(line.startswith("Error:") for line in output.splitlines()) == 1
+    assert not (project / "p_op" / "controllers" / f"{kind.lower()}.py").exists()
+    assert (project / "p_op/controllers/__init__.py").read_text().count("import") == 0
+
+
+def test_generated_texts_name_the_kind_correctly(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    assert _invoke("init", "p-op", "--directory", str(project),
+                   "--setpoint-spec", "setpoint")[0] == 0  # fmt: skip
+    code, output = _invoke("create", "api", "--group", "g", "--version", "v1", "--kind",
+                           "Address", "--directory", str(project))  # fmt: skip
+    assert code == 0, output
+    controller = (project / "p_op/controllers/address.py").read_text()
+    assert "Addresss" not in controller and "Reconciles each Address" in controller
+    model = (project / "p_op/api/v1/address.py").read_text()
+    assert "the addresses API" in model
+    # A kind's module lives inside the package: a standard library name is fine there.
+    code, output = _invoke("create", "api", "--group", "g", "--version", "v1", "--kind",
+                           "Queue", "--directory", str(project))  # fmt: skip
+    assert code == 0, output
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("import", "NAME's package 'import' is a Python keyword"),
+        ("json", "NAME's package 'json' would shadow the standard library module 'json'"),
+        ("setpoint", "NAME's package 'setpoint' would shadow the module 'setpoint'"),
+    ],
+)
+def test_package_names_that_break_imports_are_refused(
+    tmp_path: Path, name: str, message: str
+) -> None:
+    code, output = _invoke("init", name, "--directory", str(tmp_path / "x"))
+    assert code == 2
+    assert message in output and "Traceback" not in output
+    assert not (tmp_path / "x").exists()

@@ -60,6 +60,25 @@ def test_regenerating_produces_no_diff(tmp_path: Path) -> None:
             assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path
 
 
+def test_an_edited_sample_survives_generating_again(tmp_path: Path) -> None:
+    # Samples are the user's from the first generation on (kubebuilder's are scaffolded once):
+    # `make generate` and `setpoint dev` must not undo an edit.
+    out = _generate(tmp_path)
+    sample = out / "samples" / "samplecontroller.k8s.io_v1alpha1_foo.yaml"
+    edited = sample.read_text().replace("example-deploymentname", "edited")
+    assert edited != sample.read_text()
+    sample.write_text(edited)
+    (out / "samples" / "kustomization.yaml").write_text("stale\n")
+    result = CliRunner().invoke(cli, ["generate", str(SAMPLE), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "kept 1 existing sample(s)" in result.output
+    assert sample.read_text() == edited
+    assert (
+        "samplecontroller.k8s.io_v1alpha1_foo.yaml"
+        in (out / "samples/kustomization.yaml").read_text()
+    )
+
+
 def test_the_role_is_least_privilege(tmp_path: Path) -> None:
     out = _generate(tmp_path)
     (role,) = _load(out / "rbac" / "role.yaml")

@@ -93,3 +93,23 @@ def test_a_directory_of_projects_runs_them_all(
 def test_a_directory_without_an_operator_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(TargetError, match="a directory without an operator"):
         find_managers(str(tmp_path))
+
+
+def test_a_file_inside_a_package_imports_as_its_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `setpoint run web_op/operator.py` in a scaffolded project: operator.py imports its own
+    # package absolutely (`from web_op import controllers`), so it must be web_op.operator.
+    package = tmp_path / "web_op_pkg"
+    (package / "controllers").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "controllers" / "__init__.py").write_text("NAME = 'from-package'\n")
+    (package / "operator.py").write_text(
+        "import setpoint.manager\nfrom web_op_pkg import controllers\n"
+        "op = setpoint.manager.Operator(controllers.NAME)\n"
+    )
+    monkeypatch.chdir(tmp_path.parent)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (op,) = find_managers(str(package / "operator.py"))
+    assert isinstance(op, Operator) and op.name == "from-package"
+    assert sys.modules["web_op_pkg.operator"].op is op

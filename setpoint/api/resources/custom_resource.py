@@ -194,13 +194,18 @@ class CustomResource(BaseModel):
     ``scale`` (:class:`ScaleSubresource`), ``served``, ``storage``, ``deprecated``,
     ``deprecation_warning``, ``rules`` (CEL :class:`Rule` on the whole object),
     ``api_approval`` (the ``api-approved.kubernetes.io`` annotation that groups under
-    ``k8s.io`` need; "unapproved, experimental-only" when not given). The docstring
-    becomes the CRD schema's description.
+    ``k8s.io`` need; "unapproved, experimental-only" when not given), ``camel_case``
+    (default True: fields without an alias get their camelCase JSON name, ``max_size`` is
+    ``maxSize``, in this model and the models it uses; False keeps the Python names). The
+    docstring becomes the CRD schema's description.
     """
 
     model_config = ConfigDict(populate_by_name=True, extra="allow")
 
     __resource__: ClassVar[ResourceDeclaration | None] = None
+    #: camelCase JSON names for fields without an alias (``camel_case=False`` in the class
+    #: statement keeps the Python names; see ``field_names``).
+    __camel_case__: ClassVar[bool] = True
     __api_version__: ClassVar[str]
     __kind__: ClassVar[str]
 
@@ -210,6 +215,9 @@ class CustomResource(BaseModel):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         declared = {key: kwargs.pop(key) for key in list(kwargs) if key in _DECLARATION_KEYS}
+        camel_case = kwargs.pop("camel_case", None)
+        if camel_case is not None:
+            cls.__camel_case__ = bool(camel_case)
         super().__init_subclass__(**kwargs)
         if not declared:
             return  # an intermediate base class; its subclasses declare the resource
@@ -234,6 +242,10 @@ class CustomResource(BaseModel):
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         # The declaration keywords were consumed by __init_subclass__; nothing else is expected.
         super().__pydantic_init_subclass__()
+        if cls.__resource__ is not None and cls.__camel_case__:
+            from setpoint.api.resources.field_names import apply_camel_case
+
+            apply_camel_case(cls)
 
     @model_validator(mode="before")
     @classmethod

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from setpoint.api.resources.custom_resource import CustomResource, ResourceDeclaration
+from setpoint.api.resources.field_names import field_name_problems
 from setpoint.api.resources.schema import SchemaError, structural_schema
 
 __all__ = ["crd_manifest", "crd_manifests", "openapi_schema", "version_priority"]
@@ -38,6 +39,9 @@ def version_priority(version: str) -> tuple[int, int, int]:
 def openapi_schema(model: type[CustomResource]) -> dict[str, Any]:
     """The structural ``openAPIV3Schema`` of one resource version."""
     declaration = model.declaration()
+    problems = field_name_problems(model)
+    if problems:
+        raise SchemaError(f"{model.__name__}: {'; '.join(problems)}")
     try:
         document = model.model_json_schema(by_alias=True, mode="validation")
         schema = structural_schema(document)

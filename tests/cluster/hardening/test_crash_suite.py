@@ -1,4 +1,4 @@
-"""kill -9 under concurrent reads and writes, repeated (issue 13, failure 1).
+"""kill -9 under concurrent reads and writes, repeated.
 
 CI runs a few rounds; ``make test-crash`` runs the slow-marked 20 (skipped otherwise).
 """

@@ -1,4 +1,4 @@
-"""The data directory and the database hold every Secret: owner only (issue 13, failure 7)."""
+"""The data directory and the database hold every Secret: owner only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reads never show a write that is not committed yet (issue 13, failure 1).
+"""Reads never show a write that is not committed yet.
 
 The SQLite backend applies a write to its in-memory view before the group commit; a GET, a
 LIST or a watch's initial replay answered from that view could show a revision a crash then

@@ -1,4 +1,4 @@
-"""A watch or list from a resourceVersion the server has not reached (issue 13, failure 2).
+"""A watch or list from a resourceVersion the server has not reached.
 
 kube-apiserver waits up to 3 s for it, then answers 504 "Too large resource version" with the
 cause ResourceVersionTooLarge, on which reflectors relist. A server restarted in memory

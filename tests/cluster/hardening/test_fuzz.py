@@ -1,4 +1,4 @@
-"""Fuzzing the local API server over HTTP (issue 13, tests).
+"""Fuzzing the local API server over HTTP.
 
 Hypothesis draws requests: paths (real resources in a ``fuzz`` namespace, with garbage mixed
 in), methods (standard and made-up), content types, bodies (JSON of any shape, nested deep,

@@ -1,4 +1,4 @@
-"""Limits that keep small requests from turning into huge work or huge objects (issue 13).
+"""Limits that keep small requests from turning into huge work or huge objects.
 
 Each case is a request that took the server down or stored something absurd before: a YAML
 alias bomb, a JSON patch of doubling copies, an object above etcd's 1.5 MiB, documents nested

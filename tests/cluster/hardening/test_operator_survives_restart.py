@@ -1,4 +1,4 @@
-"""An operator keeps working across a restart of an in-memory local cluster (issue 13).
+"""An operator keeps working across a restart of an in-memory local cluster.
 
 Before, its reflectors resumed watching from the old server's resourceVersion, which the new
 server accepted silently: the stream dropped every event up to it and nothing recreated was

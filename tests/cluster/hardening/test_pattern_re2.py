@@ -1,4 +1,4 @@
-"""CRD ``pattern`` runs on RE2 in linear time, with Go's syntax (issue 13, failure 4)."""
+"""CRD ``pattern`` runs on RE2 in linear time, with Go's syntax."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bearer token never reaches the request log, even from the query string (issue 13, 8)."""
+"""The bearer token never reaches the request log, even from the query string."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
 """TDSet (schedule.rs/v1): a Deployment whose replicas follow time-of-day ranges.
 
-The CRD keeps the original's validation: hours 0-23, ``replica`` >= 0, ``defaultReplica`` >= 1,
-``intervalMint`` 1-1440, and ``container``, ``schedulingConfig`` and ``defaultReplica``
-required. ``timeZone`` is new (an IANA name); the operator checks it, as the CRD cannot.
+Fields are snake_case in Python and camelCase in the CRD (``default_replica`` is
+``defaultReplica``), as every custom resource's. The CRD keeps the original's validation:
+hours 0-23, ``replica`` >= 0, ``defaultReplica`` >= 1, ``intervalMint`` 1-1440, and
+``container``, ``schedulingConfig`` and ``defaultReplica`` required. ``timeZone`` is new (an
+IANA name); the operator checks it, as the CRD cannot.
 """
 
 from __future__ import annotations
@@ -30,9 +32,8 @@ class ServiceSpec(BaseModel):
 class SchedulingRange(BaseModel):
     """A replica count for the hours from startTime to endTime (exclusive)."""
 
-    start_time: int = Field(alias="startTime", ge=0, le=23, description="First hour, 0-23.")
+    start_time: int = Field(ge=0, le=23, description="First hour, 0-23.")
     end_time: int = Field(
-        alias="endTime",
         ge=0,
         le=23,
         description="Hour the range ends (exclusive), 0-23; at or before startTime, the range "
@@ -47,14 +48,11 @@ class TDSetSpec(BaseModel):
     container: ContainerSpec
     service: ServiceSpec | None = None
     scheduling_config: list[SchedulingRange] = Field(
-        alias="schedulingConfig", description="Ranges of hours; the first that matches wins."
+        description="Ranges of hours; the first that matches wins."
     )
-    default_replica: int = Field(
-        alias="defaultReplica", ge=1, description="Replicas outside every range."
-    )
+    default_replica: int = Field(ge=1, description="Replicas outside every range.")
     interval_mint: int | None = Field(
         default=None,
-        alias="intervalMint",
         ge=1,
         le=1440,
         description="Accepted for compatibility with the original, which polled every "
@@ -62,7 +60,6 @@ class TDSetSpec(BaseModel):
     )
     time_zone: str | None = Field(
         default=None,
-        alias="timeZone",
         description='The IANA time zone of the hours, e.g. "Europe/Paris" (default UTC).',
     )
 
@@ -70,8 +67,8 @@ class TDSetSpec(BaseModel):
 class TDSetStatus(BaseModel):
     """What the operator last did and saw."""
 
-    desired_replicas: int | None = Field(default=None, alias="desiredReplicas")
-    available_replicas: int | None = Field(default=None, alias="availableReplicas")
+    desired_replicas: int | None = None
+    available_replicas: int | None = None
     conditions: list[dict[str, Any]] = []
 
 
