@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cli.cluster_nodes import node
 from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
@@ -33,6 +34,9 @@ def cluster() -> None:
     Example:
       setpoint cluster serve --in-memory --kubeconfig /tmp/kubeconfig
     """
+
+
+cluster.add_command(node)
 
 
 @cluster.command()

@@ -10,6 +10,8 @@ from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.garbage_collector.collector import GarbageCollector
 from setpoint.cluster.controllers.kubelet.kubelet import Kubelet
 from setpoint.cluster.controllers.namespace.controller import NamespaceController
+from setpoint.cluster.controllers.node_lifecycle.node_health import NodeLifecycleController
+from setpoint.cluster.controllers.node_lifecycle.taint_eviction import TaintEvictionController
 from setpoint.cluster.controllers.pod_gc.controller import PodGarbageCollector
 from setpoint.cluster.controllers.root_ca_publisher.controller import RootCAPublisher
 from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
@@ -19,7 +21,7 @@ from setpoint.cluster.controllers.service_accounts.token_controller import Token
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
-    scheduler, kubelet, endpoints, PodDisruptionBudgets."""
+    scheduler, kubelet, endpoints, PodDisruptionBudgets, node lifecycle and taint eviction."""
     return [
         NamespaceController,
         GarbageCollector,
@@ -32,4 +34,6 @@ def core_controller_classes(options: ControllerOptions) -> list[type[Controller]
         EndpointsController,
         EndpointSliceController,
         DisruptionController,
+        NodeLifecycleController,
+        TaintEvictionController,
     ]

@@ -38,6 +38,11 @@ log = logging.getLogger(__name__)
 
 #: The kubelet renews its node Lease every 10 s (a quarter of its 40 s duration).
 LEASE_RENEW_SECONDS: Final = 10.0
+#: A Node annotation that stops (``stopped``) the simulated kubelet of that node: no Lease
+#: renewals, no status, nothing done to its pods, as when a machine dies or is cut off.
+#: ``setpoint cluster node stop|start`` sets and removes it.
+KUBELET_ANNOTATION: Final = "setpoint.dev/kubelet"
+KUBELET_STOPPED: Final = "stopped"
 _MANAGED_STATUS: Final = (
     "phase",
     "conditions",
@@ -66,6 +71,8 @@ class Kubelet(Controller):
         self.nodes = {name: index for index, name in enumerate(options.node_names())}
         self.addresses = PodAddresses()
         self._runs: dict[str, SimulatedPod | ProcessPod] = {}
+        #: Nodes whose kubelet is stopped (annotation ``setpoint.dev/kubelet: stopped``).
+        self.stopped: set[str] = set()
         self._stopping: dict[str, asyncio.Task[list[str]]] = {}
         self._pods_root: Path | None = None
         self._temporary_root = False
@@ -80,12 +87,18 @@ class Kubelet(Controller):
         )
 
     def watches(self) -> list[Watch]:
-        return [Watch("pods", self._my_pods)]
+        return [Watch("pods", self._my_pods), Watch("nodes", self._my_nodes)]
 
     def _my_pods(self, pod: Object) -> Iterable[ObjectKey]:
-        if (pod.get("spec") or {}).get("nodeName") in self.nodes:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node in self.nodes and node not in self.stopped:
             return (key_of(pod),)
         return ()
+
+    def _my_nodes(self, node: Object) -> Iterable[ObjectKey]:
+        # A node's key has no namespace: reconcile tells it from a pod's by that.
+        name = (node.get("metadata") or {}).get("name")
+        return (ObjectKey("", name),) if name in self.nodes else ()
 
     def pod_runtime(self) -> PodRuntime | None:
         return self
@@ -120,9 +133,31 @@ class Kubelet(Controller):
 
         self._lease_timer = self.access.clock.call_later(LEASE_RENEW_SECONDS, renew)
 
+    async def _reconcile_node(self, name: str) -> None:
+        """Stop or start the kubelet of node ``name`` as its annotation says."""
+        node = self.access.get("nodes", "", name)
+        wanted_stopped = (
+            node is not None
+            and ((node.get("metadata") or {}).get("annotations") or {}).get(KUBELET_ANNOTATION)
+            == KUBELET_STOPPED
+        )
+        if wanted_stopped and name not in self.stopped:
+            self.stopped.add(name)
+            log.info("kubelet of node %s stopped: no more heartbeats or pod updates", name)
+        elif not wanted_stopped and name in self.stopped and node is not None:
+            self.stopped.discard(name)
+            log.info("kubelet of node %s started again", name)
+            await self._register(name, self.nodes[name])
+            # Catch up with what happened to its pods meanwhile (deletions above all).
+            for pod in self.access.list("pods"):
+                if (pod.get("spec") or {}).get("nodeName") == name:
+                    self.enqueue(key_of(pod))
+
     async def _renew_leases(self) -> None:
         leases = self.access.resource("coordination.k8s.io/leases")
         for name in self.nodes:
+            if name in self.stopped:
+                continue
             try:
                 await self.access.patch_in(
                     leases,
@@ -174,13 +209,16 @@ class Kubelet(Controller):
             self.addresses.release(uid)
 
     async def reconcile(self, key: ObjectKey) -> float | None:
+        if not key.namespace:
+            await self._reconcile_node(key.name)
+            return None
         pod = self.access.get("pods", key.namespace, key.name)
         if pod is None:
             self._forget(key)
             return None
         spec = pod.get("spec") or {}
         node = spec.get("nodeName")
-        if node not in self.nodes:
+        if node not in self.nodes or node in self.stopped:
             return None
         meta = pod["metadata"]
         uid = str(meta["uid"])
