@@ -12,6 +12,7 @@ import pytest
 from bench.peers.check import regressions
 from bench.peers.cluster import Requests
 from bench.peers.processes import CONTESTANTS, DEFAULT_CONTESTANTS, SETPOINT_IGNORE_OWN_WRITES
+from bench.peers.reconciles import reconciles_in
 from bench.peers.report import ratios, table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,6 +113,19 @@ def test_the_ignore_own_writes_mode_is_a_contestant_compared_with_the_default() 
     assert "settled_cpu_seconds_setpoint_over_raw" not in row  # raw does not watch
     text = table({"results": results, "ratios": [row]})
     assert "| fanout | 1.00 | 1.00 | 1.00 | 1.10 | 1.20 |" in text  # default ÷ opt-in
+
+
+def test_reconciles_are_summed_over_every_result_of_every_controller() -> None:
+    metrics = "\n".join(
+        [
+            "# HELP controller_runtime_reconcile_total Total number of reconciliations",
+            'controller_runtime_reconcile_total{controller="widget",result="success"} 1998.0',
+            'controller_runtime_reconcile_total{controller="widget",result="error"} 2.0',
+            'controller_runtime_reconcile_total{controller="other",result="requeue"} 0.0',
+            'controller_runtime_reconcile_errors_total{controller="widget"} 2.0',
+        ]
+    )
+    assert reconciles_in(metrics) == 2000
 
 
 @pytest.mark.slow
