@@ -27,7 +27,7 @@ from setpoint.testing import install_crds, run_operator, wait_for
 #: Generous: the machine running the tests is shared.
 PATIENCE = 30.0
 #: How long a stalled At is watched for a pod that must not come.
-STALL_SECONDS = 1.5
+STALL_SECONDS = 1.0
 PENDING, RUNNING, DONE = "PENDING", "RUNNING", "DONE"
 #: The original's only layout (Go's ``2006-01-02T15:04:05Z``).
 SCHEDULE_LAYOUT = "%Y-%m-%dT%H:%M:%SZ"
