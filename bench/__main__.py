@@ -3,6 +3,7 @@
     python -m bench                       # N = 1,000, every scenario and contestant, 1 run
     python -m bench --quick               # N = 100, fanout/storm/idle/restart: about a minute
     python -m bench --objects 5000 --runs 3 --scenarios fanout,restart --contestants setpoint,kopf
+    python -m bench --scenarios fanout --contestants setpoint,setpoint-ignore-own-writes,kopf,raw
 
 Prints a Markdown table and writes ``bench/results/latest.json`` (see bench/peers/report.py).
 The micro-benchmarks of single components are ``python -m bench.apiserver`` and the others
@@ -21,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench.peers.harness import run_benchmark
-from bench.peers.processes import CONTESTANTS
+from bench.peers.processes import CONTESTANTS, DEFAULT_CONTESTANTS
 from bench.peers.report import table
 from bench.peers.scenarios import SCENARIOS, Settings
 
@@ -48,7 +49,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help=f"Comma-separated (default: all; with --quick: {','.join(QUICK_SCENARIOS)}).",
     )
     parser.add_argument(
-        "--contestants", default=",".join(CONTESTANTS), help="Comma-separated (default: all)."
+        "--contestants",
+        default=",".join(DEFAULT_CONTESTANTS),
+        help=f"Comma-separated, from {','.join(CONTESTANTS)} (default: "
+        f"{','.join(DEFAULT_CONTESTANTS)}; setpoint-ignore-own-writes is setpoint's operator "
+        "with the ignore_own_writes=True opt-in).",
     )
     parser.add_argument("--runs", type=int, default=1, help="Runs; figures are medians.")
     parser.add_argument("--freshness-objects", type=int, help="Backlog (default 10000).")

@@ -11,5 +11,7 @@ the contestant's peak RSS and CPU seconds, and the API server's CPU seconds.
 Modules: :mod:`.cluster` (the server process and its counters), :mod:`.widgets` (the CRD, the
 objects and the convergence check), :mod:`.contestants` (the operators and how to start them),
 :mod:`.sampler` (RSS/CPU of a process), :mod:`.scenarios`, :mod:`.report` (table, JSON,
-ratios) and :mod:`.check` (the regression gate against ``bench/results/baseline.json``).
+ratios) and :mod:`.check` (the regression gate against ``bench/results/baseline.json``);
+:mod:`.reconciles` counts the reconciles per object of setpoint's default beside its
+``ignore_own_writes`` opt-in.
 """

@@ -31,6 +31,7 @@ TOLERANCES: Final = {
     "seconds": TIMING_TOLERANCE,
     "cpu_seconds": TIMING_TOLERANCE,
     "peak_rss_mib": MEMORY_TOLERANCE,
+    "settled_cpu_seconds": TIMING_TOLERANCE,
 }
 
 

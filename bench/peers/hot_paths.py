@@ -9,7 +9,9 @@ it goes, one path at a time, without the network, the API server or the other pa
 
 - ``event``: one watch event of a child ConfigMap the controller wrote itself, through the
   reflector's line handling, the store and its owner index, and the controller's event
-  dispatcher, which drops it as an own write;
+  dispatcher, which drops it as an own write (the ``ignore_own_writes=True`` opt-in; by default
+  the event enqueues the owner's key, and the extra reconcile it causes is in the whole
+  operator's figures of ``bench.peers.instructions``);
 - ``listed``: one Widget of an informer's initial list: decoded, diffed, stored and queued;
 - ``reconcile``: one run of the Widget operator's reconcile function
   (``bench/peers/contestants/setpoint_widgets.py``) through ``Context``, the recording client

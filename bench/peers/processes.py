@@ -22,6 +22,9 @@ REPO: Final = Path(__file__).resolve().parents[2]
 CONTESTANTS_DIR: Final = Path(__file__).resolve().parent / "contestants"
 STOP_GRACE_SECONDS: Final = 15.0
 MIB: Final = 1024 * 1024
+#: A contestant is idle once it uses less than this share of a core over this window.
+IDLE_CPU_SHARE: Final = 0.02
+IDLE_WINDOW_SECONDS: Final = 1.0
 
 
 @dataclass(frozen=True)
@@ -33,9 +36,11 @@ class Contestant:
     clients: tuple[str, ...]
     #: False for the raw client, which converges once and exits (no watch).
     watches: bool
+    #: Environment variables of its process (the setpoint operator's options).
+    env: tuple[tuple[str, str], ...] = ()
 
     def argv(self, namespace: str, kubeconfig: Path, metrics_address: str = "0") -> list[str]:
-        if self.name == "setpoint":
+        if self.name.startswith("setpoint"):
             return [
                 sys.executable, "-m", "setpoint", "run",
                 str(CONTESTANTS_DIR / "setpoint_widgets.py"), "--kubeconfig", str(kubeconfig),
@@ -50,11 +55,22 @@ class Contestant:
         return [sys.executable, "-m", "bench.peers.contestants.raw_widgets"]
 
 
+#: setpoint's Widget operator with the ``ignore_own_writes=True`` opt-in (issue 23).
+SETPOINT_IGNORE_OWN_WRITES: Final = "setpoint-ignore-own-writes"
+
 CONTESTANTS: Final = {
     "setpoint": Contestant("setpoint", ("setpoint",), watches=True),
+    SETPOINT_IGNORE_OWN_WRITES: Contestant(
+        SETPOINT_IGNORE_OWN_WRITES,
+        ("setpoint",),
+        watches=True,
+        env=(("BENCH_IGNORE_OWN_WRITES", "1"),),
+    ),
     "kopf": Contestant("kopf", ("kopf", "OpenAPI-Generator"), watches=True),
     "raw": Contestant("raw", ("bench-raw",), watches=False),
 }
+#: Those run when none are named: setpoint with its defaults and its two peers.
+DEFAULT_CONTESTANTS: Final = ("setpoint", "kopf", "raw")
 
 
 class Running:
@@ -76,6 +92,7 @@ class Running:
             "PYTHONPATH": str(REPO),
             "PYTHONUNBUFFERED": "1",
         }
+        env.update(contestant.env)
         if workers is not None:
             env["BENCH_WORKERS"] = str(workers)
         self.contestant = contestant
@@ -135,6 +152,24 @@ class Running:
                 raise TimeoutError(f"{self.contestant.name} did not exit within {timeout:g} s")
             await asyncio.sleep(0.01)
         return int(self.popen.returncode or 0)
+
+    async def settled_cpu_seconds(
+        self,
+        window: float = IDLE_WINDOW_SECONDS,
+        timeout: float = 120.0,  # noqa: ASYNC109
+    ) -> float:
+        """CPU seconds once the process used less than ``IDLE_CPU_SHARE`` of one core over
+        ``window`` seconds (or after ``timeout``): its total for the work it had queued."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        before = self.cpu_seconds()
+        while loop.time() < deadline and not self.poll_exit():
+            await asyncio.sleep(window)
+            now = self.cpu_seconds()
+            if now - before < IDLE_CPU_SHARE * window:
+                return now
+            before = now
+        return self.cpu_seconds()
 
     async def stop(self) -> None:
         """SIGTERM, then SIGKILL after a grace period."""

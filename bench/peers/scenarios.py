@@ -64,6 +64,9 @@ class Result:
     apiserver_cpu_seconds: float = 0.0
     #: Discovery, ``/version`` and other requests outside resources (not in ``requests``).
     other_requests: int = 0
+    #: Fan-out of a watching contestant: its CPU seconds until it went idle after converging
+    #: (work still queued then, e.g. the runs its own writes' events cause, is counted).
+    settled_cpu_seconds: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
@@ -208,7 +211,10 @@ class ContestantRun:
         if not self.contestant.watches:
             with contextlib.suppress(TimeoutError):
                 await running.wait_exit(30)
-        return await meter.result("fanout", len(self.names), seconds, running, state.done)
+        result = await meter.result("fanout", len(self.names), seconds, running, state.done)
+        if self.contestant.watches:
+            result.settled_cpu_seconds = round(await running.settled_cpu_seconds(), 3)
+        return result
 
     async def storm(self, round_: int = 1) -> Result:
         meter = await Meter(self.cluster, self.contestant).start()

@@ -137,6 +137,9 @@ class Controller:
     ``clock`` (default: the system clock) times delayed re-runs (``requeue_after``/``requeue_at``,
     backoff); a ``FakeClock`` makes them fire on ``advance()``. ``resync_period`` (seconds,
     default off) re-queues every key of ``resync_keys()`` at low priority that often.
+    ``ignore_own_writes`` (default False, as controller-runtime: the events of the reconcile's
+    own writes wake it again) drops the events that carry exactly what a write recorded in
+    :attr:`own_writes` returned; see :mod:`.own_writes` for when that is unsafe.
     """
 
     #: Names of the controllers running in this process (see ``skip_name_validation``).
@@ -158,7 +161,7 @@ class Controller:
         clock: Clock = SYSTEM_CLOCK,
         resync_period: float | None = None,
         resync_keys: Callable[[], Any] | None = None,
-        ignore_own_writes: bool = True,
+        ignore_own_writes: bool = False,
     ) -> None:
         if not name:
             raise ValueError("Controller: name must not be empty (it labels logs and metrics)")
@@ -178,7 +181,8 @@ class Controller:
         if resync_period is not None and not resync_period > 0:
             raise ValueError(f"resync_period: must be > 0 seconds, got {resync_period!r}")
         self.clock = clock
-        #: Resource versions of this controller's writes (see :mod:`.own_writes`); None: off.
+        #: Resource versions of this controller's writes (see :mod:`.own_writes`); None: off,
+        #: the default.
         self.own_writes: OwnWrites | None = OwnWrites() if ignore_own_writes else None
         self.resync_period = resync_period
         self._resync_keys = resync_keys

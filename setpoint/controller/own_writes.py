@@ -1,14 +1,28 @@
-"""Own writes: the events a controller's own writes cause wake no reconcile.
+"""Own writes: an opt-in that keeps a controller's own writes from waking its reconcile.
 
-A reconcile that patches its object's status, or creates a child, gets an event back for each
-write (MODIFIED for the status, ADDED for the child, which ``owns`` maps to the owner), and each
-would run the reconcile again for nothing: the object is already as that reconcile left it.
-So the controller records the resourceVersion every write through its context returned, and an
-event whose object carries exactly that resourceVersion is dropped for this controller (other
-controllers still get it). This is safe under level-based semantics: any change made by someone
-else after the write has another resourceVersion and wakes the reconcile as usual; the initial
-list, resyncs and deletions are never dropped. Opt out per controller with
-``ignore_own_writes=False``.
+By default, as in controller-runtime, a reconcile's writes come back as watch events (MODIFIED
+for a status patch, ADDED for a child, which ``owns`` maps to the owner) and enqueue its key
+again. The work queue coalesces them: events that arrive while the key is being reconciled
+make one more run after it, whatever their number. That run reads the cache (which already
+holds the writes, read-your-own-writes) and, when the object is as the previous run left it,
+writes nothing: ``patch_status``, ``apply_owned`` and ``create_or_*`` send nothing then.
+
+``ignore_own_writes=True`` (per reconciler) saves that run: the controller records the
+resourceVersion each write through its context returned, and an event whose object carries
+exactly that resourceVersion is dropped for this controller (other controllers still get it).
+A change anyone else makes has another resourceVersion and wakes the reconcile as usual; the
+initial list, resyncs and deletions are never dropped. It is unsafe for a reconcile that writes
+and returns relying on that write's event to run its next step, because that event never
+comes and the object waits until something else changes it:
+
+- a state machine that writes ``status.phase`` and returns (cnat's ``At``: PENDING → RUNNING,
+  the next run creates the pod);
+- create-then-wait-for-the-child: a run creates a child and returns, and the next run, woken
+  by the child's ADDED event, records or uses it;
+- a "Progressing" condition written before the work it announces, the work done by the run
+  that the condition's event wakes.
+
+Opt in only when every run does all it can before returning (or requeues itself).
 
 The event of a write can arrive before the write's answer (the watch and the request use
 different connections). So a write announces itself first (:meth:`OwnWrites.begin`): an event

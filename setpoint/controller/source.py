@@ -133,7 +133,7 @@ class _Dispatcher:
 
     Objects delivered by an informer's initial list go in at low priority unless they look
     unhandled (:func:`_settled`); events that carry exactly the result of the controller's own
-    write (``own_writes``) are dropped.
+    write (``own_writes``, when the controller opted in to ignore_own_writes) are dropped.
     """
 
     __slots__ = ("handler", "low", "own_writes", "predicate", "queue", "source")
@@ -217,7 +217,7 @@ class _HandlerSource:
         self.resolve_scope = resolve_scope
         self.informer: InformerLike | None = None
         self._dispatcher: _Dispatcher | None = None
-        #: Set by the controller: its own writes' events are dropped (see ``own_writes``).
+        #: Set by a controller with ignore_own_writes: its own writes' events are dropped.
         self.own_writes: OwnWrites | None = None
 
     async def _resolve_informer(self) -> InformerLike:

@@ -17,8 +17,9 @@ Reads come from the cache and are fresh copies (mutate them freely): dicts, or i
 model class when the kind was named by a model in `for_`/`owns`/`watches` (or is passed to the
 read). Writes made through the context (``ctx.client.*``, ``ctx.patch_status``,
 ``ctx.apply_owned``, ``ctx.create_or_update`` ...) are seen by the next reads at once
-(read-your-own-writes), and the events they cause wake no reconcile of this controller (see
-``Operator.reconciler(ignore_own_writes=...)``). Also: ``ctx.now()`` (the operator's clock),
+(read-your-own-writes); the events they cause wake the reconcile again, as in
+controller-runtime, unless the reconciler opted in to ``ignore_own_writes`` (see
+``Operator.reconciler``). Also: ``ctx.now()`` (the operator's clock),
 ``ctx.cache`` for anything else, and ``ctx.run(coroutine)`` for sync reconcilers, which run in a
 worker thread.
 """

@@ -231,7 +231,7 @@ class Operator(Manager):
         permissions: Sequence[Permission] = (),
         infer_permissions: bool = True,
         resync: float | None = None,
-        ignore_own_writes: bool = True,
+        ignore_own_writes: bool = False,
     ) -> Callable[[TargetT], TargetT]:
         """Register the decorated function (or no-argument class) as a controller's reconciler.
 
@@ -244,14 +244,16 @@ class Operator(Manager):
         `owns_predicates` only those of the owned kinds. `name` defaults to the primary kind in
         lower case. `max_concurrent`: parallel reconciles (of different keys). `resync`:
         re-queue every primary object this often (seconds; default: the operator's, off).
-        `ignore_own_writes` (default True): an event carrying exactly what this controller's
-        own write through `ctx` returned wakes no reconcile (see `setpoint.controller.own_writes`);
-        False turns that off. `permissions`: RBAC rules this reconciler needs beyond what
-        `for_`/`owns`/`watches` imply (`setpoint.api.rbac.Permission`); `setpoint generate`
+        `ignore_own_writes` (default False: as in controller-runtime, the events of the reconcile's
+        own writes wake it again, at most one extra run per burst): True opts in to dropping an
+        event that carries exactly what this controller's own write through `ctx` returned; unsafe
+        for a reconcile that writes and returns relying on that event (see
+        `setpoint.controller.own_writes`). `permissions`: RBAC rules this reconciler needs beyond
+        what `for_`/`owns`/`watches` imply (`setpoint.api.rbac.Permission`); `setpoint generate`
         adds them to the operator's Role. `infer_permissions=False`: the Role grants exactly
-        `permissions` (and Events), not what `for_`/`owns`/`watches` imply, for a Role
-        narrower than the inferred one; the cache then needs get/list/watch declared on every
-        watched kind. Returns the decorated object unchanged.
+        `permissions` (and Events), not what `for_`/`owns`/`watches` imply, for a Role narrower than
+        the inferred one; the cache then needs get/list/watch declared on every watched kind.
+        Returns the decorated object unchanged.
         """
 
         def register(target: TargetT) -> TargetT:
@@ -307,7 +309,7 @@ class Operator(Manager):
         permissions: Sequence[Permission] = (),
         infer_permissions: bool = True,
         resync: float | None = None,
-        ignore_own_writes: bool = True,
+        ignore_own_writes: bool = False,
     ) -> None:
         """Register a reconciler (function or object with `reconcile`); see `reconciler`."""
         primary = kind_of(for_, "for_")

@@ -5,9 +5,10 @@ update_status, patch, apply, apply_status, delete) is recorded from the server's
 
 - in the shared cache, so the reconcile's next reads see it before the watch delivers it
   (read-your-own-writes, :mod:`setpoint.cache.recent_writes`), and
-- in the controller's own writes, so the event that write causes wakes no reconcile
-  (:mod:`setpoint.controller.own_writes`; a write announces itself before it is sent, so that
-  its event, should it arrive before the answer, is recognised too).
+- in the controller's own writes when the reconciler opted in to ``ignore_own_writes``, so
+  the event that write causes wakes no reconcile (:mod:`setpoint.controller.own_writes`; a
+  write announces itself before it is sent, so that its event, should it arrive before the
+  answer, is recognised too).
 
 Dry runs are not recorded. Everything else is the client's, unchanged.
 """

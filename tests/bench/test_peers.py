@@ -11,6 +11,9 @@ import pytest
 
 from bench.peers.check import regressions
 from bench.peers.cluster import Requests
+from bench.peers.processes import CONTESTANTS, DEFAULT_CONTESTANTS, SETPOINT_IGNORE_OWN_WRITES
+from bench.peers.reconciles import reconciles_in
+from bench.peers.report import ratios, table
 
 ROOT = Path(__file__).resolve().parents[2]
 VERBS = {"get", "list", "watch", "create", "update", "patch", "delete"}
@@ -75,6 +78,54 @@ def test_the_gate_tolerates_noise_but_not_regressions() -> None:
     chattier = regressions(baseline, _document(0.30, 1.20))
     assert len(chattier) == 1 and "requests_setpoint_over_raw" in chattier[0]
     assert regressions(baseline, _document(0.30, 1.00, converged=False))
+
+
+def _result(
+    contestant: str, seconds: float, cpu: float, settled: float | None
+) -> dict[str, object]:
+    return {
+        "scenario": "fanout", "contestant": contestant, "objects": 10, "seconds": seconds,
+        "requests": {"patch": 20}, "writes_per_object": 2.0, "peak_rss_mib": 40.0,
+        "cpu_seconds": cpu, "settled_cpu_seconds": settled, "apiserver_cpu_seconds": 0.1,
+        "converged": True,
+    }  # fmt: skip
+
+
+def test_the_ignore_own_writes_mode_is_a_contestant_compared_with_the_default() -> None:
+    opted_in = CONTESTANTS[SETPOINT_IGNORE_OWN_WRITES]
+    assert dict(opted_in.env) == {"BENCH_IGNORE_OWN_WRITES": "1"}
+    assert (
+        opted_in.argv("ns", Path("kubeconfig"))[:4]
+        == CONTESTANTS["setpoint"].argv("ns", Path("kubeconfig"))[:4]
+    )
+    assert SETPOINT_IGNORE_OWN_WRITES not in DEFAULT_CONTESTANTS
+    results = [
+        _result("setpoint", 2.0, 1.1, 1.2),
+        _result(SETPOINT_IGNORE_OWN_WRITES, 2.0, 1.0, 1.0),
+        _result("kopf", 8.0, 4.0, 4.0),
+        _result("raw", 2.0, 1.0, None),
+    ]
+    (row,) = ratios(results)
+    assert row["seconds_setpoint_over_kopf"] == 0.25
+    assert row[f"cpu_seconds_setpoint_over_{SETPOINT_IGNORE_OWN_WRITES}"] == 1.1
+    assert row[f"settled_cpu_seconds_setpoint_over_{SETPOINT_IGNORE_OWN_WRITES}"] == 1.2
+    assert row["settled_cpu_seconds_setpoint_over_kopf"] == 0.3
+    assert "settled_cpu_seconds_setpoint_over_raw" not in row  # raw does not watch
+    text = table({"results": results, "ratios": [row]})
+    assert "| fanout | 1.00 | 1.00 | 1.00 | 1.10 | 1.20 |" in text  # default ÷ opt-in
+
+
+def test_reconciles_are_summed_over_every_result_of_every_controller() -> None:
+    metrics = "\n".join(
+        [
+            "# HELP controller_runtime_reconcile_total Total number of reconciliations",
+            'controller_runtime_reconcile_total{controller="widget",result="success"} 1998.0',
+            'controller_runtime_reconcile_total{controller="widget",result="error"} 2.0',
+            'controller_runtime_reconcile_total{controller="other",result="requeue"} 0.0',
+            'controller_runtime_reconcile_errors_total{controller="widget"} 2.0',
+        ]
+    )
+    assert reconciles_in(metrics) == 2000
 
 
 @pytest.mark.slow

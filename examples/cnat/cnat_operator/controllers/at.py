@@ -110,10 +110,11 @@ async def reconcile_at(ctx: setpoint.Context, request: setpoint.Request) -> setp
             await _run(ctx, at, split_command(at.spec.command))
         # DONE (or a phase this operator does not know): nothing more to do.
     except InvalidSpec as error:
-        # Reported, not retried: the next edit of the spec wakes the reconcile again.
+        # Reported once, not retried: the next edit of the spec wakes the reconcile again (the
+        # run that the status write's own event wakes finds it reported and records nothing).
         if status.message != str(error):
             await ctx.patch_status({"phase": phase, "message": str(error)})
-        ctx.recorder.warning(at, "InvalidSpec", str(error))
+            ctx.recorder.warning(at, "InvalidSpec", str(error))
     return None
 
 

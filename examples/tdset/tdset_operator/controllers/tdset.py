@@ -79,12 +79,15 @@ async def reconcile_tdset(
     try:
         zone = time_zone(spec.time_zone)
     except InvalidTimeZone as error:
-        # Reported, not retried: editing the spec wakes the reconcile again.
-        await ctx.patch_status(conditions=[
+        # Reported once, not retried: editing the spec wakes the reconcile again (the run that
+        # the status write's own event wakes finds it reported and records nothing).
+        before = tdset.status.conditions if tdset.status is not None else []
+        reported = await ctx.patch_status(conditions=[
             {"type": "Degraded", "status": "True", "reason": "InvalidTimeZone",
              "message": str(error)},
         ])  # fmt: skip
-        ctx.recorder.warning(tdset, "InvalidTimeZone", str(error))
+        if reported.status is None or reported.status.conditions != before:
+            ctx.recorder.warning(tdset, "InvalidTimeZone", str(error))
         return None
 
     now = ctx.now()
