@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv test lint format demo bench clean test-crash test-fuzz examples-config
+.PHONY: venv ansible-deps test lint format demo bench clean test-crash test-fuzz examples-config
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,6 +13,16 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# Ansible-based operators (setpoint[ansible] and the kubernetes.core collection): `make test`
+# needs them, `make demo` does not.
+ANSIBLE_STAMP := $(VENV)/.ansible-stamp
+$(ANSIBLE_STAMP): $(STAMP) pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[ansible]'
+	$(BIN)/python -m setpoint.ansible.install_collections
+	@touch $(ANSIBLE_STAMP)
+
+ansible-deps: $(ANSIBLE_STAMP)
 
 lint: venv
 	$(BIN)/ruff check setpoint tests bench examples
@@ -24,7 +34,7 @@ format: venv
 	$(BIN)/ruff check --fix setpoint tests bench examples
 	$(BIN)/ruff format setpoint tests bench examples
 
-test: lint
+test: lint ansible-deps
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The README tour: a local cluster, the example operators and their samples, converging live.
