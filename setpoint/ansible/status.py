@@ -90,8 +90,8 @@ def _completion_time(created: str) -> str:
     head, dot, rest = created.partition(".")
     if not dot:
         return created
-    digits = "".join(char for char in rest if char.isdigit())
-    zone = rest[len(digits) :]
+    count = len(rest) - len(rest.lstrip("0123456789"))
+    digits, zone = rest[:count], rest[count:]
     digits = digits.rstrip("0")
     return f"{head}.{digits}{zone}" if digits else f"{head}{zone}"
 
