@@ -9,6 +9,7 @@ takes it when it starts. Several events before one run are summed up as the late
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 from setpoint.api.gvk import ObjectKey
@@ -30,31 +31,47 @@ __all__ = [
 ]
 
 
+#: A requeue that comes this much earlier than the period asked for was not the period.
+PERIOD_TOLERANCE = 1.0
+
+
 class Triggers:
     """The pending trigger of each key."""
 
     def __init__(self) -> None:
         self._pending: dict[Any, tuple[str, int]] = {}
+        # key -> when the requeue asked by the last run falls due (monotonic seconds)
+        self._due: dict[Any, float] = {}
 
     def note(self, key: Any, trigger: str) -> None:
         """``trigger`` happened for ``key`` (the latest one is reported)."""
+        self._due.pop(key, None)
         previous = self._pending.get(key)
         self._pending[key] = (trigger, previous[1] + 1 if previous else 0)
 
     def note_period(self, key: Any, seconds: float) -> None:
         """The run asked to run again after ``seconds`` (unless an event comes first)."""
+        if key in self._pending:
+            return  # an event during the run: it triggers the next run
         self._pending[key] = (f"reconcile period ({seconds:g}s)", 0)
+        self._due[key] = time.monotonic() + seconds
 
     def note_retry(self, key: Any) -> None:
-        """The run failed and will be retried with backoff."""
+        """The run failed and will be retried with backoff (unless an event comes first)."""
+        if key in self._pending:
+            return  # an event during the run: it triggers the next run
         self._pending[key] = ("retry after a failed run", 0)
 
     def take(self, key: Any) -> str:
         """The trigger of the run starting now for ``key``."""
         pending = self._pending.pop(key, None)
+        due = self._due.pop(key, None)
         if pending is None:
             return "resync"
         trigger, more = pending
+        if due is not None and time.monotonic() < due - PERIOD_TOLERANCE:
+            # Not the period: a retry the queue had scheduled before the last run.
+            return "retry scheduled before the last run"
         return f"{trigger} (and {more} more)" if more else trigger
 
 
