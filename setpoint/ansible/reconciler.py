@@ -15,6 +15,7 @@ reconcile period, a retry) in the log and in its Event.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import secrets
@@ -52,6 +53,7 @@ log = logging.getLogger("setpoint.ansible")
 RECONCILE_PERIOD_ANNOTATION = "ansible.sdk.operatorframework.io/reconcile-period"
 VERBOSITY_ANNOTATION = "ansible.sdk.operatorframework.io/verbosity"
 MAX_RUNNER_ARTIFACTS_ANNOTATION = "ansible.sdk.operatorframework.io/max-runner-artifacts"
+RUN_SECONDS_KEPT = 10_000
 #: Operator SDK runs a deleted CR's reconcile again after 5 s while its finalizer stays.
 FINALIZER_RETRY_SECONDS = 5.0
 
@@ -83,7 +85,8 @@ class AnsibleReconciler:
         self.proxy = proxy
         self.artifacts_root = artifacts_root
         self.triggers = triggers
-        self.runs = 0
+        #: Seconds of the latest runs (the bench reads them), oldest first.
+        self.run_seconds: collections.deque[float] = collections.deque(maxlen=RUN_SECONDS_KEPT)
 
     async def reconcile(self, ctx: Context, request: Request) -> Result | None:
         watch = self.watch
@@ -233,7 +236,6 @@ class AnsibleReconciler:
         )
         proxy_url = await self.proxy.url()
         kubeconfig = await asyncio.to_thread(_write_kubeconfig, owner, proxy_url, directory)
-        self.runs += 1
         try:
             outcome = await run_ansible(
                 spec,
@@ -247,6 +249,7 @@ class AnsibleReconciler:
             )
         finally:
             kubeconfig.unlink(missing_ok=True)
+        self.run_seconds.append(outcome.seconds)
         counts = _counts(outcome.result)
         if outcome.succeeded:
             ctx.log.info(

@@ -67,7 +67,17 @@ def _write(root: Path, path: str, text: str, created: list[str]) -> None:
     type=click.Path(file_okay=False),
     help="Where to create the project (default: ./NAME).",
 )
-def init_command(name: str, domain: str, namespaced: bool, directory: str | None) -> None:
+@click.option(
+    "--plugin",
+    type=click.Choice(["python", "ansible"]),
+    default="python",
+    show_default=True,
+    help="python: a Python operator; ansible: Operator SDK's Ansible layout (watches.yaml, "
+    "roles/, playbooks/).",
+)
+def init_command(
+    name: str, domain: str, namespaced: bool, directory: str | None, plugin: str = "python"
+) -> None:
     """Create a ready operator project called NAME.
 
     \b
@@ -88,6 +98,11 @@ def init_command(name: str, domain: str, namespaced: bool, directory: str | None
         raise click.UsageError(
             f"{root}/ exists and is not empty: choose another NAME or --directory"
         )
+    if plugin == "ansible":
+        from setpoint.cli.scaffold_ansible import init_ansible_project
+
+        init_ansible_project(root, name, domain, namespaced)
+        return
     package = name.replace("-", "_")
     values = {
         "name": name,
@@ -174,6 +189,11 @@ def create_api_command(
     if problems:
         raise click.UsageError("; ".join(problems))
     root = Path(directory)
+    from setpoint.cli.scaffold_ansible import create_ansible_api, is_ansible_project
+
+    if is_ansible_project(root):
+        create_ansible_api(root, group, api_version, kind, cluster_scoped)
+        return
     package, domain, _ = _project(root)
     kind_lower = kind.lower()
     values = {
