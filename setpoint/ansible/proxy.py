@@ -277,12 +277,10 @@ class OwnerInjectingProxy:
             references = metadata.setdefault("ownerReferences", [])
             if not any(reference.get("uid") == owner.uid for reference in references):
                 references.append(owner.reference())
-        elif resource.namespaced or self.namespaces is None:
+        else:
             annotations = metadata.setdefault("annotations", {})
             annotations[PRIMARY_RESOURCE_ANNOTATION] = f"{owner.namespace}/{owner.name}"
             annotations[PRIMARY_RESOURCE_TYPE_ANNOTATION] = owner.group_kind
-        else:
-            return body
         if self.on_dependent is not None:
             await self.on_dependent(
                 DependentCreated(owner, info.api_version, resource.kind, by_reference)

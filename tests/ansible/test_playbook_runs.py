@@ -1,6 +1,7 @@
 """A playbook watch end to end: a failed task as a Warning Event and the Failure condition, then
 operator_sdk.util.k8s_status and requeue_after, with snakeCaseParameters off (field names kept),
-each run's trigger in its Event, and reads answered from the operator's cache."""
+each run's trigger in its Event, the owner annotations on a dependent in another namespace, and
+reads answered from the operator's cache."""
 
 from __future__ import annotations
 
@@ -75,6 +76,15 @@ PLAYBOOK = """
         status:
           egressIPs: "{{ egressIPs }}"
 
+    - name: a dependent in another namespace
+      kubernetes.core.k8s:
+        definition:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata:
+            name: "gadget-{{ ansible_operator_meta.namespace }}"
+            namespace: default
+
     - operator_sdk.util.requeue_after:
         time: 1h
 """
@@ -145,6 +155,14 @@ async def test_failure_then_status_and_requeue(
             what="the AnsibleRunSucceeded Event",
         )
         assert f"trigger: Gadget {namespace}/g1 spec changed (generation 2)" in " | ".join(notes)
+        # a dependent an owner reference cannot reach is tied by Operator SDK's annotations
+        other = await client.get("v1", "ConfigMap", f"gadget-{namespace}", namespace="default")
+        assert "ownerReferences" not in other["metadata"]
+        assert other["metadata"]["annotations"] == {
+            "operator-sdk/primary-resource": f"{namespace}/g1",
+            "operator-sdk/primary-resource-type": "Gadget.test.setpoint.dev",
+        }
+        await client.delete("v1", "ConfigMap", f"gadget-{namespace}", namespace="default")
         # k8s_status read the Gadget through the proxy, which answered from the cache
         assert isinstance(running, type(op))
         assert running.proxy.server is not None
