@@ -33,5 +33,7 @@ def test_only_the_collections_asked_for_are_unpacked(tmp_path: Path) -> None:
 
 def test_a_collection_the_wheel_lacks(tmp_path: Path) -> None:
     wheel = _wheel(tmp_path / "ansible-12.3.0-py3-none-any.whl")
-    with pytest.raises(SystemExit, match=r"cloud\.common: not in ansible-12\.3\.0-py3-none-any\.whl"):
+    with pytest.raises(
+        SystemExit, match=r"cloud\.common: not in ansible-12\.3\.0-py3-none-any\.whl"
+    ):
         install_collections(("cloud.common",), root=tmp_path / "site", wheel=wheel)
