@@ -9,7 +9,13 @@ import pytest
 from tests.docs.sample_checker import check_samples
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-DOCUMENTS = ["docs/runtime.md", "docs/client.md", "docs/operations.md", "README.md"]
+DOCUMENTS = [
+    "docs/runtime.md",
+    "docs/client.md",
+    "docs/operations.md",
+    "docs/ansible-operators.md",
+    "README.md",
+]
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
