@@ -200,6 +200,8 @@ async def one_run(kubeconfig: Path, runs: int, workdir: Path) -> dict[str, Any]:
             "localhost",
             "-i",
             f"cli{index}",
+            # as Operator SDK (and setpoint's API path): no facts when gathering is explicit
+            *(["--role-skip-facts"] if os.environ.get("ANSIBLE_GATHERING") == "explicit" else []),
             env=env,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
