@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv test lint format demo bench clean test-crash test-fuzz examples-config test-install
+.PHONY: venv ansible-deps test lint format demo bench clean test-crash test-fuzz examples-config test-install
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,16 @@ $(RUNTIME_STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
 	@touch $(RUNTIME_STAMP)
 
+# Ansible-based operators (setpoint[ansible] and the kubernetes.core collection): `make test`
+# needs them, `make demo` does not.
+ANSIBLE_STAMP := $(VENV)/.ansible-stamp
+$(ANSIBLE_STAMP): $(STAMP) pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[ansible]'
+	$(BIN)/python -m setpoint.ansible.install_collections
+	@touch $(ANSIBLE_STAMP)
+
+ansible-deps: $(ANSIBLE_STAMP)
+
 lint: venv
 	$(BIN)/ruff check setpoint tests bench examples
 	$(BIN)/ruff format --check setpoint tests bench examples
@@ -32,7 +42,7 @@ format: venv
 	$(BIN)/ruff check --fix setpoint tests bench examples
 	$(BIN)/ruff format setpoint tests bench examples
 
-test: lint
+test: lint ansible-deps
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The README tour: a local cluster, the example operators and their samples, converging live.

@@ -155,12 +155,21 @@ def generate_command(
     elif bundle_target is not None:
         raise click.UsageError(f"unexpected argument {bundle_target!r} (did you mean "
                                f"`setpoint generate bundle {bundle_target}`?)")  # fmt: skip
+    from setpoint.cli.run import ansible_operators
+
     try:
-        operators, models = load_models_and_operators(target)
+        ansible = ansible_operators(target)
+        if ansible:  # an Ansible operator's watches.yaml (setpoint.ansible)
+            from setpoint.ansible.resources import resource_models
+
+            operators = [op for op in ansible if isinstance(op, Operator)]
+            models = resource_models([w for op in ansible for w in getattr(op, "watches", [])])
+        else:
+            operators, models = load_models_and_operators(target)
         if not operators:
             raise TargetError(f"TARGET {target!r} defines no setpoint.Operator")
         options = GenerateOptions(
-            target=run_target or _target_in_image(target),
+            target=run_target or ("/opt/ansible" if ansible else _target_in_image(target)),
             image=image,
             namespace=namespace,
             namespaced=namespaced,
@@ -174,6 +183,13 @@ def generate_command(
             files = bundle_files(operators, models, options, bundle)
         else:
             files = project_files(operators, models, options)
+            if ansible:
+                from setpoint.generate.ansible_project import ansible_project_files
+
+                project = Path(target)
+                files = ansible_project_files(
+                    files, project if project.is_dir() else project.parent, options
+                )
     except (TargetError, SchemaError, TypeError, ValueError) as error:
         if debug:
             raise

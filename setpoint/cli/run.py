@@ -14,6 +14,7 @@ run side by side on a laptop. The log says where they really listen.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import logging
 import os
 import sys
@@ -184,7 +185,8 @@ def run_command(
     cache_unhealthy_after: float | None,
     watch_idle_timeout: float | None,
 ) -> None:
-    """Run the operator defined in TARGET (a .py file or a module, optionally :attribute).
+    """Run the operator defined in TARGET (a .py file or a module, optionally :attribute; or
+    an Ansible operator's watches.yaml, or a directory holding one).
 
     Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 when the operator fails or cannot
     reach the API server, 2 for usage errors.
@@ -194,13 +196,14 @@ def run_command(
       setpoint run myop/operator.py --kubeconfig ~/.kube/config -n default
       setpoint run myop.operator:op --leader-elect
       setpoint run myop/operator.py --as system:serviceaccount:myop-system:myop
+      setpoint run memcached-operator/watches.yaml
     """
     try:
         configure_logging("json" if log_format == "json" else "human", log_level)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--log-level") from None
     try:
-        managers = find_managers(target)
+        managers = ansible_operators(target) or find_managers(target)
     except TargetError as error:
         raise click.UsageError(str(error)) from None
     if as_groups and not as_user:
@@ -240,6 +243,26 @@ def run_command(
     except (ManagerError, ValueError) as error:
         raise click.UsageError(str(error)) from None
     sys.exit(asyncio.run(run_operators(managers, debug=debug)))
+
+
+def ansible_operators(target: str) -> list[Manager] | None:
+    """A watches.yaml, or a directory holding one: an Operator SDK-style Ansible operator
+    (``setpoint.ansible``); None for any other TARGET."""
+    path = Path(target)
+    watches = path if path.is_file() and path.suffix in (".yaml", ".yml") else path / "watches.yaml"
+    if not watches.is_file():
+        return None
+    if importlib.util.find_spec("ansible_runner") is None:
+        raise TargetError(
+            f"TARGET {target!r} is an Ansible operator: it needs the ansible extra "
+            "(pip install 'setpoint[ansible]', then python -m setpoint.ansible.install_collections)"
+        )
+    from setpoint.ansible import WatchesError, load_operator
+
+    try:
+        return [load_operator(watches)]
+    except WatchesError as error:
+        raise TargetError(str(error)) from None
 
 
 def _ready_check(manager: Manager) -> HealthCheck:

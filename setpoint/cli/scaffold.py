@@ -131,6 +131,14 @@ def _copy_wheel(dependency: SetpointDependency, root: Path) -> None:
     help="How the project's pyproject names setpoint: a requirement ('setpoint==0.1.0') or a "
     "wheel's path (copied into wheels/). Default: the way this setpoint was installed.",
 )
+@click.option(
+    "--plugin",
+    type=click.Choice(["python", "ansible"]),
+    default="python",
+    show_default=True,
+    help="python: a Python operator; ansible: Operator SDK's Ansible layout (watches.yaml, "
+    "roles/, playbooks/).",
+)
 def init_command(
     name: str,
     domain: str,
@@ -140,6 +148,7 @@ def init_command(
     group: str | None,
     api_version: str,
     setpoint_spec: str | None,
+    plugin: str = "python",
 ) -> None:
     """Create a ready operator project called NAME (with --kind, a first resource too).
 
@@ -173,6 +182,15 @@ def init_command(
         raise click.UsageError(
             f"{root}/ exists and is not empty: choose another NAME or --directory"
         )
+    if plugin == "ansible":
+        if kind is not None:
+            raise click.UsageError(
+                "--kind is for Python projects; in an Ansible project run `setpoint create api`"
+            )
+        from setpoint.cli.scaffold_ansible import init_ansible_project
+
+        init_ansible_project(root, name, domain, namespaced)
+        return
     with tempfile.TemporaryDirectory(prefix="setpoint-init-") as scratch:
         dependency = _dependency(setpoint_spec, Path(scratch))
         click.echo(f"Creating {root}/")
@@ -304,7 +322,13 @@ def create_api_command(
       setpoint create api --group cache --version v1alpha1 --kind Memcached
     """
     _check_api(group, api_version, kind)
-    _add_api(Path(directory), group, api_version, kind, cluster_scoped)
+    from setpoint.cli.scaffold_ansible import create_ansible_api, is_ansible_project
+
+    root = Path(directory)
+    if is_ansible_project(root):
+        create_ansible_api(root, group, api_version, kind, cluster_scoped)
+        return
+    _add_api(root, group, api_version, kind, cluster_scoped)
     click.echo("Next: make generate (the CRD and a sample in config/); make test")
 
 

@@ -14,6 +14,7 @@ DOCUMENTS = [
     "docs/client.md",
     "docs/operations.md",
     "docs/composite-controllers.md",
+    "docs/ansible-operators.md",
     "README.md",
 ]
 
