@@ -64,7 +64,13 @@ _KUBECONFIG = click.option(
 
 @click.group()
 def node() -> None:
-    """Stop and start the kubelets of the local cluster's simulated nodes."""
+    """Stop and start the kubelets of the local cluster's simulated nodes.
+
+    \b
+    Example:
+      setpoint cluster serve --nodes 2 --kubeconfig kc &
+      setpoint cluster node stop setpoint-node-1 --kubeconfig kc
+    """
 
 
 @node.command()
@@ -73,9 +79,11 @@ def node() -> None:
 def stop(name: str, kubeconfig: str | None) -> None:
     """Stop node NAME's kubelet: no heartbeats, no pod updates (a node failure).
 
-    \b
     After 50 s (the node monitor grace period) the node is NotReady (Unknown), tainted
-    node.kubernetes.io/unreachable, and pods that do not tolerate that are evicted:
+    node.kubernetes.io/unreachable, and pods that do not tolerate that are evicted.
+
+    \b
+    Example:
       setpoint cluster node stop setpoint-node-1
       kubectl get node setpoint-node-1 -w
     """
@@ -86,5 +94,10 @@ def stop(name: str, kubeconfig: str | None) -> None:
 @click.argument("name")
 @_KUBECONFIG
 def start(name: str, kubeconfig: str | None) -> None:
-    """Start node NAME's kubelet again: it posts Ready and catches up with its pods."""
+    """Start node NAME's kubelet again: it posts Ready and catches up with its pods.
+
+    \b
+    Example:
+      setpoint cluster node start setpoint-node-1
+    """
     _run(kubeconfig, name, None, "kubelet started")
