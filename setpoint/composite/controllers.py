@@ -162,6 +162,11 @@ async def build_controller(
         resync_keys=lambda: [obj.key for obj in parent_informer.store.list(None, None)],
         clock=manager.clock,
         cache_sync_timeout=manager.cache_sync_timeout,
+        # A sync applies everything the hook asked for in one go (and requeues itself when it
+        # must look again), so its own writes' events would only call the hook for nothing:
+        # the opt-in of setpoint.controller.own_writes is safe here, and keeps one hook call
+        # per real change.
+        ignore_own_writes=True,
     )
     reconciler.controller = controller
     if related is not None:

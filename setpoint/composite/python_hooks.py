@@ -194,6 +194,8 @@ def composite(
             name=controller_name,
             resync=resync,
             max_concurrent=max_concurrent,
+            # As the HTTP hooks' controllers (see composite.controllers): one call per change.
+            ignore_own_writes=True,
         )
         fn.sync_stats = lambda: state["sync"].stats if "sync" in state else None  # type: ignore[attr-defined]
         return fn
@@ -272,6 +274,7 @@ def decorator(
             for_predicates=predicates,
             name=controller_name,
             resync=resync,
+            ignore_own_writes=True,  # as composite controllers: one hook call per change
         )
         fn.sync_stats = lambda: state["sync"].stats if "sync" in state else None  # type: ignore[attr-defined]
         return fn
