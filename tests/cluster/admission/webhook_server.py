@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import datetime
+import ipaddress
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -15,10 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from setpoint.cluster.apiserver.http.serving_certificate import (
     CertificateAuthority,
-    issue_serving_certificate,
+    ServingCertificate,
 )
 
 #: Given the AdmissionReview ``request``, the ``response`` fields (uid is added).
@@ -87,11 +93,46 @@ class WebhookServer:
         )
 
 
+def serving_certificate(
+    authority: CertificateAuthority, dns_names: tuple[str, ...]
+) -> ServingCertificate:
+    """A certificate from ``authority`` for 127.0.0.1 and ``dns_names`` (a Service's
+    ``<name>.<namespace>.svc``, say)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    issuer = x509.load_pem_x509_certificate(authority.certificate_pem)
+    authority_key = serialization.load_pem_private_key(authority.key_pem, None)
+    assert isinstance(authority_key, ec.EllipticCurvePrivateKey)
+    now = datetime.datetime.now(datetime.UTC)
+    names: list[x509.GeneralName] = [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    names.extend(x509.DNSName(name) for name in dns_names)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "webhook")]))
+        .issuer_name(issuer.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .sign(authority_key, hashes.SHA256())
+    )
+    return ServingCertificate(
+        certificate.public_bytes(serialization.Encoding.PEM),
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ),
+        authority.certificate_pem,
+    )
+
+
 @asynccontextmanager
-async def webhook_server() -> AsyncIterator[WebhookServer]:
-    """A started :class:`WebhookServer` on 127.0.0.1 (any free port)."""
+async def webhook_server(dns_names: tuple[str, ...] = ()) -> AsyncIterator[WebhookServer]:
+    """A started :class:`WebhookServer` on 127.0.0.1 (any free port), its certificate valid
+    for 127.0.0.1 and ``dns_names``."""
     authority = CertificateAuthority.generate()
-    certificate = issue_serving_certificate(authority.certificate_pem, authority.key_pem)
+    certificate = serving_certificate(authority, dns_names)
     server = WebhookServer(authority)
     app = web.Application()
     app.router.add_post("/{tail:.*}", server._handle)

@@ -173,7 +173,8 @@ class WebhookClient:
 
 def _certificate_problem(exc: aiohttp.ClientConnectorCertificateError) -> str:
     text = str(exc.certificate_error)
-    if "unable to get local issuer" in text or "self-signed" in text or "self signed" in text:
+    unknown = ("unable to get local issuer", "self-signed", "self signed", "signature failure")
+    if any(words in text for words in unknown):
         return "certificate signed by unknown authority"
     if "hostname mismatch" in text or "IP address mismatch" in text:
         return f"certificate is not valid for the requested name ({text})"
