@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     # does not load them (setpoint run's start-up).
     from setpoint.controller.recorder import EventRecorder
     from setpoint.manager.leader_election import LeaderElectionConfig, LeaderElector
+    from setpoint.webhook import WebhookServer
+    from setpoint.webhook.handlers import AdmissionHandler
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_TIMEOUT",
@@ -72,6 +74,9 @@ GRACEFUL_SHUTDOWN_TIMEOUT = 30.0
 # Bounds the last steps of a shutdown (lease release, servers, client) so a dead API server
 # cannot keep a terminating process alive.
 CLEANUP_TIMEOUT = 5.0
+#: The webhook server's port: kubebuilder's 9443; -1 turns the server off.
+WEBHOOK_PORT = 9443
+WEBHOOKS_OFF = -1
 
 
 class ManagerError(Exception):
@@ -145,6 +150,9 @@ class Manager:
         cache_unhealthy_after: float = DEFAULT_UNHEALTHY_AFTER_S,
         impersonate_user: str | None = None,
         impersonate_groups: Sequence[str] = (),
+        webhook_port: int = WEBHOOK_PORT,
+        webhook_host: str = "",
+        webhook_cert_dir: str | None = None,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -200,6 +208,13 @@ class Manager:
             unhealthy_after=_positive(cache_unhealthy_after, "cache_unhealthy_after"),
         )
         self.readyz.add("informers", self.cache_health.readiness_check)
+        if webhook_port != WEBHOOKS_OFF and not 0 <= webhook_port <= 65535:
+            raise ManagerError(
+                f"Manager: webhook_port must be 0..65535 or -1 (off), got {webhook_port}"
+            )
+        self._webhook_options = (webhook_host, webhook_port, webhook_cert_dir)
+        #: The admission webhook server, made when the first webhook is added.
+        self.webhook_server: WebhookServer | None = None
         self.healthz.add("informers", self.cache_health.liveness_check)
         self._health_monitor: asyncio.Task[None] | None = None
         self._runnables: list[ManagedRunnable] = []
@@ -295,6 +310,24 @@ class Manager:
             recorder = EventRecorder(self.client, name)
             self._recorders[name] = recorder
         return recorder
+
+    def add_webhook(self, path: str, handler: AdmissionHandler) -> None:
+        """Serve an admission ``handler`` at ``path`` on the webhook server (port 9443 unless
+        ``webhook_port`` says otherwise; not served with ``webhook_port=-1``). Before start."""
+        if self._started:
+            raise ManagerError("Manager.add_webhook: add webhooks before the manager starts")
+        if self.webhook_server is None:
+            from setpoint.webhook import WebhookServer
+
+            host, port, cert_dir = self._webhook_options
+            self.webhook_server = WebhookServer(host=host, port=port, cert_dir=cert_dir)
+            self.readyz.add("webhook", self._webhook_ready_check)
+        self.webhook_server.register(path, handler)
+
+    def _webhook_ready_check(self) -> None:
+        server = self.webhook_server
+        if server is not None and self._webhook_options[1] != WEBHOOKS_OFF and not server.ready:
+            raise ManagerError("the webhook server is not serving yet")
 
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
         """Add a liveness check (`/healthz`): a callable, sync or async, that raises or
@@ -649,6 +682,11 @@ class Manager:
         )
 
     async def _start_endpoints(self) -> None:
+        server = self.webhook_server
+        if server is not None and self._webhook_options[1] != WEBHOOKS_OFF:
+            await server.start()
+        elif server is not None:
+            log.info("webhook server off (webhook port -1): %s not served", ", ".join(server.paths))
         if self._metrics_address is not None:
             from setpoint.manager.metrics_endpoint import build_metrics_app
 
@@ -701,6 +739,9 @@ class Manager:
             with contextlib.suppress(Exception):
                 await endpoint.stop()
         self._endpoints.clear()
+        if self.webhook_server is not None:
+            with contextlib.suppress(Exception):
+                await self.webhook_server.stop()
         if self._owns_client and self._client is not None:
             with contextlib.suppress(Exception):
                 await self._client.close()
