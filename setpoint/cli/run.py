@@ -154,6 +154,16 @@ async def run_operators(
     help="Seconds a watch may stay silent (no event, no bookmark) before it is cut and "
     "started again (default 120).",
 )
+@click.option(
+    "--webhook-port",
+    type=click.IntRange(min=-1, max=65535),
+    help="Port of the admission webhook server (default 9443, kubebuilder's; -1 turns it off).",
+)
+@click.option(
+    "--webhook-cert-dir",
+    help="Directory of the webhook server's tls.crt and tls.key "
+    "(default <tmp>/k8s-webhook-server/serving-certs).",
+)
 @click.option("--debug", is_flag=True, help="Print tracebacks of expected failures too.")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="human", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
@@ -183,6 +193,8 @@ def run_command(
     cache_unready_after: float | None,
     cache_unhealthy_after: float | None,
     watch_idle_timeout: float | None,
+    webhook_port: int | None,
+    webhook_cert_dir: str | None,
 ) -> None:
     """Run the operator defined in TARGET (a .py file or a module, optionally :attribute).
 
@@ -234,6 +246,8 @@ def run_command(
                 watch_idle_timeout=watch_idle_timeout,
                 impersonate_user=as_user,
                 impersonate_groups=as_groups,
+                webhook_port=webhook_port,
+                webhook_cert_dir=webhook_cert_dir,
             )
             if not first:
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))

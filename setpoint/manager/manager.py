@@ -208,12 +208,9 @@ class Manager:
             unhealthy_after=_positive(cache_unhealthy_after, "cache_unhealthy_after"),
         )
         self.readyz.add("informers", self.cache_health.readiness_check)
-        if webhook_port != WEBHOOKS_OFF and not 0 <= webhook_port <= 65535:
-            raise ManagerError(
-                f"Manager: webhook_port must be 0..65535 or -1 (off), got {webhook_port}"
-            )
-        self._webhook_options = (webhook_host, webhook_port, webhook_cert_dir)
-        #: The admission webhook server, made when the first webhook is added.
+        self._webhook_options = (webhook_host, _webhook_port(webhook_port), webhook_cert_dir)
+        self._webhook_handlers: dict[str, AdmissionHandler] = {}
+        #: The admission webhook server (made at start when webhooks were added).
         self.webhook_server: WebhookServer | None = None
         self.healthz.add("informers", self.cache_health.liveness_check)
         self._health_monitor: asyncio.Task[None] | None = None
@@ -316,17 +313,16 @@ class Manager:
         ``webhook_port`` says otherwise; not served with ``webhook_port=-1``). Before start."""
         if self._started:
             raise ManagerError("Manager.add_webhook: add webhooks before the manager starts")
-        if self.webhook_server is None:
-            from setpoint.webhook import WebhookServer
-
-            host, port, cert_dir = self._webhook_options
-            self.webhook_server = WebhookServer(host=host, port=port, cert_dir=cert_dir)
+        if not path.startswith("/") or path in self._webhook_handlers:
+            raise ManagerError(f"Manager.add_webhook: {path!r} is not a new path starting with /")
+        if not self._webhook_handlers:
             self.readyz.add("webhook", self._webhook_ready_check)
-        self.webhook_server.register(path, handler)
+        self._webhook_handlers[path] = handler
 
     def _webhook_ready_check(self) -> None:
-        server = self.webhook_server
-        if server is not None and self._webhook_options[1] != WEBHOOKS_OFF and not server.ready:
+        if self._webhook_options[1] == WEBHOOKS_OFF:
+            return
+        if self.webhook_server is None or not self.webhook_server.ready:
             raise ManagerError("the webhook server is not serving yet")
 
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
@@ -357,6 +353,8 @@ class Manager:
         watch_idle_timeout: float | None = None,
         impersonate_user: str | None = None,
         impersonate_groups: Sequence[str] = (),
+        webhook_port: int | None = None,
+        webhook_cert_dir: str | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -427,6 +425,13 @@ class Manager:
             )
         if impersonate_user is not None or impersonate_groups:
             self._set_impersonation(impersonate_user, impersonate_groups)
+        if webhook_port is not None or webhook_cert_dir is not None:
+            host, port, cert_dir = self._webhook_options
+            self._webhook_options = (
+                host,
+                _webhook_port(webhook_port if webhook_port is not None else port),
+                webhook_cert_dir if webhook_cert_dir is not None else cert_dir,
+            )
 
     def _set_impersonation(self, user: str | None, groups: Sequence[str]) -> None:
         if user is None and not groups:
@@ -682,11 +687,20 @@ class Manager:
         )
 
     async def _start_endpoints(self) -> None:
-        server = self.webhook_server
-        if server is not None and self._webhook_options[1] != WEBHOOKS_OFF:
+        if self._webhook_handlers and self._webhook_options[1] != WEBHOOKS_OFF:
+            from setpoint.webhook import WebhookServer
+
+            host, port, cert_dir = self._webhook_options
+            server = WebhookServer(host=host, port=port, cert_dir=cert_dir)
+            for path, handler in self._webhook_handlers.items():
+                server.register(path, handler)
+            self.webhook_server = server
             await server.start()
-        elif server is not None:
-            log.info("webhook server off (webhook port -1): %s not served", ", ".join(server.paths))
+        elif self._webhook_handlers:
+            log.info(
+                "webhook server off (webhook port -1): %s not served",
+                ", ".join(self._webhook_handlers),
+            )
         if self._metrics_address is not None:
             from setpoint.manager.metrics_endpoint import build_metrics_app
 
@@ -758,6 +772,12 @@ class Manager:
         unsynced = [repr(informer) for informer in self._cache.informers if not informer.has_synced]
         if unsynced:
             raise ManagerError(f"informers not synced: {', '.join(unsynced)}")
+
+
+def _webhook_port(port: int) -> int:
+    if port != WEBHOOKS_OFF and not 0 <= port <= 65535:
+        raise ManagerError(f"Manager: webhook_port must be 0..65535 or -1 (off), got {port}")
+    return port
 
 
 def _scope(endpoint: HttpEndpoint) -> str:
