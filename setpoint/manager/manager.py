@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     # does not load them (setpoint run's start-up).
     from setpoint.controller.recorder import EventRecorder
     from setpoint.manager.leader_election import LeaderElectionConfig, LeaderElector
-    from setpoint.webhook import WebhookServer
+    from setpoint.webhook import Converter, WebhookServer
     from setpoint.webhook.handlers import AdmissionHandler
 
 __all__ = [
@@ -210,6 +210,7 @@ class Manager:
         self.readyz.add("informers", self.cache_health.readiness_check)
         self._webhook_options = (webhook_host, _webhook_port(webhook_port), webhook_cert_dir)
         self._webhook_handlers: dict[str, AdmissionHandler] = {}
+        self._webhook_converters: dict[str, Converter] = {}
         #: The admission webhook server (made at start when webhooks were added).
         self.webhook_server: WebhookServer | None = None
         self.healthz.add("informers", self.cache_health.liveness_check)
@@ -315,9 +316,19 @@ class Manager:
             raise ManagerError("Manager.add_webhook: add webhooks before the manager starts")
         if not path.startswith("/") or path in self._webhook_handlers:
             raise ManagerError(f"Manager.add_webhook: {path!r} is not a new path starting with /")
-        if not self._webhook_handlers:
+        if not self._webhook_handlers and not self._webhook_converters:
             self.readyz.add("webhook", self._webhook_ready_check)
         self._webhook_handlers[path] = handler
+
+    def add_conversion_webhook(self, path: str, converter: Converter) -> None:
+        """Serve ``converter`` (CRD conversion) at ``path`` on the webhook server."""
+        if self._started:
+            raise ManagerError("Manager.add_conversion_webhook: add it before the manager starts")
+        if not path.startswith("/") or path in self._webhook_converters:
+            raise ManagerError(f"Manager.add_conversion_webhook: {path!r} is not a new path")
+        if not self._webhook_handlers and not self._webhook_converters:
+            self.readyz.add("webhook", self._webhook_ready_check)
+        self._webhook_converters[path] = converter
 
     def _webhook_ready_check(self) -> None:
         if self._webhook_options[1] == WEBHOOKS_OFF:
@@ -687,20 +698,20 @@ class Manager:
         )
 
     async def _start_endpoints(self) -> None:
-        if self._webhook_handlers and self._webhook_options[1] != WEBHOOKS_OFF:
+        served = {**self._webhook_handlers, **self._webhook_converters}
+        if served and self._webhook_options[1] != WEBHOOKS_OFF:
             from setpoint.webhook import WebhookServer
 
             host, port, cert_dir = self._webhook_options
             server = WebhookServer(host=host, port=port, cert_dir=cert_dir)
             for path, handler in self._webhook_handlers.items():
                 server.register(path, handler)
+            for path, converter in self._webhook_converters.items():
+                server.register_conversion(path, converter)
             self.webhook_server = server
             await server.start()
-        elif self._webhook_handlers:
-            log.info(
-                "webhook server off (webhook port -1): %s not served",
-                ", ".join(self._webhook_handlers),
-            )
+        elif served:
+            log.info("webhook server off (webhook port -1): %s not served", ", ".join(served))
         if self._metrics_address is not None:
             from setpoint.manager.metrics_endpoint import build_metrics_app
 

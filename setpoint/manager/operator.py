@@ -198,6 +198,7 @@ class Operator(Manager):
         self.resync = resync
         self._registrations: list[_Registration] = []
         self._webhooks: list[WebhookDeclaration] = []
+        self._conversions: list[tuple[type[BaseModel], tuple[type[BaseModel], ...]]] = []
 
     @property
     def webhooks(self) -> list[WebhookDeclaration]:
@@ -283,6 +284,16 @@ class Operator(Manager):
 
         return register
 
+    def conversion(self, hub: type[BaseModel], *spokes: type[BaseModel]) -> None:
+        """Serve conversion between `hub` and the `spokes` (each with `convert_to()` and
+        `convert_from(hub)`) at kubebuilder's `/convert`."""
+        from setpoint.webhook import Converter
+        from setpoint.webhook.paths import CONVERT_PATH
+
+        converter = Converter(hub, spokes)  # type: ignore[arg-type]
+        self.add_conversion_webhook(CONVERT_PATH, converter)
+        self._conversions.append((hub, spokes))
+
     def fresh(self, client: Any = None, **manager_options: Any) -> Operator:
         """A new, unstarted Operator with the same name and reconcilers, and these options.
 
@@ -294,6 +305,8 @@ class Operator(Manager):
             copy._registrations.append(dataclasses.replace(registration, controller=None))
         for webhook in self._webhooks:
             copy._add_webhook(webhook)
+        for hub, spokes in self._conversions:
+            copy.conversion(hub, *spokes)
         return copy
 
     @property

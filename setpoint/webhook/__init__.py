@@ -13,6 +13,7 @@ refuse it. This package is the operator's side of that exchange, as controller-r
   removed or rewritten (controller-runtime #2931 diffs a re-serialised object instead).
 - :mod:`.validation` runs a *validator* (create/update/delete functions returning warnings or
   raising :class:`Denied`).
+- :mod:`.conversion` converts a kind's versions through a hub version (``/convert``).
 - :mod:`.server` serves them over HTTPS on kubebuilder's paths (:mod:`.paths`), with
   controller-runtime's body limit, certificate directory, certificate reload and metrics.
 
@@ -21,6 +22,7 @@ code 500 and a one-line message (the traceback is logged once); a malformed revi
 """
 
 from setpoint.webhook.certificates import default_certificate_directory
+from setpoint.webhook.conversion import ConversionError, Converter
 from setpoint.webhook.defaulting import Defaulter, lossless_patch
 from setpoint.webhook.paths import mutate_path, validate_path
 from setpoint.webhook.review import AdmissionRequest, AdmissionResponse, Denied
@@ -30,6 +32,8 @@ from setpoint.webhook.validation import Validator
 __all__ = [
     "AdmissionRequest",
     "AdmissionResponse",
+    "ConversionError",
+    "Converter",
     "Defaulter",
     "Denied",
     "Validator",

@@ -46,3 +46,9 @@ def as_warnings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     return [str(item) for item in value]
+
+
+def one_line(exc: BaseException) -> str:
+    """``TypeError: x`` on one line: what the API server passes on to the client."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

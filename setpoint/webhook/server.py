@@ -27,7 +27,8 @@ from setpoint.webhook.certificates import (
     CertificateWatcher,
     default_certificate_directory,
 )
-from setpoint.webhook.handlers import AdmissionHandler
+from setpoint.webhook.conversion import Converter, MalformedConversionReview
+from setpoint.webhook.handlers import AdmissionHandler, one_line
 from setpoint.webhook.review import AdmissionRequest, AdmissionResponse, Denied, MalformedReview
 
 log = logging.getLogger(__name__)
@@ -74,12 +75,6 @@ def parse_timeout(text: str | None) -> float:
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
-def one_line(exc: BaseException) -> str:
-    """``TypeError: x`` on one line: what the API server passes on to the client."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
 class WebhookServer:
     """Serves admission handlers over HTTPS; ``ready`` once it listens."""
 
@@ -99,13 +94,20 @@ class WebhookServer:
         self.certificates = CertificateWatcher(directory / cert_name, directory / key_name)
         self._reload_interval = reload_interval
         self._handlers: dict[str, AdmissionHandler] = {}
+        self._converters: dict[str, Converter] = {}
         self._runner: web.AppRunner | None = None
         self._watch: asyncio.Task[None] | None = None
 
     @property
     def paths(self) -> list[str]:
         """The registered paths."""
-        return sorted(self._handlers)
+        return sorted([*self._handlers, *self._converters])
+
+    def register_conversion(self, path: str, converter: Converter) -> None:
+        """Serve ``converter`` (ConversionReviews) at ``path`` (kubebuilder's: ``/convert``)."""
+        if path in self._handlers or path in self._converters:
+            raise ValueError(f"a webhook is already registered at {path}")
+        self._converters[path] = converter
 
     def register(self, path: str, handler: AdmissionHandler) -> None:
         """Serve ``handler`` at ``path``; a path serves one handler."""
@@ -126,6 +128,8 @@ class WebhookServer:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         for path in self._handlers:
             app.router.add_post(path, self._endpoint(path))
+        for path in self._converters:
+            app.router.add_post(path, self._conversion_endpoint(path))
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         site = web.TCPSite(
@@ -166,6 +170,33 @@ class WebhookServer:
             return response
 
         return serve
+
+    def _conversion_endpoint(self, path: str) -> Callable[[web.Request], Any]:
+        converter = self._converters[path]
+
+        async def serve(request: web.Request) -> web.Response:
+            IN_FLIGHT.labels(path).inc()
+            started = time.perf_counter()
+            try:
+                response = await self._convert(path, converter, request)
+            finally:
+                IN_FLIGHT.labels(path).dec()
+                LATENCY_SECONDS.labels(path).observe(time.perf_counter() - started)
+            REQUESTS_TOTAL.labels(path, str(response.status)).inc()
+            return response
+
+        return serve
+
+    async def _convert(self, path: str, converter: Converter, request: web.Request) -> web.Response:
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return web.Response(status=413, text="request entity is too large")
+        try:
+            sent = json.loads(body)
+            return web.json_response(converter.review(sent))
+        except (ValueError, MalformedConversionReview) as exc:
+            return web.Response(status=400, text=f"couldn't decode the ConversionReview: {exc}")
 
     async def _serve(
         self, path: str, handler: AdmissionHandler, request: web.Request

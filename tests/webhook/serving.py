@@ -52,12 +52,15 @@ class Caller:
         content_type: str = "application/json",
     ) -> tuple[int, Any]:
         data = raw if raw is not None else json.dumps(body).encode()
-        async with aiohttp.ClientSession() as session, session.post(
-            f"https://127.0.0.1:{self.server.port}{path}",
-            data=data,
-            headers={"Content-Type": content_type},
-            ssl=self.context,
-        ) as response:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                f"https://127.0.0.1:{self.server.port}{path}",
+                data=data,
+                headers={"Content-Type": content_type},
+                ssl=self.context,
+            ) as response,
+        ):
             text = await response.text()
             return response.status, json.loads(text) if text.startswith("{") else text
 
