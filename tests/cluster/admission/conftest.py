@@ -38,9 +38,10 @@ def namespace(admission_cluster: BackgroundCluster) -> Iterator[str]:
 
 
 @pytest.fixture
-async def api(admission_cluster: BackgroundCluster) -> AsyncIterator[RawAPI]:
+async def api(admission_cluster: BackgroundCluster, namespace: str) -> AsyncIterator[RawAPI]:
     """Raw HTTP access to the admission cluster; deletes the webhook configurations a test
-    left behind."""
+    left behind before :func:`namespace` is deleted (a namespace deletion goes to webhooks
+    too, and the cluster helper deleting it blocks this loop, where test webhooks run)."""
     async with raw_api(admission_cluster.url, admission_cluster.token) as client:
         try:
             yield client

@@ -274,3 +274,42 @@ async def test_an_invalid_configuration_is_refused_naming_each_field(
         ),
     }
     assert (await api.request("GET", f"{VALIDATING}/bad")).status == 404
+
+
+async def test_deleting_a_namespace_goes_to_the_webhooks(api: RawAPI, hooks: WebhookServer) -> None:
+    hooks.responders["/ns"] = deny("namespaces stay")
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "adm-kept"}}
+    assert (await api.request("POST", "/api/v1/namespaces", body)).status == 201
+    await register(
+        api,
+        "ValidatingWebhookConfiguration",
+        webhook("ns.example.com", hooks.client_config("/ns"), ["namespaces"], ["DELETE"]),
+        name="ns",
+    )
+    refused = await api.request("DELETE", "/api/v1/namespaces/adm-kept")
+    assert refused.status == 403
+    assert refused.body["message"].endswith("denied the request: namespaces stay")
+    [request] = hooks.requests("/ns")
+    assert request["oldObject"]["metadata"]["name"] == "adm-kept"
+    assert request["namespace"] == "adm-kept"
+    kept = await api.request("GET", "/api/v1/namespaces/adm-kept")
+    assert "deletionTimestamp" not in kept.body["metadata"]
+    await api.request("DELETE", f"{VALIDATING}/ns")
+    assert (await api.request("DELETE", "/api/v1/namespaces/adm-kept")).status == 200
+
+
+async def test_the_server_keeps_its_connection_to_a_webhook(
+    api: RawAPI, hooks: WebhookServer, namespace: str
+) -> None:
+    await register(
+        api,
+        "ValidatingWebhookConfiguration",
+        webhook("keep.example.com", hooks.client_config("/keep")),
+    )
+    for name in ("k1", "k2", "k3"):
+        reply = await api.request(
+            "POST", f"/api/v1/namespaces/{namespace}/configmaps", configmap(name)
+        )
+        assert reply.status == 201
+    assert len(hooks.peers) == 3
+    assert len(set(hooks.peers)) == 1  # one TLS connection, not a handshake per write

@@ -59,6 +59,8 @@ class WebhookServer:
     responders: dict[str, Responder] = field(default_factory=dict)
     received: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     raw: dict[str, bytes] = field(default_factory=dict)
+    #: The client address of each review received, in order (a kept connection keeps it).
+    peers: list[Any] = field(default_factory=list)
 
     @property
     def ca_bundle(self) -> str:
@@ -83,6 +85,9 @@ class WebhookServer:
             return web.Response(body=self.raw[path], content_type="application/json")
         review = await request.json()
         self.received.setdefault(path, []).append(review)
+        self.peers.append(
+            request.transport.get_extra_info("peername") if request.transport else None
+        )
         responder = self.responders.get(path, allow())
         answer = responder(review["request"])
         if asyncio.iscoroutine(answer):

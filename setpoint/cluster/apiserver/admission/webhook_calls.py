@@ -136,7 +136,7 @@ class WebhookClient:
                     ssl=context,
                     server_hostname=endpoint.server_name,
                 ) as response:
-                    payload = await response.content.read(MAX_ANSWER_BYTES + 1)
+                    payload = await _read_capped(response)
                     code = response.status
         except TimeoutError:
             raise WebhookCallError(
@@ -169,6 +169,19 @@ class WebhookClient:
                 webhook.name, f"failed to call webhook: {_http_error(code, payload)}"
             )
         return parse_answer(webhook.name, payload, uid)
+
+
+async def _read_capped(response: aiohttp.ClientResponse) -> bytes:
+    """The whole body (read to the end, so that the connection is kept for the next call), or
+    ``MAX_ANSWER_BYTES + 1`` bytes of it when it is larger."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            break
+    return b"".join(chunks)
 
 
 def _certificate_problem(exc: aiohttp.ClientConnectorCertificateError) -> str:

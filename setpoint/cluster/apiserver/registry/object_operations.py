@@ -893,26 +893,7 @@ class ObjectOperations:
             finalizers = [
                 f for f in finalizers if f not in (FINALIZER_ORPHAN, FINALIZER_FOREGROUND)
             ]
-        admission = self._admission_for(resource)
-        if admission is not None:
-            request = AdmissionRequest(
-                DELETE,
-                resource,
-                "",
-                meta.get("namespace") or "",
-                name,
-                None,
-                obj,
-                options.dry_run,
-                _delete_options(options),
-            )
-            await admission.mutate(request)
-            await admission.validate(request)
-            current = self.storage.get(record.key)
-            if current is None or current.revision != record.revision:
-                raise status_errors.conflict(
-                    resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
-                )
+        await self.admit_delete(resource, record, obj, options)
         grace = behaviour.delete_grace_seconds(resource, obj, options.grace_period_seconds)
         deleting = "deletionTimestamp" in meta
         if not finalizers and grace == 0:
@@ -950,6 +931,35 @@ class ObjectOperations:
         await self._settle(resource, behaviour, written.revision, written.value, obj)
         code = 202 if options.orphan_dependents is False else 200
         return Result(code, self.present(resource, written.value))
+
+    async def admit_delete(
+        self, resource: ServedResource, record: Record, obj: dict[str, Any], options: DeleteOptions
+    ) -> None:
+        """Admission of a delete of the object stored in ``record`` (``obj``, decoded): the
+        webhooks see it as ``oldObject``; 409 if it changed while they answered."""
+        admission = self._admission_for(resource)
+        if admission is None:
+            return
+        meta = obj["metadata"]
+        name = meta.get("name", "")
+        request = AdmissionRequest(
+            DELETE,
+            resource,
+            "",
+            meta.get("namespace") or "",
+            name,
+            None,
+            obj,
+            options.dry_run,
+            _delete_options(options),
+        )
+        await admission.mutate(request)
+        await admission.validate(request)
+        current = self.storage.get(record.key)
+        if current is None or current.revision != record.revision:
+            raise status_errors.conflict(
+                resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
+            )
 
     def _deleted_answer(self, resource: ServedResource, obj: dict[str, Any], value: bytes) -> bytes:
         if resource.plural in ("pods", "services", "namespaces") and not resource.group:
