@@ -56,7 +56,9 @@ if TYPE_CHECKING:
     from setpoint.controller.recorder import EventRecorder
     from setpoint.manager.leader_election import LeaderElectionConfig, LeaderElector
     from setpoint.webhook import Converter, WebhookServer
+    from setpoint.webhook.configurations import WebhookDeclaration
     from setpoint.webhook.handlers import AdmissionHandler
+    from setpoint.webhook.local_registration import LocalWebhookRegistration
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_TIMEOUT",
@@ -153,6 +155,7 @@ class Manager:
         webhook_port: int = WEBHOOK_PORT,
         webhook_host: str = "",
         webhook_cert_dir: str | None = None,
+        webhooks_local: bool = False,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -211,6 +214,10 @@ class Manager:
         self._webhook_options = (webhook_host, _webhook_port(webhook_port), webhook_cert_dir)
         self._webhook_handlers: dict[str, AdmissionHandler] = {}
         self._webhook_converters: dict[str, Converter] = {}
+        #: Make certificates and register the webhook configurations (url: 127.0.0.1) at
+        #: start; remove them on stop (``setpoint run --webhooks-local``).
+        self.webhooks_local = webhooks_local
+        self._local_registration: LocalWebhookRegistration | None = None
         #: The admission webhook server (made at start when webhooks were added).
         self.webhook_server: WebhookServer | None = None
         self.healthz.add("informers", self.cache_health.liveness_check)
@@ -330,6 +337,13 @@ class Manager:
             self.readyz.add("webhook", self._webhook_ready_check)
         self._webhook_converters[path] = converter
 
+    def _webhook_declarations(self) -> list[WebhookDeclaration]:
+        """What ``webhooks_local`` registers (an ``Operator`` knows its typed handlers)."""
+        return []
+
+    def _webhook_configuration_name(self) -> str:
+        return str(getattr(self, "name", "") or "setpoint")
+
     def _webhook_ready_check(self) -> None:
         if self._webhook_options[1] == WEBHOOKS_OFF:
             return
@@ -366,6 +380,7 @@ class Manager:
         impersonate_groups: Sequence[str] = (),
         webhook_port: int | None = None,
         webhook_cert_dir: str | None = None,
+        webhooks_local: bool | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -436,6 +451,8 @@ class Manager:
             )
         if impersonate_user is not None or impersonate_groups:
             self._set_impersonation(impersonate_user, impersonate_groups)
+        if webhooks_local is not None:
+            self.webhooks_local = webhooks_local
         if webhook_port is not None or webhook_cert_dir is not None:
             host, port, cert_dir = self._webhook_options
             self._webhook_options = (
@@ -703,6 +720,16 @@ class Manager:
             from setpoint.webhook import WebhookServer
 
             host, port, cert_dir = self._webhook_options
+            ca_pem = None
+            if self.webhooks_local:
+                from setpoint.webhook.local_registration import (
+                    local_certificate_directory,
+                    make_local_certificates,
+                )
+
+                local = local_certificate_directory(self._webhook_configuration_name())
+                ca_pem = make_local_certificates(local)
+                cert_dir = str(local)
             server = WebhookServer(host=host, port=port, cert_dir=cert_dir)
             for path, handler in self._webhook_handlers.items():
                 server.register(path, handler)
@@ -710,6 +737,17 @@ class Manager:
                 server.register_conversion(path, converter)
             self.webhook_server = server
             await server.start()
+            if ca_pem is not None:
+                from setpoint.webhook.local_registration import LocalWebhookRegistration
+
+                self._local_registration = LocalWebhookRegistration(
+                    self.client,
+                    self._webhook_configuration_name(),
+                    self._webhook_declarations(),
+                    server.port,
+                    ca_pem,
+                )
+                await self._local_registration.register()
         elif served:
             log.info("webhook server off (webhook port -1): %s not served", ", ".join(served))
         if self._metrics_address is not None:
@@ -740,6 +778,13 @@ class Manager:
         if self._cleaned_up:
             return
         self._cleaned_up = True
+        if self._local_registration is not None:
+            # First: a cluster must not keep Fail webhooks pointing at a stopped process.
+            try:
+                async with asyncio.timeout(CLEANUP_TIMEOUT):
+                    await self._local_registration.unregister()
+            except Exception:
+                log.exception("could not remove the local webhook configurations")
         if self._abort_task is not None:
             with contextlib.suppress(Exception):
                 await self._abort_task

@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 
     from setpoint.api.rbac import Permission
     from setpoint.controller.recorder import EventRecorder
+    from setpoint.webhook.configurations import WebhookDeclaration
 
-__all__ = ["KindRef", "Operator", "ReconcilerDeclaration", "WebhookDeclaration"]
+__all__ = ["KindRef", "Operator", "ReconcilerDeclaration"]
 
 TargetT = TypeVar("TargetT")
 
@@ -87,19 +88,6 @@ class ReconcilerDeclaration:
     need_leader_election: bool
     #: False: the Role grants exactly ``permissions`` (plus Events), nothing inferred.
     infer_permissions: bool = True
-
-
-@dataclass(frozen=True)
-class WebhookDeclaration:
-    """An admission webhook the operator serves: path, kind and whether it mutates (what
-    `setpoint generate` derives the webhook configurations from)."""
-
-    path: str
-    api_version: str
-    kind: str
-    mutating: bool
-    handler: Any
-    operations: tuple[str, ...] = ("CREATE", "UPDATE")
 
 
 def _group_version(api_version: str) -> tuple[str, str]:
@@ -200,6 +188,9 @@ class Operator(Manager):
         self._webhooks: list[WebhookDeclaration] = []
         self._conversions: list[tuple[type[BaseModel], tuple[type[BaseModel], ...]]] = []
 
+    def _webhook_declarations(self) -> list[WebhookDeclaration]:
+        return list(self._webhooks)
+
     @property
     def webhooks(self) -> list[WebhookDeclaration]:
         """The admission webhooks registered (defaulters, validators, raw handlers)."""
@@ -217,6 +208,7 @@ class Operator(Manager):
         what it changed. Served at kubebuilder's `/mutate-<group>-<version>-<kind>`.
         """
         from setpoint.webhook import Defaulter, mutate_path
+        from setpoint.webhook.configurations import WebhookDeclaration
 
         api_version, kind = kind_of(model, "defaulter")
 
@@ -237,6 +229,7 @@ class Operator(Manager):
         `/validate-<group>-<version>-<kind>`.
         """
         from setpoint.webhook import Validator, validate_path
+        from setpoint.webhook.configurations import WebhookDeclaration
 
         api_version, kind = kind_of(model, "validator")
 
@@ -276,6 +269,8 @@ class Operator(Manager):
         """Register a raw handler: an async function from `setpoint.webhook.AdmissionRequest`
         to `AdmissionResponse`, served at `path` (for anything the typed handlers do not
         cover)."""
+
+        from setpoint.webhook.configurations import WebhookDeclaration
 
         def register(fn: TargetT) -> TargetT:
             api_version, kind = kind_of(for_, "for_") if for_ is not None else ("", "")

@@ -97,3 +97,50 @@ async def test_the_operators_webhooks_admit_writes_to_the_local_cluster(
         refused = await api.request("PUT", f"{path}/ok", changed)
         assert refused.status == 403
         assert refused.body["message"].endswith("denied the request: data.defaulted is immutable")
+
+
+async def test_webhooks_local_registers_the_configurations_and_removes_them_on_exit(
+    admission_cluster: BackgroundCluster, api: RawAPI, namespace: str
+) -> None:
+    names = [
+        f"/apis/admissionregistration.k8s.io/v1/{plural}/cm-webhooks-{kind}-webhook-configuration"
+        for plural, kind in (
+            ("mutatingwebhookconfigurations", "mutating"),
+            ("validatingwebhookconfigurations", "validating"),
+        )
+    ]
+    async with run_operator(
+        op,
+        kubeconfig=admission_cluster.kubeconfig_path,
+        namespace=namespace,
+        webhook_port=0,
+        webhooks_local=True,
+    ):
+        mutating = (await api.request("GET", names[0])).body
+        [entry] = mutating["webhooks"]
+        assert entry["name"] == "mconfigmap-v1.kb.io"
+        assert entry["clientConfig"]["url"].startswith("https://127.0.0.1:")
+        assert entry["clientConfig"]["url"].endswith("/mutate-core-v1-configmap")
+        assert entry["rules"] == [
+            {
+                "apiGroups": [""],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["configmaps"],
+                "scope": "*",
+            }
+        ]
+        assert entry["sideEffects"] == "None"
+        bad = configmap("bad")
+        bad["data"]["forbidden"] = "x"  # type: ignore[index]
+        path = f"/api/v1/namespaces/{namespace}/configmaps"
+        refused = await api.request("POST", path, bad)
+        assert refused.status == 422, refused.body
+        assert refused.body["message"] == (
+            'admission webhook "vconfigmap-v1.kb.io" denied the request: '
+            "data.forbidden is not allowed"
+        )
+    for name in names:
+        assert (await api.request("GET", name)).status == 404
+    # Nothing is left that would refuse writes with the operator gone.
+    assert (await api.request("POST", path, bad)).status == 201
