@@ -141,7 +141,11 @@ class WebhookServer:
             await runner.cleanup()
             raise
         self._runner = runner
-        self.port = next(address[1] for address in runner.addresses if isinstance(address, tuple))
+        # With port 0 and every interface, IPv4 and IPv6 get different ports: report the
+        # IPv4 one (what 127.0.0.1 URLs reach).
+        addresses = [a for a in runner.addresses if isinstance(a, tuple)]
+        ipv4 = [a for a in addresses if len(a) == 2]
+        self.port = int((ipv4 or addresses)[0][1])
         self._watch = asyncio.create_task(self.certificates.watch(self._reload_interval))
         log.info("webhook server listening on port %d, paths %s", self.port, self.paths)
 

@@ -154,3 +154,13 @@ async def test_a_server_without_its_certificate_does_not_start(tmp_path: Path) -
     with pytest.raises(FileNotFoundError):
         await server.start()
     assert not server.ready
+
+
+async def test_on_every_interface_the_reported_port_is_the_ipv4_one(tmp_path: Path) -> None:
+    # Port 0 on every interface binds IPv4 and IPv6 to different ports; URLs say 127.0.0.1.
+    certificate = write_certificate(tmp_path)
+    server = WebhookServer(port=0, cert_dir=tmp_path)
+    server.register("/v", Validator(Widget))
+    async with serving(server, certificate) as caller:
+        for _ in range(3):
+            assert (await caller.post("/v", review(object=widget())))[0] == 200
