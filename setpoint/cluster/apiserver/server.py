@@ -160,7 +160,7 @@ class APIServer:
         }
         #: Admission webhooks: the admissionregistration.k8s.io kinds and the chain they
         #: configure, which every create, update and delete passes through.
-        self.webhooks = WebhookChain(storage)
+        self.webhooks = WebhookChain(storage, self._resource_of_kind)
         self.operations.admission = self.webhooks
         configurations = WebhookConfigurationBehaviour(validator, self.webhooks.reload)
         for resource in admission_resources():
@@ -187,6 +187,12 @@ class APIServer:
         resource = self.registry.get(group, "v1", plural)
         assert resource is not None, f"built-in {plural} missing from the table"
         return resource
+
+    def _resource_of_kind(self, api_version: str, kind: str) -> ServedResource | None:
+        for resource in self.registry:
+            if resource.api_version == api_version and resource.kind == kind:
+                return resource
+        return None
 
     def _behaviour_for(self, resource: ServedResource) -> KindBehaviour:
         if resource.is_custom:

@@ -18,7 +18,21 @@ from setpoint.api.field_errors import FieldError
 from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
 from setpoint.cluster.apiserver.admission.match_conditions import compile_condition
-from setpoint.cluster.apiserver.admission.resources import MUTATING_PLURAL
+from setpoint.cluster.apiserver.admission.policies import (
+    apply_binding_defaults,
+    apply_policy_defaults,
+    validate_binding,
+    validate_policy,
+)
+from setpoint.cluster.apiserver.admission.resources import (
+    BINDING_PLURAL,
+    MUTATING_PLURAL,
+    POLICY_PLURAL,
+)
+from setpoint.cluster.apiserver.admission.webhooks import (
+    DEFAULT_SERVICE_PORT,
+    DEFAULT_TIMEOUT_SECONDS,
+)
 from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.schema.cel_rules import RuleCompileError
@@ -30,10 +44,8 @@ SIDE_EFFECTS: Final = ("None", "NoneOnDryRun")
 SCOPES: Final = ("*", "Cluster", "Namespaced")
 OPERATIONS: Final = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 REVIEW_VERSIONS: Final = ("v1", "v1beta1")
-#: ``timeoutSeconds`` when unset, and its bounds (``defaults.go``, ``validation.go``).
-DEFAULT_TIMEOUT_SECONDS: Final = 10
+#: The bound of ``timeoutSeconds`` (``validation.go``).
 MAX_TIMEOUT_SECONDS: Final = 30
-DEFAULT_SERVICE_PORT: Final = 443
 MAX_MATCH_CONDITIONS: Final = 64
 
 
@@ -299,8 +311,8 @@ def _match_condition_errors(path: str, webhook: dict[str, Any]) -> list[FieldErr
 
 
 class WebhookConfigurationBehaviour(KindBehaviour):
-    """Mutating/ValidatingWebhookConfiguration: upstream's defaults and validation, and a
-    reload of the webhook chain after every durable write."""
+    """Mutating/ValidatingWebhookConfiguration and ValidatingAdmissionPolicy(Binding):
+    upstream's defaults and validation, and a reload of the chain after every durable write."""
 
     reacts_to_writes = True
 
@@ -308,14 +320,22 @@ class WebhookConfigurationBehaviour(KindBehaviour):
         super().__init__(validator)
         self._on_change = on_change
 
+    def _default(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        if resource.plural == POLICY_PLURAL:
+            apply_policy_defaults(obj)
+        elif resource.plural == BINDING_PLURAL:
+            apply_binding_defaults(obj)
+        else:
+            apply_defaults(obj, resource.plural == MUTATING_PLURAL)
+
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         super().prepare_create(resource, obj)
-        apply_defaults(obj, resource.plural == MUTATING_PLURAL)
+        self._default(resource, obj)
 
     def prepare_update(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
     ) -> None:
-        apply_defaults(new, resource.plural == MUTATING_PLURAL)
+        self._default(resource, new)
 
     def kind_errors(
         self,
@@ -324,6 +344,12 @@ class WebhookConfigurationBehaviour(KindBehaviour):
         old: dict[str, Any] | None,
         subresource: str,
     ) -> list[FieldError]:
+        if subresource == "status":
+            return []
+        if resource.plural == POLICY_PLURAL:
+            return validate_policy(obj)
+        if resource.plural == BINDING_PLURAL:
+            return validate_binding(obj)
         return validate_configuration(obj, resource.plural == MUTATING_PLURAL)
 
     async def after_write(

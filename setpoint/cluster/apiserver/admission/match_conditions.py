@@ -15,7 +15,7 @@ from typing import Any
 from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
 
-from setpoint.cluster.apiserver.schema.cel_rules import RuleCompileError
+from setpoint.cluster.apiserver.schema.cel_rules import RuleCompileError, error_of
 
 
 @lru_cache(maxsize=1)
@@ -67,9 +67,13 @@ def conditions_hold(
     for condition in conditions:
         try:
             result = compile_condition(condition.expression).eval(data=data)
+            error = error_of(result)
             value = result.value()
         except Exception as exc:  # a user's expression failing is the user's error
             failures.append(f"{condition.name}: {exc}")
+            continue
+        if error is not None:
+            failures.append(f"{condition.name}: {error}")
             continue
         if value is False:
             return False

@@ -14,6 +14,8 @@ from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 GROUP: Final = "admissionregistration.k8s.io"
 MUTATING_PLURAL: Final = "mutatingwebhookconfigurations"
 VALIDATING_PLURAL: Final = "validatingwebhookconfigurations"
+POLICY_PLURAL: Final = "validatingadmissionpolicies"
+BINDING_PLURAL: Final = "validatingadmissionpolicybindings"
 #: Resources of the group admission never sends to webhooks (upstream:
 #: ``IsExemptAdmissionConfigurationResource``), whatever their version.
 EXEMPT_PLURALS: Final = frozenset(
@@ -47,6 +49,26 @@ def admission_resources() -> list[ServedResource]:
             "ValidatingWebhookConfiguration",
             False,
             "validatingwebhookconfiguration",
+            categories=("api-extensions",),
+        ),
+        ServedResource(
+            GROUP,
+            "v1",
+            POLICY_PLURAL,
+            "ValidatingAdmissionPolicy",
+            False,
+            "validatingadmissionpolicy",
+            categories=("api-extensions",),
+            subresources=("status",),
+            tracks_generation=True,
+        ),
+        ServedResource(
+            GROUP,
+            "v1",
+            BINDING_PLURAL,
+            "ValidatingAdmissionPolicyBinding",
+            False,
+            "validatingadmissionpolicybinding",
             categories=("api-extensions",),
         ),
     ]

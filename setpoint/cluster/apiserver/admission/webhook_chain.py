@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import msgspec
 
 from setpoint.api.patch import PatchError, apply_json_patch, json_equal
+from setpoint.api.selector_error import SelectorError
+from setpoint.api.selectors import LabelSelector
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.admission.match_conditions import ConditionError, conditions_hold
 from setpoint.cluster.apiserver.admission.matching import webhook_matches
+from setpoint.cluster.apiserver.admission.policies import Binding, Policy, check_policies
 from setpoint.cluster.apiserver.admission.resources import (
+    BINDING_PLURAL,
     GROUP,
     MUTATING_PLURAL,
+    POLICY_PLURAL,
     VALIDATING_PLURAL,
     is_exempt,
 )
@@ -63,11 +68,18 @@ _DECODER: Final = msgspec.json.Decoder()
 class WebhookChain:
     """Admission by the webhooks of the stored Mutating/ValidatingWebhookConfigurations."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        resource_of_kind: Callable[[str, str], ServedResource | None] | None = None,
+    ) -> None:
         self._storage = storage
+        #: The served resource of ``(apiVersion, kind)``: where a policy's params live.
+        self._resource_of_kind = resource_of_kind or (lambda api_version, kind: None)
         self.client = WebhookClient()
         self._mutating: list[Webhook] = []
         self._validating: list[Webhook] = []
+        self._policies: list[tuple[Policy, Binding]] = []
         self._loaded = False
 
     # -- configurations -----------------------------------------------------------------
@@ -79,6 +91,22 @@ class WebhookChain:
     def _load(self) -> None:
         self._mutating = self._read(MUTATING_PLURAL, True)
         self._validating = self._read(VALIDATING_PLURAL, False)
+        policies = {
+            policy.name: policy
+            for policy in (
+                Policy.parse(decode(r.value))
+                for r in self._storage.list(f"/{GROUP}/{POLICY_PLURAL}/")
+            )
+        }
+        bindings = [
+            Binding.parse(decode(r.value))
+            for r in self._storage.list(f"/{GROUP}/{BINDING_PLURAL}/")
+        ]
+        self._policies = [
+            (policies[binding.policy], binding)
+            for binding in bindings
+            if binding.policy in policies
+        ]
         self._loaded = True
 
     def _read(self, plural: str, mutating: bool) -> list[Webhook]:
@@ -92,7 +120,8 @@ class WebhookChain:
         """Whether any webhook is configured and ``resource`` may be sent to webhooks."""
         if not self._loaded:
             self._load()
-        return bool(self._mutating or self._validating) and not is_exempt(resource)
+        configured = self._mutating or self._validating or self._policies
+        return bool(configured) and not is_exempt(resource)
 
     async def close(self) -> None:
         """Close the connections to webhooks."""
@@ -123,14 +152,25 @@ class WebhookChain:
         return request.object, warnings
 
     async def validate(self, request: AdmissionRequest) -> list[str]:
-        """Call the matching validating webhooks concurrently; raise the first refusal."""
+        """Evaluate the policies, then call the matching validating webhooks concurrently;
+        raise the first refusal."""
+        policy_warnings: list[str] = []
+        if self._policies:
+            namespace = self._namespace_object(request)
+            policy_warnings = check_policies(
+                self._policies,
+                request,
+                review_request(request, ""),
+                namespace,
+                self._params_for,
+            )
         if not self._validating:
-            return []
+            return policy_warnings
         outcomes = await asyncio.gather(
             *(self._call(webhook, request) for webhook in self._validating),
             return_exceptions=True,
         )
-        warnings: list[str] = []
+        warnings: list[str] = policy_warnings
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
@@ -187,6 +227,35 @@ class WebhookChain:
         if webhook.mutating and answer.patch is not None and request.object is not None:
             changed = _apply_patch(webhook.name, request, answer.patch)
         return changed, answer.warnings
+
+    def _namespace_object(self, request: AdmissionRequest) -> dict[str, Any] | None:
+        if not request.resource.namespaced or not request.namespace:
+            return None
+        record = self._storage.get(f"/core/namespaces/{request.namespace}")
+        return decode(record.value) if record is not None else None
+
+    def _params_for(
+        self, kind: tuple[str, str], ref: Mapping[str, Any], namespace: str
+    ) -> list[dict[str, Any]]:
+        """The parameter objects a binding's ``paramRef`` names (by name or selector)."""
+        resource = self._resource_of_kind(*kind)
+        if resource is None:
+            return []
+        scope = str(ref.get("namespace") or namespace) if resource.namespaced else None
+        name = ref.get("name")
+        if name:
+            record = self._storage.get(resource.storage_key(scope, str(name)))
+            return [decode(record.value)] if record is not None else []
+        try:
+            selector = LabelSelector.from_dict(ref.get("selector") or {})
+        except SelectorError:
+            return []
+        found = []
+        for record in self._storage.list(resource.storage_prefix(scope)):
+            obj = decode(record.value)
+            if selector.matches((obj.get("metadata") or {}).get("labels") or {}):
+                found.append(obj)
+        return found
 
     def _namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         record = self._storage.get(f"/core/namespaces/{namespace}")

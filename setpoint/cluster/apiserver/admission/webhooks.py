@@ -9,15 +9,15 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
-from setpoint.cluster.apiserver.admission.configuration_rules import (
-    DEFAULT_SERVICE_PORT,
-    DEFAULT_TIMEOUT_SECONDS,
-)
 from setpoint.cluster.apiserver.admission.match_conditions import MatchCondition
+
+#: ``timeoutSeconds`` and ``clientConfig.service.port`` when unset (``defaults.go``).
+DEFAULT_TIMEOUT_SECONDS: Final = 10
+DEFAULT_SERVICE_PORT: Final = 443
 
 
 @dataclass(frozen=True, slots=True)
