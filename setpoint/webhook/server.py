@@ -10,7 +10,6 @@ told otherwise, and reloads it when the files change. Each request: at most 7 Mi
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
@@ -18,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
 from aiohttp import web
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -39,6 +39,8 @@ DEFAULT_PORT: Final = 9443
 MAX_REQUEST_BYTES: Final = 7 * 1024 * 1024
 #: Answer before the API server gives up when it sent no ``timeout`` (its default is 10 s).
 DEFAULT_TIMEOUT_SECONDS: Final = 10.0
+_DECODE: Final = msgspec.json.Decoder().decode
+_ENCODE: Final = msgspec.json.Encoder().encode
 _DURATION: Final = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m)$")
 _UNITS: Final = {"ms": 0.001, "s": 1.0, "m": 60.0}
 
@@ -197,9 +199,9 @@ class WebhookServer:
         except web.HTTPRequestEntityTooLarge:
             return web.Response(status=413, text="request entity is too large")
         try:
-            sent = json.loads(body)
-            return web.json_response(converter.review(sent))
-        except (ValueError, MalformedConversionReview) as exc:
+            sent = _DECODE(body)
+            return _json(converter.review(sent))
+        except (ValueError, msgspec.DecodeError, MalformedConversionReview) as exc:
             return web.Response(status=400, text=f"couldn't decode the ConversionReview: {exc}")
 
     async def _serve(
@@ -214,8 +216,8 @@ class WebhookServer:
                 f"request entity is too large; limit is {MAX_REQUEST_BYTES} bytes", code=413
             )
         try:
-            review = AdmissionRequest.from_review(json.loads(body))
-        except (ValueError, MalformedReview) as exc:
+            review = AdmissionRequest.from_review(_DECODE(body))
+        except (ValueError, msgspec.DecodeError, MalformedReview) as exc:
             return _bad_request(f"couldn't decode the AdmissionReview: {exc}")
         timeout = parse_timeout(request.query.get("timeout"))
         try:
@@ -236,11 +238,16 @@ class WebhookServer:
             answer = AdmissionResponse(
                 allowed=False, code=500, reason="InternalError", message=one_line(exc)
             )
-        return web.json_response(answer.to_review(review.uid, review.api_version))
+        return _json(answer.to_review(review.uid, review.api_version))
 
 
 def _bad_request(message: str, code: int = 400) -> web.Response:
     review = AdmissionResponse(allowed=False, code=code, message=message).to_review(
         "", "admission.k8s.io/v1"
     )
-    return web.json_response(review, status=code)
+    return _json(review, status=code)
+
+
+def _json(document: Any, status: int = 200) -> web.Response:
+    # msgspec: several times faster than json.dumps for a review answer.
+    return web.Response(body=_ENCODE(document), status=status, content_type="application/json")
