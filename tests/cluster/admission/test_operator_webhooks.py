@@ -3,6 +3,7 @@ called by the local cluster: what `kubectl apply` of a bad object shows."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from setpoint.testing import run_operator
 from setpoint.testing.background_cluster import BackgroundCluster
 from setpoint.webhook import Denied
 from tests.cluster.admission.test_webhook_admission import configmap, register, webhook
+from tests.cluster.kubectl_runner import Kubectl
 from tests.cluster.raw_api import RawAPI
 from tests.webhook.serving import write_certificate
 
@@ -144,3 +146,69 @@ async def test_webhooks_local_registers_the_configurations_and_removes_them_on_e
         assert (await api.request("GET", name)).status == 404
     # Nothing is left that would refuse writes with the operator gone.
     assert (await api.request("POST", path, bad)).status == 201
+
+
+async def test_a_kubebuilder_style_configuration_applied_with_kubectl_calls_the_operator(
+    admission_cluster: BackgroundCluster, api: RawAPI, namespace: str, tmp_path: Path
+) -> None:
+    # What kubebuilder's `make manifests` writes (config/webhook/manifests.yaml), pointed at
+    # the operator's server with a URL and a CA bundle, applied with the real kubectl.
+    certificate = write_certificate(tmp_path / "certs")
+    async with run_operator(
+        op,
+        kubeconfig=admission_cluster.kubeconfig_path,
+        namespace=namespace,
+        webhook_port=0,
+        webhook_host="127.0.0.1",
+        webhook_cert_dir=str(tmp_path / "certs"),
+    ) as running:
+        assert running.webhook_server is not None
+        bundle = base64.b64encode(certificate.certificate_pem).decode()
+        url = f"https://127.0.0.1:{running.webhook_server.port}/validate-core-v1-configmap"
+        manifest = tmp_path / "manifests.yaml"
+        manifest.write_text(
+            "---\n"
+            "apiVersion: admissionregistration.k8s.io/v1\n"
+            "kind: ValidatingWebhookConfiguration\n"
+            "metadata:\n"
+            "  name: validating-webhook-configuration\n"
+            "webhooks:\n"
+            "- admissionReviewVersions:\n"
+            "  - v1\n"
+            "  clientConfig:\n"
+            f"    url: {url}\n"
+            f"    caBundle: {bundle}\n"
+            "  failurePolicy: Fail\n"
+            "  name: vconfigmap-v1.kb.io\n"
+            "  rules:\n"
+            "  - apiGroups:\n"
+            '    - ""\n'
+            "    apiVersions:\n"
+            "    - v1\n"
+            "    operations:\n"
+            "    - CREATE\n"
+            "    - UPDATE\n"
+            "    resources:\n"
+            "    - configmaps\n"
+            "  sideEffects: None\n"
+        )
+        kubectl = Kubectl(admission_cluster.kubeconfig_path, tmp_path / "cache")
+        applied = await asyncio.to_thread(kubectl.run, "apply", "-f", str(manifest))
+        assert "validatingwebhookconfiguration" in applied.stdout
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  namespace: {namespace}\n"
+            "data:\n  forbidden: x\n"
+        )
+        refused = await asyncio.to_thread(kubectl.run, "apply", "-f", str(bad), check=False)
+        assert refused.returncode == 1
+        assert (
+            'admission webhook "vconfigmap-v1.kb.io" denied the request: '
+            "data.forbidden is not allowed" in refused.stderr
+        )
+        await asyncio.to_thread(
+            kubectl.run,
+            "delete",
+            "validatingwebhookconfiguration",
+            "validating-webhook-configuration",
+        )
