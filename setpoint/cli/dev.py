@@ -119,8 +119,10 @@ def dev_command(
         watched = Path(watch_dir) if watch_dir else _watched_directory(target)
         while True:
             if _install(target, config_path, samples, workdir):
+                # --webhooks-local: the operator's webhooks (if any) are registered against the
+                # dev cluster with a fresh certificate, and removed when it stops or reloads.
                 operator = subprocess.Popen(
-                    _setpoint("run", target, "--kubeconfig", str(config_path))
+                    _setpoint("run", target, "--kubeconfig", str(config_path), "--webhooks-local")
                 )
                 _say(f"operator running (pid {operator.pid}); watching {watched} for changes")
             for changes in watchfiles.watch(watched, watch_filter=watchfiles.PythonFilter()):
