@@ -44,6 +44,7 @@ from setpoint.cluster.apiserver.admission.webhook_calls import (
     service_endpoint,
 )
 from setpoint.cluster.apiserver.admission.webhooks import ServiceReference, Webhook, parse_webhooks
+from setpoint.cluster.apiserver.audit.admission_annotations import annotate
 from setpoint.cluster.apiserver.auth.identity import PRIVILEGED_GROUP, UserInfo
 from setpoint.cluster.apiserver.auth.request_user import acting_user
 from setpoint.cluster.apiserver.registry.admission_point import DELETE, AdmissionRequest
@@ -221,6 +222,8 @@ class WebhookChain:
                 return None
             log.warning("Failed calling webhook, failing closed %s: %s", webhook.name, exc)
             raise status_errors.internal_error(str(exc)) from None
+        for key, value in answer.audit_annotations.items():
+            annotate(f"{webhook.name}/{key}", value)  # upstream's key: <webhook name>/<key>
         if not answer.allowed:
             raise denial(webhook.name, answer.status)
         changed = False
