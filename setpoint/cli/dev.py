@@ -289,8 +289,16 @@ def dev_command(
                     if samples_due and session.samples is not None:
                         _apply_samples(session.samples, config_path)
                         samples_due = False
+                    # --webhooks-local: the operator's webhooks (if any) are registered against
+                    # the dev cluster with a fresh certificate, removed when it stops or reloads.
                     operator = subprocess.Popen(
-                        _setpoint("run", session.target, "--kubeconfig", str(config_path)),
+                        _setpoint(
+                            "run",
+                            session.target,
+                            "--kubeconfig",
+                            str(config_path),
+                            "--webhooks-local",
+                        ),
                         cwd=session.root,
                     )
                     _say(f"operator running (pid {operator.pid}); watching {session.watched} "

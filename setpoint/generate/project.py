@@ -178,6 +178,8 @@ def project_files(
         }
     )
 
+    _add_webhooks(files, operators, name, namespace)
+
     sample_files = []
     for model in sorted(models, key=lambda m: (m.declaration().group, m.declaration().kind)):
         declaration = model.declaration()
@@ -194,6 +196,23 @@ def project_files(
     for path, text in chart_files(name, crds, rules, options).items():
         files[f"chart/{path}"] = text
     return dict(sorted(files.items()))
+
+
+def _add_webhooks(
+    files: dict[str, str], operators: Sequence[Operator], name: str, namespace: str
+) -> None:
+    """``webhook/``, ``certmanager/`` and their place in ``default/`` when the operators serve
+    admission webhooks (:mod:`setpoint.generate.webhooks`)."""
+    from setpoint.generate.webhooks import webhook_declarations, webhook_files
+
+    declarations = webhook_declarations(operators)
+    if not declarations:
+        return
+    files.update(webhook_files(declarations, name, namespace, _dump, _kustomization))
+    default = yaml.safe_load(files["default/kustomization.yaml"])
+    default["resources"] = [*default["resources"], "../webhook", "../certmanager"]
+    default["patches"] = [{"path": "manager_webhook_patch.yaml"}]
+    files["default/kustomization.yaml"] = _dump(default)
 
 
 def _kustomization(resources: list[str]) -> dict[str, Any]:

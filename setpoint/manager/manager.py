@@ -55,6 +55,10 @@ if TYPE_CHECKING:
     # does not load them (setpoint run's start-up).
     from setpoint.controller.recorder import EventRecorder
     from setpoint.manager.leader_election import LeaderElectionConfig, LeaderElector
+    from setpoint.webhook import Converter, WebhookServer
+    from setpoint.webhook.configurations import WebhookDeclaration
+    from setpoint.webhook.handlers import AdmissionHandler
+    from setpoint.webhook.local_registration import LocalWebhookRegistration
 
 __all__ = [
     "GRACEFUL_SHUTDOWN_TIMEOUT",
@@ -72,6 +76,9 @@ GRACEFUL_SHUTDOWN_TIMEOUT = 30.0
 # Bounds the last steps of a shutdown (lease release, servers, client) so a dead API server
 # cannot keep a terminating process alive.
 CLEANUP_TIMEOUT = 5.0
+#: The webhook server's port: kubebuilder's 9443; -1 turns the server off.
+WEBHOOK_PORT = 9443
+WEBHOOKS_OFF = -1
 
 
 class ManagerError(Exception):
@@ -145,6 +152,10 @@ class Manager:
         cache_unhealthy_after: float = DEFAULT_UNHEALTHY_AFTER_S,
         impersonate_user: str | None = None,
         impersonate_groups: Sequence[str] = (),
+        webhook_port: int = WEBHOOK_PORT,
+        webhook_host: str = "",
+        webhook_cert_dir: str | None = None,
+        webhooks_local: bool = False,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -200,6 +211,15 @@ class Manager:
             unhealthy_after=_positive(cache_unhealthy_after, "cache_unhealthy_after"),
         )
         self.readyz.add("informers", self.cache_health.readiness_check)
+        self._webhook_options = (webhook_host, _webhook_port(webhook_port), webhook_cert_dir)
+        self._webhook_handlers: dict[str, AdmissionHandler] = {}
+        self._webhook_converters: dict[str, Converter] = {}
+        #: Make certificates and register the webhook configurations (url: 127.0.0.1) at
+        #: start; remove them on stop (``setpoint run --webhooks-local``).
+        self.webhooks_local = webhooks_local
+        self._local_registration: LocalWebhookRegistration | None = None
+        #: The admission webhook server (made at start when webhooks were added).
+        self.webhook_server: WebhookServer | None = None
         self.healthz.add("informers", self.cache_health.liveness_check)
         self._health_monitor: asyncio.Task[None] | None = None
         self._runnables: list[ManagedRunnable] = []
@@ -296,6 +316,40 @@ class Manager:
             self._recorders[name] = recorder
         return recorder
 
+    def add_webhook(self, path: str, handler: AdmissionHandler) -> None:
+        """Serve an admission ``handler`` at ``path`` on the webhook server (port 9443 unless
+        ``webhook_port`` says otherwise; not served with ``webhook_port=-1``). Before start."""
+        if self._started:
+            raise ManagerError("Manager.add_webhook: add webhooks before the manager starts")
+        if not path.startswith("/") or path in self._webhook_handlers:
+            raise ManagerError(f"Manager.add_webhook: {path!r} is not a new path starting with /")
+        if not self._webhook_handlers and not self._webhook_converters:
+            self.readyz.add("webhook", self._webhook_ready_check)
+        self._webhook_handlers[path] = handler
+
+    def add_conversion_webhook(self, path: str, converter: Converter) -> None:
+        """Serve ``converter`` (CRD conversion) at ``path`` on the webhook server."""
+        if self._started:
+            raise ManagerError("Manager.add_conversion_webhook: add it before the manager starts")
+        if not path.startswith("/") or path in self._webhook_converters:
+            raise ManagerError(f"Manager.add_conversion_webhook: {path!r} is not a new path")
+        if not self._webhook_handlers and not self._webhook_converters:
+            self.readyz.add("webhook", self._webhook_ready_check)
+        self._webhook_converters[path] = converter
+
+    def _webhook_declarations(self) -> list[WebhookDeclaration]:
+        """What ``webhooks_local`` registers (an ``Operator`` knows its typed handlers)."""
+        return []
+
+    def _webhook_configuration_name(self) -> str:
+        return str(getattr(self, "name", "") or "setpoint")
+
+    def _webhook_ready_check(self) -> None:
+        if self._webhook_options[1] == WEBHOOKS_OFF:
+            return
+        if self.webhook_server is None or not self.webhook_server.ready:
+            raise ManagerError("the webhook server is not serving yet")
+
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
         """Add a liveness check (`/healthz`): a callable, sync or async, that raises or
         returns False when the process should be restarted."""
@@ -324,6 +378,9 @@ class Manager:
         watch_idle_timeout: float | None = None,
         impersonate_user: str | None = None,
         impersonate_groups: Sequence[str] = (),
+        webhook_port: int | None = None,
+        webhook_cert_dir: str | None = None,
+        webhooks_local: bool | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -394,6 +451,15 @@ class Manager:
             )
         if impersonate_user is not None or impersonate_groups:
             self._set_impersonation(impersonate_user, impersonate_groups)
+        if webhooks_local is not None:
+            self.webhooks_local = webhooks_local
+        if webhook_port is not None or webhook_cert_dir is not None:
+            host, port, cert_dir = self._webhook_options
+            self._webhook_options = (
+                host,
+                _webhook_port(webhook_port if webhook_port is not None else port),
+                webhook_cert_dir if webhook_cert_dir is not None else cert_dir,
+            )
 
     def _set_impersonation(self, user: str | None, groups: Sequence[str]) -> None:
         if user is None and not groups:
@@ -649,6 +715,41 @@ class Manager:
         )
 
     async def _start_endpoints(self) -> None:
+        served = {**self._webhook_handlers, **self._webhook_converters}
+        if served and self._webhook_options[1] != WEBHOOKS_OFF:
+            from setpoint.webhook import WebhookServer
+
+            host, port, cert_dir = self._webhook_options
+            ca_pem = None
+            if self.webhooks_local:
+                from setpoint.webhook.local_registration import (
+                    local_certificate_directory,
+                    make_local_certificates,
+                )
+
+                local = local_certificate_directory(self._webhook_configuration_name())
+                ca_pem = make_local_certificates(local)
+                cert_dir = str(local)
+            server = WebhookServer(host=host, port=port, cert_dir=cert_dir)
+            for path, handler in self._webhook_handlers.items():
+                server.register(path, handler)
+            for path, converter in self._webhook_converters.items():
+                server.register_conversion(path, converter)
+            self.webhook_server = server
+            await server.start()
+            if ca_pem is not None:
+                from setpoint.webhook.local_registration import LocalWebhookRegistration
+
+                self._local_registration = LocalWebhookRegistration(
+                    self.client,
+                    self._webhook_configuration_name(),
+                    self._webhook_declarations(),
+                    server.port,
+                    ca_pem,
+                )
+                await self._local_registration.register()
+        elif served:
+            log.info("webhook server off (webhook port -1): %s not served", ", ".join(served))
         if self._metrics_address is not None:
             from setpoint.manager.metrics_endpoint import build_metrics_app
 
@@ -677,6 +778,13 @@ class Manager:
         if self._cleaned_up:
             return
         self._cleaned_up = True
+        if self._local_registration is not None:
+            # First: a cluster must not keep Fail webhooks pointing at a stopped process.
+            try:
+                async with asyncio.timeout(CLEANUP_TIMEOUT):
+                    await self._local_registration.unregister()
+            except Exception:
+                log.exception("could not remove the local webhook configurations")
         if self._abort_task is not None:
             with contextlib.suppress(Exception):
                 await self._abort_task
@@ -701,6 +809,9 @@ class Manager:
             with contextlib.suppress(Exception):
                 await endpoint.stop()
         self._endpoints.clear()
+        if self.webhook_server is not None:
+            with contextlib.suppress(Exception):
+                await self.webhook_server.stop()
         if self._owns_client and self._client is not None:
             with contextlib.suppress(Exception):
                 await self._client.close()
@@ -717,6 +828,12 @@ class Manager:
         unsynced = [repr(informer) for informer in self._cache.informers if not informer.has_synced]
         if unsynced:
             raise ManagerError(f"informers not synced: {', '.join(unsynced)}")
+
+
+def _webhook_port(port: int) -> int:
+    if port != WEBHOOKS_OFF and not 0 <= port <= 65535:
+        raise ManagerError(f"Manager: webhook_port must be 0..65535 or -1 (off), got {port}")
+    return port
 
 
 def _scope(endpoint: HttpEndpoint) -> str:

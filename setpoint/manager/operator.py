@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from setpoint.api.rbac import Permission
     from setpoint.controller.recorder import EventRecorder
+    from setpoint.webhook.configurations import WebhookDeclaration
 
 __all__ = ["KindRef", "Operator", "ReconcilerDeclaration"]
 
@@ -87,6 +88,11 @@ class ReconcilerDeclaration:
     need_leader_election: bool
     #: False: the Role grants exactly ``permissions`` (plus Events), nothing inferred.
     infer_permissions: bool = True
+
+
+def _group_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
 
 
 @dataclass
@@ -179,6 +185,109 @@ class Operator(Manager):
         self.name = name
         self.resync = resync
         self._registrations: list[_Registration] = []
+        self._webhooks: list[WebhookDeclaration] = []
+        self._conversions: list[tuple[type[BaseModel], tuple[type[BaseModel], ...]]] = []
+
+    def _webhook_declarations(self) -> list[WebhookDeclaration]:
+        return list(self._webhooks)
+
+    @property
+    def webhooks(self) -> list[WebhookDeclaration]:
+        """The admission webhooks registered (defaulters, validators, raw handlers)."""
+        return list(self._webhooks)
+
+    def _add_webhook(self, declaration: WebhookDeclaration) -> None:
+        self.add_webhook(declaration.path, declaration.handler)
+        self._webhooks.append(declaration)
+
+    def defaulter(self, model: type[BaseModel]) -> Callable[[TargetT], TargetT]:
+        """Register the decorated function as the defaulter of `model` objects.
+
+        The function gets the typed object (a `model` instance) on every create and update and
+        changes it in place (sync or async); the API server receives a JSON patch of exactly
+        what it changed. Served at kubebuilder's `/mutate-<group>-<version>-<kind>`.
+        """
+        from setpoint.webhook import Defaulter, mutate_path
+        from setpoint.webhook.configurations import WebhookDeclaration
+
+        api_version, kind = kind_of(model, "defaulter")
+
+        def register(fn: TargetT) -> TargetT:
+            path = mutate_path(*_group_version(api_version), kind)
+            handler = Defaulter(model, fn)  # type: ignore[arg-type]
+            self._add_webhook(WebhookDeclaration(path, api_version, kind, True, handler))
+            return fn
+
+        return register
+
+    def validator(self, model: type[BaseModel]) -> Callable[[TargetT], TargetT]:
+        """Register the decorated class (or instance) as the validator of `model` objects.
+
+        Its optional methods `validate_create(obj)`, `validate_update(old, new)` and
+        `validate_delete(obj)` (sync or async) return warnings (None, a string or strings) or
+        raise `setpoint.webhook.Denied`. A class is instantiated without arguments. Served at
+        `/validate-<group>-<version>-<kind>`.
+        """
+        from setpoint.webhook import Validator, validate_path
+        from setpoint.webhook.configurations import WebhookDeclaration
+
+        api_version, kind = kind_of(model, "validator")
+
+        def register(target: TargetT) -> TargetT:
+            instance: Any = target() if inspect.isclass(target) else target
+            operations = tuple(
+                operation
+                for operation, method in (
+                    ("CREATE", "validate_create"),
+                    ("UPDATE", "validate_update"),
+                    ("DELETE", "validate_delete"),
+                )
+                if callable(getattr(instance, method, None))
+            )
+            if not operations:
+                raise TypeError(
+                    f"Operator.validator: {target!r} has none of validate_create, "
+                    "validate_update, validate_delete"
+                )
+            handler = Validator(
+                model,
+                create=getattr(instance, "validate_create", None),
+                update=getattr(instance, "validate_update", None),
+                delete=getattr(instance, "validate_delete", None),
+            )
+            path = validate_path(*_group_version(api_version), kind)
+            self._add_webhook(
+                WebhookDeclaration(path, api_version, kind, False, handler, operations)
+            )
+            return target
+
+        return register
+
+    def admission_webhook(
+        self, path: str, *, mutating: bool = False, for_: KindRef | None = None
+    ) -> Callable[[TargetT], TargetT]:
+        """Register a raw handler: an async function from `setpoint.webhook.AdmissionRequest`
+        to `AdmissionResponse`, served at `path` (for anything the typed handlers do not
+        cover)."""
+
+        from setpoint.webhook.configurations import WebhookDeclaration
+
+        def register(fn: TargetT) -> TargetT:
+            api_version, kind = kind_of(for_, "for_") if for_ is not None else ("", "")
+            self._add_webhook(WebhookDeclaration(path, api_version, kind, mutating, fn))
+            return fn
+
+        return register
+
+    def conversion(self, hub: type[BaseModel], *spokes: type[BaseModel]) -> None:
+        """Serve conversion between `hub` and the `spokes` (each with `convert_to()` and
+        `convert_from(hub)`) at kubebuilder's `/convert`."""
+        from setpoint.webhook import Converter
+        from setpoint.webhook.paths import CONVERT_PATH
+
+        converter = Converter(hub, spokes)  # type: ignore[arg-type]
+        self.add_conversion_webhook(CONVERT_PATH, converter)
+        self._conversions.append((hub, spokes))
 
     def fresh(self, client: Any = None, **manager_options: Any) -> Operator:
         """A new, unstarted Operator with the same name and reconcilers, and these options.
@@ -189,6 +298,10 @@ class Operator(Manager):
         copy = Operator(self.name, client, resync=self.resync, **manager_options)
         for registration in self._registrations:
             copy._registrations.append(dataclasses.replace(registration, controller=None))
+        for webhook in self._webhooks:
+            copy._add_webhook(webhook)
+        for hub, spokes in self._conversions:
+            copy.conversion(hub, *spokes)
         return copy
 
     @property

@@ -18,6 +18,11 @@ from typing import Any, Final
 from aiohttp import web
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.admission.configuration_rules import (
+    WebhookConfigurationBehaviour,
+)
+from setpoint.cluster.apiserver.admission.resources import admission_resources
+from setpoint.cluster.apiserver.admission.webhook_chain import WebhookChain
 from setpoint.cluster.apiserver.audit import AuditLog
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
@@ -153,6 +158,14 @@ class APIServer:
             CRD_STORAGE_ROOT: self.crds,
             **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},
         }
+        #: Admission webhooks: the admissionregistration.k8s.io kinds and the chain they
+        #: configure, which every create, update and delete passes through.
+        self.webhooks = WebhookChain(storage, self._resource_of_kind)
+        self.operations.admission = self.webhooks
+        configurations = WebhookConfigurationBehaviour(validator, self.webhooks.reload)
+        for resource in admission_resources():
+            self.registry.add(resource)
+            self._behaviours[resource.storage_root] = configurations
         #: The audit log (``--audit-log``): one audit.k8s.io Event per request; None: off.
         self.audit = (
             AuditLog(audit_log, audit_level, audit_omit_groups) if audit_log is not None else None
@@ -174,6 +187,12 @@ class APIServer:
         resource = self.registry.get(group, "v1", plural)
         assert resource is not None, f"built-in {plural} missing from the table"
         return resource
+
+    def _resource_of_kind(self, api_version: str, kind: str) -> ServedResource | None:
+        for resource in self.registry:
+            if resource.api_version == api_version and resource.kind == kind:
+                return resource
+        return None
 
     def _behaviour_for(self, resource: ServedResource) -> KindBehaviour:
         if resource.is_custom:
@@ -302,6 +321,7 @@ class APIServer:
         """Stop listening, end watches, and stop background work (the storage stays open)."""
         await self.crds.close()
         await self.access.stop()
+        await self.webhooks.close()
         if self._handler is not None:
             self._handler.close_watches()
         if self._runner is not None:

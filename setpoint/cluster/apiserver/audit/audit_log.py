@@ -29,6 +29,7 @@ import msgspec
 import yaml
 from aiohttp import web
 
+from setpoint.cluster.apiserver.audit.admission_annotations import begin_request
 from setpoint.cluster.apiserver.auth.authorization.access_control import (
     AUTHENTICATED_USER_KEY,
     DECISION_KEY,
@@ -71,7 +72,7 @@ class AuditLogError(OSError):
 class _Record:
     """One request on its way through the server."""
 
-    __slots__ = ("audit_id", "completed", "received", "stream")
+    __slots__ = ("annotations", "audit_id", "completed", "received", "stream")
 
     def __init__(self) -> None:
         self.audit_id = _uuid4()
@@ -79,6 +80,8 @@ class _Record:
         self.completed = False
         #: The response sent while the handler still ran (a watch's), once it started.
         self.stream: web.StreamResponse | None = None
+        #: Annotations admission added (webhooks' auditAnnotations).
+        self.annotations: dict[str, str] = {}
 
 
 _RECORD_KEY: Final = web.RequestKey("setpoint.audit", _Record)
@@ -151,7 +154,9 @@ class AuditLog:
     def begin(self, request: web.BaseRequest) -> None:
         """Note that ``request`` arrived (its audit ID and time)."""
         if request.path not in UNLOGGED_PATHS:
-            request[_RECORD_KEY] = _Record()
+            record = _Record()
+            record.annotations = begin_request()
+            request[_RECORD_KEY] = record
 
     def complete(self, request: web.BaseRequest, response: web.StreamResponse) -> None:
         """Write the ``ResponseComplete`` Event of ``request``."""
@@ -231,6 +236,8 @@ class AuditLog:
         event["requestReceivedTimestamp"] = _timestamp(record.received)
         event["stageTimestamp"] = _timestamp(time.time())
         annotations = _annotations(request, code, authenticated, acting)
+        if record.annotations:
+            annotations = {**annotations, **record.annotations}
         if annotations:
             event["annotations"] = annotations
         return event

@@ -201,6 +201,7 @@ async def delete_namespace(
     if "deletionTimestamp" in meta:
         on_terminating(name)
         return Result(200, record.value)
+    await operations.admit_delete(namespaces, record, decode(record.value), options)
     meta["deletionTimestamp"] = now_timestamp()
     meta["deletionGracePeriodSeconds"] = 0
     status = obj.get("status")

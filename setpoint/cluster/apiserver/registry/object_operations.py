@@ -40,6 +40,13 @@ from setpoint.cluster.apiserver.patch.managed_fields import (
     manager_from_user_agent,
     track_update,
 )
+from setpoint.cluster.apiserver.registry.admission_point import (
+    CREATE,
+    DELETE,
+    UPDATE,
+    Admission,
+    AdmissionRequest,
+)
 from setpoint.cluster.apiserver.registry.builtin_defaults import apply_builtin_defaults
 from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
 from setpoint.cluster.apiserver.registry.object_decoding import check_type, checked_metadata
@@ -228,6 +235,12 @@ class ObjectOperations:
         self._behaviour_for = behaviour_for
         self._admit_namespace = admit_namespace
         self.merge_schemas = MergeSchemaSource(self._lookup_crd)
+        #: Mutating and validating admission (webhooks); None: writes are only validated.
+        self.admission: Admission | None = None
+
+    def _admission_for(self, resource: ServedResource) -> Admission | None:
+        admission = self.admission
+        return admission if admission is not None and admission.active(resource) else None
 
     def _lookup_crd(self, name: str) -> tuple[int, Callable[[], dict[str, Any]]] | None:
         record = self.storage.get(f"/apiextensions.k8s.io/customresourcedefinitions/{name}")
@@ -507,19 +520,23 @@ class ObjectOperations:
         """POST: store a new object and answer 201 with it."""
         obj = check_type(resource, obj)
         metadata = checked_metadata(obj, resource)
+        admitted: list[str] | None = None
+        if self._admission_for(resource) is not None:
+            obj, admitted = await self._mutate_new(resource, namespace, obj, options)
+            metadata = checked_metadata(obj, resource)
         prefix = metadata.get("generateName")
         if metadata.get("name") or not prefix or not isinstance(prefix, str):
-            return await self._create_once(resource, namespace, obj, options, None)
+            return await self._create_once(resource, namespace, obj, options, None, admitted)
         # A generated name may be taken: retry with fresh names, each time from the request.
         for _attempt in range(GENERATE_NAME_ATTEMPTS - 1):
             try:
                 return await self._create_once(
-                    resource, namespace, copy.deepcopy(obj), options, prefix
+                    resource, namespace, copy.deepcopy(obj), options, prefix, admitted
                 )
             except _GeneratedNameTaken:
                 continue
         try:
-            return await self._create_once(resource, namespace, obj, options, prefix)
+            return await self._create_once(resource, namespace, obj, options, prefix, admitted)
         except _GeneratedNameTaken as taken:
             raise status_errors.already_exists(
                 resource.group, resource.plural, taken.name
@@ -532,7 +549,10 @@ class ObjectOperations:
         obj: dict[str, Any],
         options: WriteOptions,
         generate_from: str | None,
+        admitted: list[str] | None = None,
     ) -> Result:
+        """One attempt at a create; ``admitted``: the warnings of mutating admission, which
+        ran (None: it did not, nor does validating admission)."""
         behaviour = self._behaviour_for(resource)
         metadata = self.prepare_new(resource, namespace, obj)
         if generate_from is not None:
@@ -545,6 +565,9 @@ class ObjectOperations:
             self._admit_namespace(resource, namespace or "", name)
         warnings = self._validate(resource, obj, None, options, behaviour, "")
         self._managed_fields(resource, None, obj, options, "", None)
+        if admitted is not None and self.admission is not None:
+            request = _request(CREATE, resource, "", namespace, obj, None, options)
+            warnings = admitted + warnings + await self.admission.validate(request)
         if options.dry_run:
             return Result(201, encode_json(obj), warnings)
         stored = behaviour.to_storage(resource, obj)
@@ -556,6 +579,25 @@ class ObjectOperations:
             raise status_errors.already_exists(resource.group, resource.plural, name) from None
         await self._settle(resource, behaviour, record.revision, record.value, None)
         return Result(201, self.present(resource, record.value), warnings)
+
+    async def _mutate_new(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        obj: dict[str, Any],
+        options: WriteOptions,
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Mutating admission of a new object: after the namespace check and the built-in
+        defaults (decoding applies them upstream), before anything else (upstream's handler)."""
+        assert self.admission is not None
+        if resource.namespaced:
+            metadata = obj["metadata"]
+            self._admit_namespace(resource, namespace or "", metadata.get("name") or "")
+        if not resource.is_custom:
+            apply_builtin_defaults(obj)
+        request = _request(CREATE, resource, "", namespace, obj, None, options)
+        mutated, warnings = await self.admission.mutate(request)
+        return (mutated if mutated is not None else obj), warnings
 
     def _validate(
         self,
@@ -703,6 +745,24 @@ class ObjectOperations:
         new_meta["resourceVersion"] = old_meta.get("resourceVersion")
         if not resource.is_custom and subresource == "":
             apply_builtin_defaults(new)
+        admission = self._admission_for(resource)
+        admitted: list[str] = []
+        if admission is not None:
+            # Upstream mutates the updated object (the patch already applied) before the
+            # kind's rules and validation run; the stored record is checked again on write.
+            request = _request(
+                UPDATE,
+                resource,
+                subresource or options.fields_subresource,
+                old_meta.get("namespace"),
+                new,
+                old,
+                options,
+            )
+            mutated, admitted = await admission.mutate(request)
+            if mutated is not None and mutated is not new:
+                new = mutated
+                new_meta = checked_metadata(new, resource)
         behaviour.prepare_update(resource, new, old)
         deleting = "deletionTimestamp" in old_meta
         errors: list[FieldError] = []
@@ -731,6 +791,17 @@ class ObjectOperations:
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour, subresource)
         self._managed_fields(resource, old, new, options, subresource, requested_managed)
+        if admission is not None:
+            request = _request(
+                UPDATE,
+                resource,
+                subresource or options.fields_subresource,
+                old_meta.get("namespace"),
+                new,
+                old,
+                options,
+            )
+            warnings = admitted + warnings + await admission.validate(request)
         if new == old and _json_identical(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
             await self._wait_durable_or_conflict(resource, record, new_meta)
@@ -822,6 +893,7 @@ class ObjectOperations:
             finalizers = [
                 f for f in finalizers if f not in (FINALIZER_ORPHAN, FINALIZER_FOREGROUND)
             ]
+        await self.admit_delete(resource, record, obj, options)
         grace = behaviour.delete_grace_seconds(resource, obj, options.grace_period_seconds)
         deleting = "deletionTimestamp" in meta
         if not finalizers and grace == 0:
@@ -859,6 +931,35 @@ class ObjectOperations:
         await self._settle(resource, behaviour, written.revision, written.value, obj)
         code = 202 if options.orphan_dependents is False else 200
         return Result(code, self.present(resource, written.value))
+
+    async def admit_delete(
+        self, resource: ServedResource, record: Record, obj: dict[str, Any], options: DeleteOptions
+    ) -> None:
+        """Admission of a delete of the object stored in ``record`` (``obj``, decoded): the
+        webhooks see it as ``oldObject``; 409 if it changed while they answered."""
+        admission = self._admission_for(resource)
+        if admission is None:
+            return
+        meta = obj["metadata"]
+        name = meta.get("name", "")
+        request = AdmissionRequest(
+            DELETE,
+            resource,
+            "",
+            meta.get("namespace") or "",
+            name,
+            None,
+            obj,
+            options.dry_run,
+            _delete_options(options),
+        )
+        await admission.mutate(request)
+        await admission.validate(request)
+        current = self.storage.get(record.key)
+        if current is None or current.revision != record.revision:
+            raise status_errors.conflict(
+                resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
+            )
 
     def _deleted_answer(self, resource: ServedResource, obj: dict[str, Any], value: bytes) -> bytes:
         if resource.plural in ("pods", "services", "namespaces") and not resource.group:
@@ -915,6 +1016,45 @@ class ObjectOperations:
 
 
 _SORTED_ENCODE: Final = msgspec.json.Encoder(order="sorted").encode
+
+
+def _request(
+    operation: str,
+    resource: ServedResource,
+    subresource: str,
+    namespace: str | None,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    options: WriteOptions,
+) -> AdmissionRequest:
+    """The admission request of a create or an update."""
+    review_options: dict[str, Any] = {}
+    if options.dry_run:
+        review_options["dryRun"] = ["All"]
+    if options.field_manager:
+        review_options["fieldManager"] = options.field_manager
+    return AdmissionRequest(
+        operation,
+        resource,
+        subresource,
+        (namespace or "") if resource.namespaced else "",
+        str(obj["metadata"].get("name") or ""),
+        obj,
+        old,
+        options.dry_run,
+        review_options,
+    )
+
+
+def _delete_options(options: DeleteOptions) -> dict[str, Any]:
+    review_options: dict[str, Any] = {}
+    if options.grace_period_seconds is not None:
+        review_options["gracePeriodSeconds"] = options.grace_period_seconds
+    if options.propagation_policy is not None:
+        review_options["propagationPolicy"] = options.propagation_policy
+    if options.dry_run:
+        review_options["dryRun"] = ["All"]
+    return review_options
 
 
 def _json_identical(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -263,6 +263,11 @@ def _is_error(result: Any) -> bool:
     return str(result.type()) == "ERROR" or _type_name(result) == "ERROR"
 
 
+def error_of(result: Any) -> str | None:
+    """The error an evaluation result holds, in cel-go's words (None: a value)."""
+    return _runtime_error(result.value()) if _is_error(result) else None
+
+
 def _type_name(result: Any) -> str:
     try:
         return str(result.type().name())

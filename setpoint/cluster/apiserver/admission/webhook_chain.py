@@ -1,0 +1,393 @@
+"""The webhook admission chain: which webhooks a write goes to, in which order, and what
+their answers do to it.
+
+Upstream: the ``MutatingAdmissionWebhook`` and ``ValidatingAdmissionWebhook`` plugins
+(``admission/plugin/webhook/{generic,mutating,validating}``). Mutating webhooks run one after
+another, each seeing the previous one's patch; a webhook with ``reinvocationPolicy: IfNeeded``
+is called once more when a later webhook changed the object. Validating webhooks run
+concurrently and see the final object; the first denial (in configuration order) wins.
+A denial answers ``admission webhook "<name>" denied the request: <message>`` with the
+webhook's code (at least 400); a failed call answers 500 ``Internal error occurred: failed
+calling webhook "<name>": …`` unless ``failurePolicy: Ignore`` lets the write through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import msgspec
+
+from setpoint.api.patch import PatchError, apply_json_patch, json_equal
+from setpoint.api.selector_error import SelectorError
+from setpoint.api.selectors import LabelSelector
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.admission.match_conditions import ConditionError, conditions_hold
+from setpoint.cluster.apiserver.admission.matching import webhook_matches
+from setpoint.cluster.apiserver.admission.policies import Binding, Policy, check_policies
+from setpoint.cluster.apiserver.admission.resources import (
+    BINDING_PLURAL,
+    GROUP,
+    MUTATING_PLURAL,
+    POLICY_PLURAL,
+    VALIDATING_PLURAL,
+    is_exempt,
+)
+from setpoint.cluster.apiserver.admission.webhook_calls import (
+    Endpoint,
+    WebhookCallError,
+    WebhookClient,
+    review_body,
+    review_version,
+    service_endpoint,
+)
+from setpoint.cluster.apiserver.admission.webhooks import ServiceReference, Webhook, parse_webhooks
+from setpoint.cluster.apiserver.audit.admission_annotations import annotate
+from setpoint.cluster.apiserver.auth.identity import PRIVILEGED_GROUP, UserInfo
+from setpoint.cluster.apiserver.auth.request_user import acting_user
+from setpoint.cluster.apiserver.registry.admission_point import DELETE, AdmissionRequest
+from setpoint.cluster.apiserver.registry.object_operations import new_uid
+from setpoint.cluster.apiserver.registry.selection import decode
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.status_errors import APIError
+from setpoint.cluster.apiserver.storage import Storage
+
+log = logging.getLogger(__name__)
+
+#: Who the server's own writes (bootstrap, built-in controllers) are made as.
+SERVER_USER: Final = UserInfo("system:apiserver", (PRIVILEGED_GROUP,))
+_OPTIONS_KIND: Final = {
+    "CREATE": "CreateOptions",
+    "UPDATE": "UpdateOptions",
+    DELETE: "DeleteOptions",
+}
+_DECODER: Final = msgspec.json.Decoder()
+
+
+class WebhookChain:
+    """Admission by the webhooks of the stored Mutating/ValidatingWebhookConfigurations."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        resource_of_kind: Callable[[str, str], ServedResource | None] | None = None,
+    ) -> None:
+        self._storage = storage
+        #: The served resource of ``(apiVersion, kind)``: where a policy's params live.
+        self._resource_of_kind = resource_of_kind or (lambda api_version, kind: None)
+        self.client = WebhookClient()
+        self._mutating: list[Webhook] = []
+        self._validating: list[Webhook] = []
+        self._policies: list[tuple[Policy, Binding]] = []
+        self._loaded = False
+
+    # -- configurations -----------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read the configurations again before the next write (one was written)."""
+        self._loaded = False
+
+    def _load(self) -> None:
+        self._mutating = self._read(MUTATING_PLURAL, True)
+        self._validating = self._read(VALIDATING_PLURAL, False)
+        policies = {
+            policy.name: policy
+            for policy in (
+                Policy.parse(decode(r.value))
+                for r in self._storage.list(f"/{GROUP}/{POLICY_PLURAL}/")
+            )
+        }
+        bindings = [
+            Binding.parse(decode(r.value))
+            for r in self._storage.list(f"/{GROUP}/{BINDING_PLURAL}/")
+        ]
+        self._policies = [
+            (policies[binding.policy], binding)
+            for binding in bindings
+            if binding.policy in policies
+        ]
+        self._loaded = True
+
+    def _read(self, plural: str, mutating: bool) -> list[Webhook]:
+        return [
+            webhook
+            for record in self._storage.list(f"/{GROUP}/{plural}/")
+            for webhook in parse_webhooks(decode(record.value), mutating)
+        ]
+
+    def active(self, resource: ServedResource) -> bool:
+        """Whether any webhook is configured and ``resource`` may be sent to webhooks."""
+        if not self._loaded:
+            self._load()
+        configured = self._mutating or self._validating or self._policies
+        return bool(configured) and not is_exempt(resource)
+
+    async def close(self) -> None:
+        """Close the connections to webhooks."""
+        await self.client.close()
+
+    # -- admission ----------------------------------------------------------------------
+
+    async def mutate(self, request: AdmissionRequest) -> tuple[dict[str, Any] | None, list[str]]:
+        """Call the matching mutating webhooks in order, applying their patches."""
+        warnings: list[str] = []
+        called: list[tuple[int, Webhook]] = []
+        last_change = -1
+        for index, webhook in enumerate(self._mutating):
+            outcome = await self._call(webhook, request)
+            if outcome is None:
+                continue
+            called.append((index, webhook))
+            changed, answer_warnings = outcome
+            warnings.extend(answer_warnings)
+            if changed:
+                last_change = index
+        # IfNeeded: called again, once, when a webhook after it changed the object.
+        for index, webhook in called:
+            if webhook.reinvoke_if_needed and index < last_change:
+                outcome = await self._call(webhook, request)
+                if outcome is not None:
+                    warnings.extend(outcome[1])
+        return request.object, warnings
+
+    async def validate(self, request: AdmissionRequest) -> list[str]:
+        """Evaluate the policies, then call the matching validating webhooks concurrently;
+        raise the first refusal."""
+        policy_warnings: list[str] = []
+        if self._policies:
+            namespace = self._namespace_object(request)
+            policy_warnings = check_policies(
+                self._policies,
+                request,
+                review_request(request, ""),
+                namespace,
+                self._params_for,
+            )
+        if not self._validating:
+            return policy_warnings
+        outcomes = await asyncio.gather(
+            *(self._call(webhook, request) for webhook in self._validating),
+            return_exceptions=True,
+        )
+        warnings: list[str] = policy_warnings
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            if outcome is not None:
+                warnings.extend(outcome[1])
+        return warnings
+
+    async def _call(
+        self, webhook: Webhook, request: AdmissionRequest
+    ) -> tuple[bool, list[str]] | None:
+        """Call ``webhook`` if it applies: (whether it changed the object, its warnings), or
+        None when it was not called (or failed open)."""
+        if not webhook_matches(webhook, request, self._namespace_labels):
+            return None
+        uid = new_uid()
+        review = review_request(request, uid)
+        if webhook.match_conditions:
+            try:
+                if not conditions_hold(
+                    webhook.match_conditions, request.object, request.old_object, review
+                ):
+                    return None
+            except ConditionError as exc:
+                if webhook.fails_open:
+                    log.warning(
+                        "webhook %s: match conditions failed, failing open: %s", webhook.name, exc
+                    )
+                    return None
+                raise status_errors.forbidden(
+                    request.resource.group, request.resource.plural, request.name, str(exc)
+                ) from None
+        if request.dry_run and webhook.side_effects not in ("None", "NoneOnDryRun"):
+            raise status_errors.bad_request(
+                f"admission webhook {_quote(webhook.name)} does not support dry run"
+            )
+        try:
+            version = review_version(webhook)
+            if version is None:
+                raise WebhookCallError(
+                    webhook.name,
+                    "webhook does not accept known AdmissionReview versions (v1, v1beta1)",
+                )
+            endpoint = self._endpoint(webhook)
+            answer = await self.client.call(webhook, endpoint, review_body(version, review), uid)
+        except WebhookCallError as exc:
+            if webhook.fails_open:
+                log.warning("Failed calling webhook, failing open %s: %s", webhook.name, exc)
+                return None
+            log.warning("Failed calling webhook, failing closed %s: %s", webhook.name, exc)
+            raise status_errors.internal_error(str(exc)) from None
+        for key, value in answer.audit_annotations.items():
+            annotate(f"{webhook.name}/{key}", value)  # upstream's key: <webhook name>/<key>
+        if not answer.allowed:
+            raise denial(webhook.name, answer.status)
+        changed = False
+        if webhook.mutating and answer.patch is not None and request.object is not None:
+            changed = _apply_patch(webhook.name, request, answer.patch)
+        return changed, answer.warnings
+
+    def _namespace_object(self, request: AdmissionRequest) -> dict[str, Any] | None:
+        if not request.resource.namespaced or not request.namespace:
+            return None
+        record = self._storage.get(f"/core/namespaces/{request.namespace}")
+        return decode(record.value) if record is not None else None
+
+    def _params_for(
+        self, kind: tuple[str, str], ref: Mapping[str, Any], namespace: str
+    ) -> list[dict[str, Any]]:
+        """The parameter objects a binding's ``paramRef`` names (by name or selector)."""
+        resource = self._resource_of_kind(*kind)
+        if resource is None:
+            return []
+        scope = str(ref.get("namespace") or namespace) if resource.namespaced else None
+        name = ref.get("name")
+        if name:
+            record = self._storage.get(resource.storage_key(scope, str(name)))
+            return [decode(record.value)] if record is not None else []
+        try:
+            selector = LabelSelector.from_dict(ref.get("selector") or {})
+        except SelectorError:
+            return []
+        found = []
+        for record in self._storage.list(resource.storage_prefix(scope)):
+            obj = decode(record.value)
+            if selector.matches((obj.get("metadata") or {}).get("labels") or {}):
+                found.append(obj)
+        return found
+
+    def _namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        record = self._storage.get(f"/core/namespaces/{namespace}")
+        if record is None:
+            return None
+        labels = (decode(record.value).get("metadata") or {}).get("labels")
+        return labels if isinstance(labels, dict) else {}
+
+    def _endpoint(self, webhook: Webhook) -> Endpoint:
+        if webhook.url is not None:
+            return Endpoint(webhook.url, webhook.url)
+        assert webhook.service is not None  # validated: exactly one of url and service
+        return self._service_endpoint(webhook.name, webhook.service)
+
+    def _service_endpoint(self, name: str, reference: ServiceReference) -> Endpoint:
+        """Where a Service's webhook listens: an ExternalName host, else a ready endpoint
+        (the local cluster has no service network, so the endpoints are dialled directly)."""
+        shown = service_endpoint(reference, "", 0).url
+        record = self._storage.get(f"/core/services/{reference.namespace}/{reference.name}")
+        if record is None:
+            raise WebhookCallError(
+                name, f"failed to call webhook: service {_quote(reference.name)} not found"
+            )
+        spec = decode(record.value).get("spec") or {}
+        if spec.get("type") == "ExternalName" and spec.get("externalName"):
+            return service_endpoint(reference, str(spec["externalName"]), reference.port)
+        port_name = ""
+        target: Any = reference.port
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict) and port.get("port") == reference.port:
+                port_name = str(port.get("name") or "")
+                target = port.get("targetPort", reference.port)
+                break
+        else:
+            raise WebhookCallError(
+                name,
+                f'failed to call webhook: Post "{shown}": no service port {reference.port} '
+                f"found for service {_quote(reference.name)}",
+            )
+        endpoints = self._storage.get(f"/core/endpoints/{reference.namespace}/{reference.name}")
+        subsets = (decode(endpoints.value).get("subsets") if endpoints is not None else None) or []
+        for subset in subsets:
+            addresses = subset.get("addresses") or [] if isinstance(subset, dict) else []
+            for port in subset.get("ports") or []:
+                if not isinstance(port, dict):
+                    continue
+                if (port.get("name") or "") == port_name or len(subset.get("ports")) == 1:
+                    for address in addresses:
+                        if isinstance(address, dict) and address.get("ip"):
+                            return service_endpoint(
+                                reference, str(address["ip"]), int(port.get("port") or target)
+                            )
+        raise WebhookCallError(
+            name,
+            f'failed to call webhook: Post "{shown}": no endpoints available for service '
+            f"{_quote(reference.name)}",
+        )
+
+
+def review_request(request: AdmissionRequest, uid: str) -> dict[str, Any]:
+    """The ``request`` of an AdmissionReview for ``request``."""
+    resource = request.resource
+    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    review: dict[str, Any] = {"uid": uid, "kind": kind, "resource": gvr}
+    if request.subresource:
+        review["subResource"] = request.subresource
+    review["requestKind"] = kind
+    review["requestResource"] = gvr
+    if request.subresource:
+        review["requestSubResource"] = request.subresource
+    if request.name:
+        review["name"] = request.name
+    namespace = request.namespace
+    if resource.group == "" and resource.plural == "namespaces":
+        namespace = request.name  # upstream names the namespace itself
+    if namespace:
+        review["namespace"] = namespace
+    review["operation"] = request.operation
+    user = acting_user.get() or SERVER_USER
+    review["userInfo"] = user.to_json()
+    review["object"] = request.object
+    review["oldObject"] = request.old_object
+    review["dryRun"] = request.dry_run
+    options = {"kind": _OPTIONS_KIND[request.operation], "apiVersion": "meta.k8s.io/v1"}
+    options.update(request.options)
+    review["options"] = options
+    return review
+
+
+def denial(webhook: str, status: Mapping[str, Any]) -> APIError:
+    """The error of a webhook's refusal (upstream's ``webhookerrors.ToStatusErr``)."""
+    denied_by = f"admission webhook {_quote(webhook)} denied the request"
+    code = status.get("code")
+    code = code if isinstance(code, int) and code >= 400 else 400
+    message = status.get("message")
+    reason = status.get("reason")
+    if isinstance(message, str) and message:
+        text = f"{denied_by}: {message}"
+    elif isinstance(reason, str) and reason:
+        text = f"{denied_by}: {reason}"
+    else:
+        text = f"{denied_by} without explanation"
+    details = status.get("details")
+    return APIError(
+        code,
+        reason if isinstance(reason, str) else "",
+        text,
+        details=details if isinstance(details, dict) else None,
+    )
+
+
+def _apply_patch(webhook: str, request: AdmissionRequest, patch: bytes) -> bool:
+    """Apply a webhook's JSON patch to the request's object; whether it changed anything."""
+    try:
+        operations = _DECODER.decode(patch)
+        patched = apply_json_patch(request.object, operations)
+    except (msgspec.DecodeError, PatchError) as exc:
+        raise status_errors.internal_error(
+            f"admission webhook {_quote(webhook)} returned an invalid patch: {exc}"
+        ) from None
+    if not isinstance(patched, dict):
+        raise status_errors.internal_error(
+            f"admission webhook {_quote(webhook)} returned a patch that replaces the object"
+        )
+    changed = not json_equal(patched, request.object)
+    request.object = patched
+    return changed
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

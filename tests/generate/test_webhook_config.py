@@ -1,0 +1,98 @@
+"""``setpoint generate`` of an operator with webhooks: kubebuilder's config/webhook and the
+cert-manager overlay, wired into config/default (rendered with the real ``kubectl kustomize``)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import yaml
+
+import setpoint
+from setpoint.generate.project import GenerateOptions, project_files
+from setpoint.webhook import Denied
+from tests.webhook.models import Widget
+
+op = setpoint.Operator("widgets")
+
+
+@op.defaulter(Widget)
+def default_widget(widget: Widget) -> None:
+    widget.spec.mode = widget.spec.mode or "fast"
+
+
+@op.validator(Widget)
+class WidgetValidator:
+    def validate_create(self, widget: Widget) -> None:
+        if (widget.spec.size or 0) > 10:
+            raise Denied("too big")
+
+    def validate_delete(self, widget: Widget) -> None:
+        return None
+
+
+def test_an_operator_without_webhooks_gets_no_webhook_files() -> None:
+    files = project_files([setpoint.Operator("plain")], [], GenerateOptions(target="x"))
+    assert not [path for path in files if path.startswith(("webhook/", "certmanager/"))]
+
+
+def test_the_rendered_default_config_calls_the_webhook_service_with_an_injected_ca(
+    tmp_path: Path,
+) -> None:
+    files = project_files([op], [Widget], GenerateOptions(target="widgets.operator"))
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    rendered = subprocess.run(
+        ["kubectl", "kustomize", str(tmp_path / "default")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    objects = {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load_all(rendered) if o}
+    mutating = objects[
+        ("MutatingWebhookConfiguration", "widgets-webhook-mutating-webhook-configuration")
+    ]
+    validating = objects[
+        ("ValidatingWebhookConfiguration", "widgets-webhook-validating-webhook-configuration")
+    ]
+    [defaulter] = mutating["webhooks"]
+    assert defaulter["name"] == "mwidget-v1.kb.io"
+    assert defaulter["clientConfig"]["service"] == {
+        "name": "widgets-webhook-service",
+        "namespace": "widgets-system",
+        "path": "/mutate-example-com-v1-widget",
+    }
+    assert defaulter["rules"] == [
+        {
+            "apiGroups": ["example.com"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["widgets"],
+        }
+    ]
+    assert defaulter["sideEffects"] == "None"
+    assert defaulter["admissionReviewVersions"] == ["v1"]
+    assert defaulter["failurePolicy"] == "Fail"
+    [validator] = validating["webhooks"]
+    assert validator["rules"][0]["operations"] == ["CREATE", "DELETE"]
+    for configuration in (mutating, validating):
+        assert configuration["metadata"]["annotations"] == {
+            "cert-manager.io/inject-ca-from": "widgets-system/widgets-serving-cert"
+        }
+    service = objects[("Service", "widgets-webhook-service")]
+    assert service["metadata"]["namespace"] == "widgets-system"
+    assert service["spec"]["ports"][0]["targetPort"] == 9443
+    certificate = objects[("Certificate", "widgets-serving-cert")]
+    assert certificate["spec"]["dnsNames"][0] == "widgets-webhook-service.widgets-system.svc"
+    assert certificate["spec"]["issuerRef"]["name"] == "widgets-selfsigned-issuer"
+    assert ("Issuer", "widgets-selfsigned-issuer") in objects
+    deployment = objects[("Deployment", "widgets-controller-manager")]
+    pod = deployment["spec"]["template"]["spec"]
+    [manager] = pod["containers"]
+    assert {"name": "webhook-server", "containerPort": 9443, "protocol": "TCP"} in manager["ports"]
+    assert manager["volumeMounts"] == [
+        {"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": True}
+    ]
+    assert pod["volumes"] == [{"name": "cert", "secret": {"secretName": "webhook-server-cert"}}]
