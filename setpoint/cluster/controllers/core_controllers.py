@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from setpoint.cluster.controllers.csr_signing.controller import CSRSigningController
 from setpoint.cluster.controllers.endpoints.endpoints_controller import EndpointsController
 from setpoint.cluster.controllers.endpoints.slice_controller import EndpointSliceController
 from setpoint.cluster.controllers.framework.controller import Controller
@@ -18,7 +19,7 @@ from setpoint.cluster.controllers.service_accounts.token_controller import Token
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
-    scheduler, kubelet, endpoints."""
+    scheduler, kubelet, endpoints, the certificate signer."""
     return [
         NamespaceController,
         GarbageCollector,
@@ -30,4 +31,5 @@ def core_controller_classes(options: ControllerOptions) -> list[type[Controller]
         Scheduler,
         EndpointsController,
         EndpointSliceController,
+        CSRSigningController,
     ]

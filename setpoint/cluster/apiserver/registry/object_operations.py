@@ -667,6 +667,16 @@ class ObjectOperations:
                 new["status"] = obj["status"]
             else:
                 new.pop("status", None)
+        elif subresource == "approval":
+            # certificatesigningrequests/approval writes the conditions only (the signer
+            # writes the certificate through /status).
+            new = self.present_object(resource, decode(record.value))
+            conditions = (obj.get("status") or {}).get("conditions")
+            status = new.setdefault("status", {})
+            if conditions:
+                status["conditions"] = conditions
+            else:
+                status.pop("conditions", None)
         else:
             new = obj
             if resource.has_status:

@@ -1,0 +1,132 @@
+"""CertificateSigningRequests (``certificates.k8s.io/v1``): who asked, and what may change.
+
+As upstream's strategy (``pkg/registry/certificates/certificates/strategy.go``): on create the
+requesting user's name, uid, groups and extra attributes replace whatever ``spec`` claimed and
+the status is cleared; the spec never changes afterwards; approval conditions are written
+through ``/approval`` and the certificate through ``/status`` (the signer's, see
+``setpoint.cluster.controllers.csr_signing``). Conditions get their timestamps when a writer
+leaves them out. ``spec.request`` must be a PEM ``CERTIFICATE REQUEST`` whose signature holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from typing import Any, Final
+
+from cryptography import x509
+
+from setpoint.api import field_errors as fe
+from setpoint.api.field_errors import FieldError
+from setpoint.cluster.apiserver.auth.identity import ADMIN
+from setpoint.cluster.apiserver.auth.request_user import acting_user
+from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+
+APPROVED: Final = "Approved"
+DENIED: Final = "Denied"
+FAILED: Final = "Failed"
+_PEM_TYPE_MESSAGE: Final = "PEM block type must be CERTIFICATE REQUEST"
+
+
+def parse_request(encoded: object) -> x509.CertificateSigningRequest | str:
+    """The CSR in ``spec.request`` (base64 of PEM), or why it is not one."""
+    if not isinstance(encoded, str):
+        return _PEM_TYPE_MESSAGE
+    try:
+        pem = base64.b64decode(encoded, validate=False)
+    except (binascii.Error, ValueError):
+        return _PEM_TYPE_MESSAGE
+    if b"-----BEGIN CERTIFICATE REQUEST-----" not in pem:
+        return _PEM_TYPE_MESSAGE
+    try:
+        request = x509.load_pem_x509_csr(pem)
+    except ValueError as exc:
+        return f"unable to parse CSR: {exc}"
+    if not request.is_signature_valid:
+        return "x509: ECDSA verification failure"
+    return request
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _stamp_conditions(new: dict[str, Any], old: dict[str, Any] | None) -> None:
+    """``populateConditionTimestamps``: fill lastUpdateTime; lastTransitionTime from the old
+    condition of the same type and status, else now."""
+    conditions = (new.get("status") or {}).get("conditions")
+    if not isinstance(conditions, list):
+        return
+    before = {
+        (c.get("type"), c.get("status")): c
+        for c in ((old or {}).get("status") or {}).get("conditions") or []
+        if isinstance(c, dict)
+    }
+    now = _now()
+    for condition in conditions:
+        if not isinstance(condition, dict):
+            continue
+        condition.setdefault("status", "True")
+        if not condition.get("lastUpdateTime"):
+            condition["lastUpdateTime"] = now
+        if not condition.get("lastTransitionTime"):
+            previous = before.get((condition.get("type"), condition.get("status")))
+            condition["lastTransitionTime"] = (previous or {}).get("lastTransitionTime") or now
+
+
+class CertificateSigningRequestBehaviour(KindBehaviour):
+    """CSR rules: the requester recorded, the spec immutable, conditions stamped."""
+
+    def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
+        super().prepare_create(resource, obj)
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            return
+        user = acting_user.get() or ADMIN
+        for key in ("username", "uid", "groups", "extra"):
+            spec.pop(key, None)
+        spec["username"] = user.username
+        if user.uid:
+            spec["uid"] = user.uid
+        if user.groups:
+            spec["groups"] = list(user.groups)
+        if user.extra:
+            spec["extra"] = {key: list(values) for key, values in user.extra.items()}
+
+    def prepare_update(
+        self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
+    ) -> None:
+        if "spec" in old:
+            new["spec"] = old["spec"]
+        _stamp_conditions(new, old)
+
+    def kind_errors(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any],
+        old: dict[str, Any] | None,
+        subresource: str,
+    ) -> list[FieldError]:
+        errors: list[FieldError] = []
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        assert isinstance(spec, dict)
+        if old is None and "request" in spec:
+            parsed = parse_request(spec.get("request"))
+            if isinstance(parsed, str):
+                errors.append(fe.invalid("spec.request", spec.get("request"), parsed))
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        kinds = [c.get("type") for c in conditions if isinstance(c, dict)]
+        for index, kind in enumerate(kinds):
+            if kind == DENIED and APPROVED in kinds:
+                errors.append(
+                    fe.invalid(
+                        f"status.conditions[{index}].type",
+                        kind,
+                        "Approved and Denied conditions are mutually exclusive",
+                    )
+                )
+            if kinds.count(kind) > 1 and kinds.index(kind) != index:
+                errors.append(fe.duplicate(f"status.conditions[{index}].type", kind))
+        return errors
