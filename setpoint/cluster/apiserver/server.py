@@ -162,9 +162,9 @@ class APIServer:
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),
             "/core/services/": ServiceBehaviour(storage, validator),
-            "/core/persistentvolumes/": VolumeBehaviour(validator),
+            "/core/persistentvolumes/": VolumeBehaviour(storage, validator),
             "/scheduling.k8s.io/priorityclasses/": PriorityClassBehaviour(validator),
-            "/core/persistentvolumeclaims/": VolumeBehaviour(validator),
+            "/core/persistentvolumeclaims/": VolumeBehaviour(storage, validator),
             "/certificates.k8s.io/certificatesigningrequests/": (
                 CertificateSigningRequestBehaviour(validator)
             ),

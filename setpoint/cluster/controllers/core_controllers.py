@@ -15,11 +15,12 @@ from setpoint.cluster.controllers.root_ca_publisher.controller import RootCAPubl
 from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
 from setpoint.cluster.controllers.service_accounts.controller import ServiceAccountController
 from setpoint.cluster.controllers.service_accounts.token_controller import TokenController
+from setpoint.cluster.controllers.volumes.controller import PersistentVolumeController
 
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
-    scheduler, kubelet, endpoints, the certificate signer."""
+    scheduler, kubelet, endpoints, the certificate signer, the volume binder."""
     return [
         NamespaceController,
         GarbageCollector,
@@ -32,4 +33,5 @@ def core_controller_classes(options: ControllerOptions) -> list[type[Controller]
         EndpointsController,
         EndpointSliceController,
         CSRSigningController,
+        PersistentVolumeController,
     ]

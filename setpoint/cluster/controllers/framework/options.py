@@ -41,6 +41,8 @@ class ControllerOptions:
     #: Signs approved CertificateSigningRequests (``--cluster-signing-cert-file``): the
     #: manager sets the server's CA when that CA is the one client certificates chain to.
     signing_authority: CertificateAuthority | None = None
+    #: Where the host-path provisioner makes volumes ('' for ``$TMPDIR/setpoint-volumes``).
+    volumes_dir: str = ""
     #: Finished pods kept before the pod garbage collector deletes the oldest (0: no limit).
     terminated_pod_gc_threshold: int = 12500
 
