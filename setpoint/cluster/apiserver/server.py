@@ -48,6 +48,7 @@ from setpoint.cluster.apiserver.kinds.certificate_signing_requests import (
 )
 from setpoint.cluster.apiserver.kinds.events import EventBehaviour
 from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
+from setpoint.cluster.apiserver.kinds.limit_ranges import LimitRangedPodBehaviour
 from setpoint.cluster.apiserver.kinds.namespaces import (
     SYSTEM_NAMESPACES,
     NamespaceAdmission,
@@ -56,7 +57,6 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
     new_namespace,
 )
 from setpoint.cluster.apiserver.kinds.persistent_volumes import VolumeBehaviour
-from setpoint.cluster.apiserver.kinds.pods import PodBehaviour
 from setpoint.cluster.apiserver.kinds.priority_classes import (
     PriorityClassBehaviour,
     ensure_system_priority_classes,
@@ -157,7 +157,7 @@ class APIServer:
         )
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
-            "/core/pods/": PodBehaviour(validator),
+            "/core/pods/": LimitRangedPodBehaviour(storage, validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),

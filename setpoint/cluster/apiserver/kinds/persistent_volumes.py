@@ -2,14 +2,15 @@
 status on create; a volume also records when its phase last changed), and a new claim that
 names no class gets the default StorageClass (the ``DefaultStorageClass`` admission plugin:
 the class annotated ``storageclass.kubernetes.io/is-default-class: "true"``, the newest when
-several are). Binding is the persistent-volume controller's
-(``setpoint.cluster.controllers.volumes``)."""
+several are); the namespace's LimitRanges bound a new claim's storage request. Binding is the
+persistent-volume controller's (``setpoint.cluster.controllers.volumes``)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any, Final
 
+from setpoint.cluster.apiserver.kinds.limit_ranges import LimitRanger
 from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
@@ -39,14 +40,13 @@ class VolumeBehaviour(KindBehaviour):
     def __init__(self, storage: Storage, validator: BuiltinValidator | None = None) -> None:
         super().__init__(validator)
         self._storage = storage
+        self._limit_ranger = LimitRanger(storage)
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         super().prepare_create(resource, obj)
         status: dict[str, Any] = {"phase": "Pending"}
         if resource.kind == "PersistentVolume":
-            status["lastPhaseTransitionTime"] = time.strftime(
-                "%Y-%m-%dT%H:%M:%SZ", time.gmtime()
-            )
+            status["lastPhaseTransitionTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         else:
             spec = obj.get("spec")
             # Only an absent class is defaulted: "" asks for no class at all.
@@ -54,4 +54,5 @@ class VolumeBehaviour(KindBehaviour):
                 name = default_class_name(self._storage)
                 if name is not None:
                     spec["storageClassName"] = name
+            self._limit_ranger.admit_claim(obj)
         obj["status"] = status

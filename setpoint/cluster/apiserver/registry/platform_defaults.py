@@ -1,5 +1,5 @@
 """Defaults of the built-in kinds beyond pods and workloads (``pkg/apis/*/v1/defaults.go``):
-replication controllers, persistent volumes and claims, storage classes, CSI drivers,
+replication controllers, limit ranges, persistent volumes and claims, storage classes, CSI drivers,
 network policies, horizontal pod autoscalers and priority classes. Only absent fields are
 filled, as in :mod:`.builtin_defaults`, which applies these too."""
 
@@ -115,6 +115,28 @@ def _default_hpa(obj: dict[str, Any]) -> None:
         ]
 
 
+def _default_limit_range(obj: dict[str, Any]) -> None:
+    # SetDefaults_LimitRangeItem, Container items: default from max, defaultRequest from
+    # default, then from min.
+    for item in (obj.get("spec") or {}).get("limits") or []:
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        found_default = item.get("default")
+        found_request = item.get("defaultRequest")
+        default: dict[str, Any] = found_default if isinstance(found_default, dict) else {}
+        request: dict[str, Any] = found_request if isinstance(found_request, dict) else {}
+        for name, value in (item.get("max") or {}).items():
+            default.setdefault(name, value)
+        for name, value in default.items():
+            request.setdefault(name, value)
+        for name, value in (item.get("min") or {}).items():
+            request.setdefault(name, value)
+        if default:
+            item["default"] = default
+        if request:
+            item["defaultRequest"] = request
+
+
 def _default_priority_class(obj: dict[str, Any]) -> None:
     obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
@@ -123,6 +145,7 @@ def _default_priority_class(obj: dict[str, Any]) -> None:
 PLATFORM_DEFAULTERS: Final[dict[tuple[str, str], Callable[[dict[str, Any]], None]]] = {
     ("v1", "ReplicationController"): _default_replication_controller,
     ("v1", "PersistentVolume"): _default_persistent_volume,
+    ("v1", "LimitRange"): _default_limit_range,
     ("v1", "PersistentVolumeClaim"): _default_persistent_volume_claim,
     ("storage.k8s.io/v1", "StorageClass"): _default_storage_class,
     ("storage.k8s.io/v1", "CSIDriver"): _default_csi_driver,
