@@ -273,3 +273,44 @@ def test_system_priority_classes(kubectl: Kubectl, tmp_path: Path) -> None:
     assert (
         "value: Forbidden: maximum allowed value of a user defined priority is 1000000000"
     ) in too_high
+
+
+async def test_kubectl_autoscale_writes_v1_read_as_v2(
+    kubectl: Kubectl, namespace: str, api: RawAPI
+) -> None:
+    kubectl.run("create", "deployment", "web", "--image=nginx", "-n", namespace)
+    done = kubectl.run(
+        "autoscale", "deployment", "web", "--max=5", "--cpu-percent=70", "-n", namespace
+    )
+    assert done.stdout.strip() == "horizontalpodautoscaler.autoscaling/web autoscaled"
+    row = kubectl.run("get", "hpa", "web", "-n", namespace).stdout.splitlines()[1].split()
+    assert row[:7] == ["web", "Deployment/web", "cpu:", "<unknown>/70%", "1", "5", "0"]
+    path = f"/namespaces/{namespace}/horizontalpodautoscalers/web"
+    v2 = (await api.request("GET", f"/apis/autoscaling/v2{path}")).body
+    assert v2["apiVersion"] == "autoscaling/v2"
+    assert v2["spec"]["metrics"] == [
+        {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 70},
+            },
+        }
+    ]
+    # A metric v1 cannot express travels in the v1 view's annotation and back.
+    memory = {
+        "type": "Resource",
+        "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "1Gi"}},
+    }
+    v2["spec"]["metrics"].append(memory)
+    assert (await api.request("PUT", f"/apis/autoscaling/v2{path}", v2)).status == 200
+    v1 = (await api.request("GET", f"/apis/autoscaling/v1{path}")).body
+    assert v1["spec"]["targetCPUUtilizationPercentage"] == 70
+    annotation = v1["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"]
+    assert json.loads(annotation) == [memory]
+    v1["spec"]["maxReplicas"] = 7
+    assert (await api.request("PUT", f"/apis/autoscaling/v1{path}", v1)).status == 200
+    again = (await api.request("GET", f"/apis/autoscaling/v2{path}")).body
+    assert again["spec"]["maxReplicas"] == 7
+    assert again["spec"]["metrics"][1] == memory
+    assert "annotations" not in again["metadata"]

@@ -47,6 +47,9 @@ from setpoint.cluster.apiserver.kinds.certificate_signing_requests import (
     CertificateSigningRequestBehaviour,
 )
 from setpoint.cluster.apiserver.kinds.events import EventBehaviour
+from setpoint.cluster.apiserver.kinds.horizontal_pod_autoscalers import (
+    HorizontalPodAutoscalerBehaviour,
+)
 from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
 from setpoint.cluster.apiserver.kinds.limit_ranges import LimitRangedPodBehaviour
 from setpoint.cluster.apiserver.kinds.namespaces import (
@@ -164,6 +167,7 @@ class APIServer:
             "/core/services/": ServiceBehaviour(storage, validator),
             "/core/persistentvolumes/": VolumeBehaviour(storage, validator),
             "/scheduling.k8s.io/priorityclasses/": PriorityClassBehaviour(validator),
+            "/autoscaling/horizontalpodautoscalers/": HorizontalPodAutoscalerBehaviour(validator),
             "/core/persistentvolumeclaims/": VolumeBehaviour(storage, validator),
             "/certificates.k8s.io/certificatesigningrequests/": (
                 CertificateSigningRequestBehaviour(validator)

@@ -54,6 +54,8 @@ def test_every_generator_kind_is_recorded() -> None:
         "Lease",
         "Event",
         "CertificateSigningRequest",
+        # kubectl autoscale: tested with the real kubectl in test_platform_resources.
+        "HorizontalPodAutoscaler",
     }
     assert kinds == {kind for (_version, kind) in KIND_MESSAGES} - typed_client_kinds
 

@@ -109,6 +109,17 @@ def _hpa_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
     spec = mapping(obj, "spec")
     ref = mapping(spec, "scaleTargetRef")
     metrics = [m for m in items(spec, "metrics") if isinstance(m, dict)]
+    percent = spec.get("targetCPUUtilizationPercentage")
+    if isinstance(percent, int):  # an autoscaling/v1 object: its one target
+        metrics = [
+            {
+                "type": "Resource",
+                "resource": {
+                    "name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": percent},
+                },
+            }
+        ]
     currents = [m for m in items(obj, "status", "currentMetrics") if isinstance(m, dict)]
     shown = [
         _metric_target(metric, currents[index] if index < len(currents) else None)

@@ -438,6 +438,19 @@ def builtin_resources() -> list[ServedResource]:
             ("all",),
             subresources=status,
         ),
+        # autoscaling/v1: the same objects, stored as v2 (kubectl autoscale writes v1).
+        ServedResource(
+            "autoscaling",
+            "v1",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
+            True,
+            "horizontalpodautoscaler",
+            ("hpa",),
+            ("all",),
+            subresources=status,
+            storage_version="v2",
+        ),
         ServedResource(
             "certificates.k8s.io",
             "v1",

@@ -137,6 +137,12 @@ def _default_limit_range(obj: dict[str, Any]) -> None:
             item["defaultRequest"] = request
 
 
+def _default_hpa_v1(obj: dict[str, Any]) -> None:
+    spec = _spec(obj)
+    if spec is not None:
+        spec.setdefault("minReplicas", 1)
+
+
 def _default_priority_class(obj: dict[str, Any]) -> None:
     obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
 
@@ -151,5 +157,6 @@ PLATFORM_DEFAULTERS: Final[dict[tuple[str, str], Callable[[dict[str, Any]], None
     ("storage.k8s.io/v1", "CSIDriver"): _default_csi_driver,
     ("networking.k8s.io/v1", "NetworkPolicy"): _default_network_policy,
     ("autoscaling/v2", "HorizontalPodAutoscaler"): _default_hpa,
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): _default_hpa_v1,
     ("scheduling.k8s.io/v1", "PriorityClass"): _default_priority_class,
 }

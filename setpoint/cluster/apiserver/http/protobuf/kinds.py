@@ -29,6 +29,7 @@ KIND_MESSAGES: Final[dict[tuple[str, str], str]] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.v1.PriorityClass",
     ("policy/v1", "PodDisruptionBudget"): "policy.v1.PodDisruptionBudget",
     ("networking.k8s.io/v1", "Ingress"): "networking.v1.Ingress",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling.v1.HorizontalPodAutoscaler",
     ("certificates.k8s.io/v1", "CertificateSigningRequest"): (
         "certificates.v1.CertificateSigningRequest"
     ),
