@@ -91,6 +91,10 @@ def test_namespaced_kinds_with_kubectl(kubectl: Kubectl, namespace: str, tmp_pat
     row = kubectl.run("get", "hpa", "web", "-n", namespace).stdout.splitlines()[1].split()
     assert row[:7] == ["web", "Deployment/web", "cpu:", "<unknown>/80%", "1", "4", "0"]
 
+    assert kubectl.run("get", "podtemplates", "-n", namespace).stdout.splitlines() == [
+        "NAME   CONTAINERS   IMAGES         POD LABELS",
+        "tpl    c            busybox:1.36   <none>",
+    ]
     template = kubectl.json("get", "podtemplates", "tpl", "-n", namespace)
     assert template["template"]["spec"]["restartPolicy"] == "Always"
     assert kubectl.run("get", "limits", "-n", namespace, "-o", "name").stdout.split() == [
@@ -152,6 +156,32 @@ def test_cluster_scoped_kinds_with_kubectl(kubectl: Kubectl, tmp_path: Path) -> 
     assert kubectl.json("get", "runtimeclass", "test-gv")["handler"] == "runsc"
     row = kubectl.run("get", "ingressclass", "test-nginx").stdout.splitlines()[1].split()
     assert row[:2] == ["test-nginx", "k8s.io/ingress-nginx"]
+    drivers = kubectl.run("get", "csidriver", "test.csi.example.com").stdout.splitlines()
+    assert drivers[0].split() == [
+        "NAME",
+        "ATTACHREQUIRED",
+        "PODINFOONMOUNT",
+        "STORAGECAPACITY",
+        "TOKENREQUESTS",
+        "REQUIRESREPUBLISH",
+        "MODES",
+        "AGE",
+    ]
+    assert drivers[1].split()[:7] == [
+        "test.csi.example.com",
+        "true",
+        "false",
+        "false",
+        "<unset>",
+        "false",
+        "Persistent",
+    ]
+    runtime = kubectl.run("get", "runtimeclass", "test-gv").stdout.splitlines()
+    assert runtime[1].split()[:2] == ["test-gv", "runsc"]
+    assert kubectl.run("get", "csinode", "test-node").stdout.splitlines()[1].split()[:2] == [
+        "test-node",
+        "0",
+    ]
     for kind, name in (
         ("ingressclass", "test-nginx"),
         ("csidriver", "test.csi.example.com"),
@@ -314,3 +344,23 @@ async def test_kubectl_autoscale_writes_v1_read_as_v2(
     assert again["spec"]["maxReplicas"] == 7
     assert again["spec"]["metrics"][1] == memory
     assert "annotations" not in again["metadata"]
+
+
+def test_flow_control_mandatory_objects(kubectl: Kubectl) -> None:
+    schemas = {
+        line.split()[0]: line.split()[1:4]
+        for line in kubectl.run("get", "flowschemas").stdout.splitlines()[1:]
+    }
+    assert schemas["exempt"] == ["exempt", "1", "<none>"]
+    assert schemas["catch-all"] == ["catch-all", "10000", "ByUser"]
+    levels = {
+        line.split()[0]: line.split()[1:6]
+        for line in kubectl.run("get", "prioritylevelconfigurations").stdout.splitlines()[1:]
+    }
+    assert levels["exempt"] == ["Exempt", "<none>", "<none>", "<none>", "<none>"]
+    assert levels["catch-all"] == ["Limited", "5", "<none>", "<none>", "<none>"]
+    exempt = kubectl.json("get", "flowschema", "exempt")
+    assert exempt["metadata"]["annotations"] == {"apf.kubernetes.io/autoupdate-spec": "true"}
+    assert exempt["spec"]["rules"][0]["subjects"] == [
+        {"kind": "Group", "group": {"name": "system:masters"}}
+    ]

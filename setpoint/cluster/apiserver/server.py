@@ -47,6 +47,7 @@ from setpoint.cluster.apiserver.kinds.certificate_signing_requests import (
     CertificateSigningRequestBehaviour,
 )
 from setpoint.cluster.apiserver.kinds.events import EventBehaviour
+from setpoint.cluster.apiserver.kinds.flow_control import ensure_mandatory_flow_control
 from setpoint.cluster.apiserver.kinds.horizontal_pod_autoscalers import (
     HorizontalPodAutoscalerBehaviour,
 )
@@ -298,6 +299,7 @@ class APIServer:
         await ensure_system_priority_classes(
             self.operations, self._builtin("scheduling.k8s.io", "priorityclasses")
         )
+        await ensure_mandatory_flow_control(self.operations, self.registry)
         await self.api_services.sync()
         await self.access.start(self.registry)
 

@@ -32,6 +32,7 @@ from setpoint.cluster.apiserver.printers.columns import (
 from setpoint.cluster.apiserver.printers.control_plane import CONTROL_PLANE_PRINTERS
 from setpoint.cluster.apiserver.printers.core import CORE_PRINTERS
 from setpoint.cluster.apiserver.printers.custom import custom_printer
+from setpoint.cluster.apiserver.printers.infrastructure import INFRASTRUCTURE_PRINTERS
 from setpoint.cluster.apiserver.printers.platform import PLATFORM_PRINTERS, SCALE
 from setpoint.cluster.apiserver.printers.rbac import RBAC_PRINTERS
 from setpoint.cluster.apiserver.printers.storage import STORAGE_PRINTERS
@@ -49,6 +50,7 @@ _PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     **PLATFORM_PRINTERS,
     **STORAGE_PRINTERS,
     **CONTROL_PLANE_PRINTERS,
+    **INFRASTRUCTURE_PRINTERS,
     ("events.k8s.io", "events"): CORE_PRINTERS["events"],
 }
 
