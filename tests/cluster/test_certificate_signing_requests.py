@@ -159,3 +159,26 @@ def test_request_that_is_not_a_certificate_request_is_refused(
     assert result.returncode != 0
     assert "spec.request: Invalid value" in result.stderr
     assert "PEM block type must be CERTIFICATE REQUEST" in result.stderr
+    assert "spec.usages: Required value: usages must be provided" in result.stderr
+
+    request_pem, _ = _request("short-lived", ())
+    short = _csr("short-lived", request_pem, ["client auth"])
+    short["spec"]["expirationSeconds"] = 599
+    path.write_text(json.dumps(short))
+    result = kubectl.run("create", "-f", str(path), check=False)
+    assert (
+        "spec.expirationSeconds: Invalid value: 599: may not specify a duration less than "
+        "600 seconds (10 minutes)"
+    ) in result.stderr
+
+
+def test_openapi_publishes_the_approval_subresource(kubectl: Kubectl) -> None:
+    index = json.loads(kubectl.run("get", "--raw", "/openapi/v3").stdout)
+    url = index["paths"]["apis/certificates.k8s.io/v1"]["serverRelativeURL"]
+    document = json.loads(kubectl.run("get", "--raw", url).stdout)
+    approval = document["paths"][
+        "/apis/certificates.k8s.io/v1/certificatesigningrequests/{name}/approval"
+    ]
+    assert approval["put"]["description"] == (
+        "replace approval of the specified CertificateSigningRequest"
+    )

@@ -5,7 +5,8 @@ requesting user's name, uid, groups and extra attributes replace whatever ``spec
 the status is cleared; the spec never changes afterwards; approval conditions are written
 through ``/approval`` and the certificate through ``/status`` (the signer's, see
 ``setpoint.cluster.controllers.csr_signing``). Conditions get their timestamps when a writer
-leaves them out. ``spec.request`` must be a PEM ``CERTIFICATE REQUEST`` whose signature holds.
+leaves them out. ``spec.request`` must be a PEM ``CERTIFICATE REQUEST`` whose signature holds,
+``spec.usages`` must be given and ``expirationSeconds`` may not be under ten minutes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ APPROVED: Final = "Approved"
 DENIED: Final = "Denied"
 FAILED: Final = "Failed"
 _PEM_TYPE_MESSAGE: Final = "PEM block type must be CERTIFICATE REQUEST"
+#: The shortest certificate lifetime a request may ask for.
+MIN_EXPIRATION_SECONDS: Final = 600
 
 
 def parse_request(encoded: object) -> x509.CertificateSigningRequest | str:
@@ -116,6 +119,17 @@ class CertificateSigningRequestBehaviour(KindBehaviour):
             parsed = parse_request(spec.get("request"))
             if isinstance(parsed, str):
                 errors.append(fe.invalid("spec.request", spec.get("request"), parsed))
+        if old is None and not spec.get("usages"):
+            errors.append(fe.required("spec.usages", "usages must be provided"))
+        expiration = spec.get("expirationSeconds")
+        if old is None and isinstance(expiration, int) and expiration < MIN_EXPIRATION_SECONDS:
+            errors.append(
+                fe.invalid(
+                    "spec.expirationSeconds",
+                    expiration,
+                    "may not specify a duration less than 600 seconds (10 minutes)",
+                )
+            )
         conditions = (obj.get("status") or {}).get("conditions") or []
         kinds = [c.get("type") for c in conditions if isinstance(c, dict)]
         for index, kind in enumerate(kinds):
