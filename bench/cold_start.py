@@ -9,11 +9,14 @@ Interleaved, ``--runs`` times each (median reported):
   program built on aiohttp pays before doing anything);
 - ``serve_to_readyz_s``: wall seconds from spawning ``python -m setpoint cluster serve
   --in-memory`` (every controller) to its first ``200`` from ``GET /readyz``;
+- ``serve_cpu_s`` / ``import_aiohttp_cpu_s``: the CPU seconds (user + system) of the same
+  processes, less sensitive to the machine's load than wall time;
 - ``idle_rss_mib``: the server's RSS 3 s after that answer;
 - with ``--baseline SRC`` (a directory holding another ``setpoint`` package, e.g. an export of
   an earlier commit), the same two figures for that source, run alternately with this one.
 
-The ratios ``serve_over_import`` are the figures to compare across machines and loads.
+The ratios ``serve_over_import`` (wall) and ``serve_cpu_over_import_cpu`` are the figures to
+compare across machines and loads.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -47,11 +51,17 @@ def _env(source: Path | None) -> dict[str, str]:
     return env
 
 
-def import_aiohttp_seconds() -> float:
-    """Wall seconds of ``python -c "import aiohttp"``."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def import_aiohttp_seconds() -> tuple[float, float]:
+    """Wall and CPU seconds of ``python -c "import aiohttp"``."""
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "import aiohttp"], check=True)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu_before
 
 
 def _ready(port: int) -> bool:
@@ -62,8 +72,9 @@ def _ready(port: int) -> bool:
         return False
 
 
-def serve_start(source: Path | None, workdir: Path) -> tuple[float, float]:
-    """Seconds from spawn to a served ``/readyz``, and the RSS (MiB) 3 s later."""
+def serve_start(source: Path | None, workdir: Path) -> tuple[float, float, float]:
+    """Seconds from spawn to a served ``/readyz``, the server's CPU seconds until then, and
+    its RSS (MiB) 3 s later."""
     port = free_port()
     argv = [
         sys.executable,
@@ -91,12 +102,14 @@ def serve_start(source: Path | None, workdir: Path) -> tuple[float, float]:
                 raise SystemExit("the server did not become ready")
             time.sleep(0.002)
         ready = time.perf_counter() - started
+        times = psutil.Process(process.pid).cpu_times()
+        cpu = times.user + times.system
         time.sleep(SETTLE_SECONDS)
         rss = psutil.Process(process.pid).memory_info().rss / MIB
     finally:
         process.terminate()
         process.wait(timeout=10)
-    return ready, rss
+    return ready, cpu, rss
 
 
 def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
@@ -108,10 +121,13 @@ def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
         if baseline is not None:
             sources.append(("baseline_", baseline))
         for _ in range(runs):
-            samples.setdefault("import_aiohttp_s", []).append(import_aiohttp_seconds())
+            wall, cpu = import_aiohttp_seconds()
+            samples.setdefault("import_aiohttp_s", []).append(wall)
+            samples.setdefault("import_aiohttp_cpu_s", []).append(cpu)
             for prefix, source in sources:
-                ready, rss = serve_start(source, workdir)
+                ready, serve_cpu, rss = serve_start(source, workdir)
                 samples.setdefault(f"{prefix}serve_to_readyz_s", []).append(ready)
+                samples.setdefault(f"{prefix}serve_cpu_s", []).append(serve_cpu)
                 samples.setdefault(f"{prefix}idle_rss_mib", []).append(rss)
     figures: dict[str, Any] = {
         "runs": runs,
@@ -123,6 +139,9 @@ def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
         if f"{prefix}serve_to_readyz_s" in figures:
             figures[f"{prefix}serve_over_import"] = round(
                 figures[f"{prefix}serve_to_readyz_s"] / figures["import_aiohttp_s"], 2
+            )
+            figures[f"{prefix}serve_cpu_over_import_cpu"] = round(
+                figures[f"{prefix}serve_cpu_s"] / figures["import_aiohttp_cpu_s"], 2
             )
     return figures
 

@@ -124,7 +124,8 @@ class APIServiceRegistration:
             obj = decode(record.value)
             stored[obj["metadata"]["name"]] = obj
         now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        options = WriteOptions()
+        # Built here, valid by construction: the schema pass is skipped (server_built).
+        options = WriteOptions(server_built=True)
         try:
             for name, obj in wanted.items():
                 if name in stored:

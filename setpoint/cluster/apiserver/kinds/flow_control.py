@@ -112,4 +112,4 @@ async def ensure_mandatory_flow_control(
         for obj in objects:
             name = obj["metadata"]["name"]
             if operations.storage.get(resource.storage_key(None, name)) is None:
-                await operations.create(resource, None, obj, WriteOptions())
+                await operations.create(resource, None, obj, WriteOptions(server_built=True))

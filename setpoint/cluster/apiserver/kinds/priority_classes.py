@@ -52,7 +52,9 @@ async def ensure_system_priority_classes(
     """Create the system classes that are missing."""
     for name in SYSTEM_PRIORITY_CLASSES:
         if operations.storage.get(resource.storage_key(None, name)) is None:
-            await operations.create(resource, None, system_priority_class(name), WriteOptions())
+            await operations.create(
+                resource, None, system_priority_class(name), WriteOptions(server_built=True)
+            )
 
 
 def _known_system_class_error(name: str, value: object, global_default: object) -> str:
