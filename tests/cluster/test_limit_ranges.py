@@ -143,3 +143,12 @@ def test_requests_default_to_limits_without_limit_ranges(
         "requests": {"cpu": "1"},
     }
     assert "kubernetes.io/limit-ranger" not in (pod["metadata"].get("annotations") or {})
+
+
+def test_a_deleted_limit_range_no_longer_applies(
+    kubectl: Kubectl, limited: str, tmp_path: Path
+) -> None:
+    kubectl.run("delete", "limits", "limits", "-n", limited)
+    _create(kubectl, tmp_path, _pod("free", limited, {"limits": {"cpu": "3"}}))
+    pod = kubectl.json("get", "pod", "free", "-n", limited)
+    assert "kubernetes.io/limit-ranger" not in (pod["metadata"].get("annotations") or {})

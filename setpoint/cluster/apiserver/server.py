@@ -52,7 +52,12 @@ from setpoint.cluster.apiserver.kinds.horizontal_pod_autoscalers import (
     HorizontalPodAutoscalerBehaviour,
 )
 from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
-from setpoint.cluster.apiserver.kinds.limit_ranges import LimitRangedPodBehaviour
+from setpoint.cluster.apiserver.kinds.limit_ranges import (
+    LimitRangeBehaviour,
+    LimitRangedPodBehaviour,
+    LimitRangeIndex,
+    LimitRanger,
+)
 from setpoint.cluster.apiserver.kinds.namespaces import (
     SYSTEM_NAMESPACES,
     NamespaceAdmission,
@@ -159,17 +164,21 @@ class APIServer:
                 clock=clock,
             ),
         )
+        # The LimitRanger admission plugin and the LimitRanges it reads.
+        limit_ranges = LimitRangeIndex(storage)
+        limit_ranger = LimitRanger(limit_ranges)
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
-            "/core/pods/": LimitRangedPodBehaviour(storage, validator),
+            "/core/pods/": LimitRangedPodBehaviour(limit_ranger, validator),
+            "/core/limitranges/": LimitRangeBehaviour(limit_ranges, validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),
             "/core/services/": ServiceBehaviour(storage, validator),
-            "/core/persistentvolumes/": VolumeBehaviour(storage, validator),
+            "/core/persistentvolumes/": VolumeBehaviour(storage, limit_ranger, validator),
             "/scheduling.k8s.io/priorityclasses/": PriorityClassBehaviour(validator),
             "/autoscaling/horizontalpodautoscalers/": HorizontalPodAutoscalerBehaviour(validator),
-            "/core/persistentvolumeclaims/": VolumeBehaviour(storage, validator),
+            "/core/persistentvolumeclaims/": VolumeBehaviour(storage, limit_ranger, validator),
             "/certificates.k8s.io/certificatesigningrequests/": (
                 CertificateSigningRequestBehaviour(validator)
             ),

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.kinds.pods import PodBehaviour
-from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.schema.cel_quantity_url import parse_quantity
@@ -58,13 +58,67 @@ def default_requests_from_limits(pod: dict[str, Any]) -> None:
                         requests.setdefault(name, value)
 
 
-def _items(storage: Storage, namespace: str, kind: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    for record in storage.list(f"{LIMIT_RANGES_ROOT}{namespace}/"):
-        for item in ((decode(record.value).get("spec") or {}).get("limits")) or []:
-            if isinstance(item, dict) and item.get("type") == kind:
-                found.append(item)
-    return found
+class LimitRangeIndex:
+    """The LimitRanges of each namespace, read from storage once and then kept current by
+    :class:`LimitRangeBehaviour` (upstream's plugin reads an informer's cache the same way), so
+    admitting a pod costs a dictionary lookup, not a storage scan."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        #: namespace → LimitRange name → its items; None until first used.
+        self._by_namespace: dict[str, dict[str, list[dict[str, Any]]]] | None = None
+
+    def _loaded(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        if self._by_namespace is None:
+            self._by_namespace = {}
+            for record in self._storage.list(LIMIT_RANGES_ROOT):
+                self._put(decode(record.value))
+        return self._by_namespace
+
+    def _put(self, obj: dict[str, Any]) -> None:
+        assert self._by_namespace is not None
+        meta = obj.get("metadata") or {}
+        items = [i for i in (obj.get("spec") or {}).get("limits") or [] if isinstance(i, dict)]
+        namespace = self._by_namespace.setdefault(str(meta.get("namespace") or ""), {})
+        namespace[str(meta.get("name") or "")] = items
+
+    def record(self, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
+        """Take a durable write of a LimitRange into account (``obj`` None: deleted)."""
+        if self._by_namespace is None:
+            return  # read whole on first use
+        if obj is not None:
+            self._put(obj)
+            return
+        meta = (old or {}).get("metadata") or {}
+        self._by_namespace.get(str(meta.get("namespace") or ""), {}).pop(
+            str(meta.get("name") or ""), None
+        )
+
+    def items(self, namespace: str) -> dict[str, list[dict[str, Any]]]:
+        """The items of the namespace's LimitRanges, by type."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        for items in self._loaded().get(namespace, {}).values():
+            for item in items:
+                found.setdefault(str(item.get("type")), []).append(item)
+        return found
+
+
+class LimitRangeBehaviour(KindBehaviour):
+    """LimitRanges: every durable write updates the :class:`LimitRangeIndex`."""
+
+    reacts_to_writes = True
+
+    def __init__(self, index: LimitRangeIndex, validator: BuiltinValidator | None = None) -> None:
+        super().__init__(validator)
+        self._index = index
+
+    async def after_write(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+    ) -> None:
+        self._index.record(obj, old)
 
 
 def _min_error(kind: str, name: str, enforced: object, request: Any, limit: Any) -> str | None:
@@ -146,10 +200,10 @@ def _forbidden(plural: str, name: str, errors: list[str]) -> status_errors.APIEr
 
 
 class LimitRanger:
-    """Applies the LimitRanges stored in ``storage`` to new pods and claims."""
+    """Applies the LimitRanges of ``index`` to new pods and claims."""
 
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
+    def __init__(self, index: LimitRangeIndex) -> None:
+        self._index = index
 
     def admit_pod(self, pod: dict[str, Any]) -> None:
         """Default a new pod's resources from its namespace's LimitRanges, then enforce them
@@ -157,10 +211,11 @@ class LimitRanger:
         default_requests_from_limits(pod)
         meta = pod.get("metadata") or {}
         namespace = str(meta.get("namespace") or "")
-        container_items = _items(self._storage, namespace, "Container")
-        pod_items = _items(self._storage, namespace, "Pod")
-        if not container_items and not pod_items:
+        found = self._index.items(namespace)
+        if not found:
             return
+        container_items = found.get("Container", [])
+        pod_items = found.get("Pod", [])
         self._default(pod, container_items)
         errors: list[str] = []
         spec = pod.get("spec") or {}
@@ -212,7 +267,7 @@ class LimitRanger:
     def admit_claim(self, claim: dict[str, Any]) -> None:
         """Enforce ``PersistentVolumeClaim`` items on a new claim's storage request."""
         meta = claim.get("metadata") or {}
-        items = _items(self._storage, str(meta.get("namespace") or ""), "PersistentVolumeClaim")
+        items = self._index.items(str(meta.get("namespace") or "")).get("PersistentVolumeClaim", [])
         requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
         errors: list[str] = []
         kind = "PersistentVolumeClaim"
@@ -251,9 +306,11 @@ def _fill(resources: dict[str, Any], which: str, defaults: dict[str, Any]) -> li
 class LimitRangedPodBehaviour(PodBehaviour):
     """Pod rules with the LimitRanger plugin run on every new pod."""
 
-    def __init__(self, storage: Storage, validator: BuiltinValidator | None = None) -> None:
+    def __init__(
+        self, limit_ranger: LimitRanger, validator: BuiltinValidator | None = None
+    ) -> None:
         super().__init__(validator)
-        self._limit_ranger = LimitRanger(storage)
+        self._limit_ranger = limit_ranger
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         self._limit_ranger.admit_pod(obj)

@@ -37,10 +37,15 @@ class VolumeBehaviour(KindBehaviour):
     """PersistentVolume and PersistentVolumeClaim rules: status ``Pending`` on create, the
     default class for claims that name none."""
 
-    def __init__(self, storage: Storage, validator: BuiltinValidator | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        limit_ranger: LimitRanger,
+        validator: BuiltinValidator | None = None,
+    ) -> None:
         super().__init__(validator)
         self._storage = storage
-        self._limit_ranger = LimitRanger(storage)
+        self._limit_ranger = limit_ranger
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         super().prepare_create(resource, obj)
