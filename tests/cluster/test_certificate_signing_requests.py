@@ -182,3 +182,88 @@ def test_openapi_publishes_the_approval_subresource(kubectl: Kubectl) -> None:
     assert approval["put"]["description"] == (
         "replace approval of the specified CertificateSigningRequest"
     )
+
+
+def test_no_system_masters_certificates_from_the_client_signer(
+    kubectl: Kubectl, tmp_path: Path
+) -> None:
+    request_pem, _ = _request("mallory", ("system:masters",))
+    document = _csr("mallory", request_pem, ["client auth"])
+    path = tmp_path / "mallory.json"
+    path.write_text(json.dumps(document))
+    refused = kubectl.run("create", "-f", str(path), check=False)
+    assert refused.returncode != 0
+    assert (
+        'certificatesigningrequests.certificates.k8s.io "mallory" is forbidden: use of '
+        "kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed"
+    ) in refused.stderr
+
+
+def test_approving_needs_approve_on_the_signer(
+    kubectl: Kubectl, local_cluster: BackgroundCluster, tmp_path: Path
+) -> None:
+    suffix = secrets.token_hex(3)
+    approver = f"approver-{suffix}"
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": f"csr-approver-{suffix}"},
+        "rules": [
+            {
+                "apiGroups": ["certificates.k8s.io"],
+                "resources": ["certificatesigningrequests"],
+                "verbs": ["get", "list", "watch"],
+            },
+            {
+                "apiGroups": ["certificates.k8s.io"],
+                "resources": ["certificatesigningrequests/approval"],
+                "verbs": ["update"],
+            },
+        ],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": f"csr-approver-{suffix}"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": f"csr-approver-{suffix}",
+        },
+        "subjects": [{"kind": "User", "name": approver, "apiGroup": "rbac.authorization.k8s.io"}],
+    }
+    for document in (role, binding):
+        _create(kubectl, tmp_path, document)
+    name = f"dave-{suffix}"
+    request_pem, _ = _request(f"user-{name}", ())
+    _create(kubectl, tmp_path, _csr(name, request_pem, ["client auth"]))
+    as_approver = Kubectl(
+        local_cluster.write_user_kubeconfig(tmp_path / "approver", approver),
+        tmp_path / "approver-cache",
+    )
+    refused = as_approver.run("certificate", "approve", name, check=False)
+    assert refused.returncode != 0
+    assert (
+        f'certificatesigningrequests.certificates.k8s.io "{name}" is forbidden: user not '
+        'permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"'
+    ) in refused.stderr
+
+    role["rules"].append(
+        {
+            "apiGroups": ["certificates.k8s.io"],
+            "resources": ["signers"],
+            "resourceNames": ["kubernetes.io/*"],
+            "verbs": ["approve"],
+        }
+    )
+    path = tmp_path / "role.json"
+    path.write_text(json.dumps(role))
+    kubectl.run("apply", "-f", str(path))
+    approved = as_approver.run("certificate", "approve", name).stdout
+    assert "approved" in approved
+    eventually_sync(
+        lambda: kubectl.json("get", "csr", name).get("status", {}).get("certificate"),
+        "the signer's certificate",
+    )
+    for kind, document in (("clusterrolebinding", binding), ("clusterrole", role)):
+        kubectl.run("delete", kind, document["metadata"]["name"])

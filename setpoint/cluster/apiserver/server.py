@@ -180,7 +180,7 @@ class APIServer:
             "/autoscaling/horizontalpodautoscalers/": HorizontalPodAutoscalerBehaviour(validator),
             "/core/persistentvolumeclaims/": VolumeBehaviour(storage, limit_ranger, validator),
             "/certificates.k8s.io/certificatesigningrequests/": (
-                CertificateSigningRequestBehaviour(validator)
+                CertificateSigningRequestBehaviour(validator, lambda: self.access.authorizer)
             ),
             CRD_STORAGE_ROOT: self.crds,
             **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},

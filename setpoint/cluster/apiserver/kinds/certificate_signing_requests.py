@@ -7,6 +7,12 @@ through ``/approval`` and the certificate through ``/status`` (the signer's, see
 ``setpoint.cluster.controllers.csr_signing``). Conditions get their timestamps when a writer
 leaves them out. ``spec.request`` must be a PEM ``CERTIFICATE REQUEST`` whose signature holds,
 ``spec.usages`` must be given and ``expirationSeconds`` may not be under ten minutes.
+
+And as upstream's admission plugins: a request to ``kubernetes.io/kube-apiserver-client`` may
+not ask for the ``system:masters`` group (CertificateSubjectRestriction); approving or denying
+needs the ``approve`` verb on ``signers`` named after the request's signer (or its
+``domain/*``) in ``certificates.k8s.io`` (CertificateApproval), and writing the certificate the
+``sign`` verb (CertificateSigning): else ``403``.
 """
 
 from __future__ import annotations
@@ -14,15 +20,19 @@ from __future__ import annotations
 import base64
 import binascii
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from cryptography import x509
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.auth.authorization.attributes import Attributes
+from setpoint.cluster.apiserver.auth.authorization.authorizers import Authorizer
 from setpoint.cluster.apiserver.auth.identity import ADMIN
 from setpoint.cluster.apiserver.auth.request_user import acting_user
-from setpoint.cluster.apiserver.registry.kind_behaviour import KindBehaviour
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 APPROVED: Final = "Approved"
@@ -31,6 +41,10 @@ FAILED: Final = "Failed"
 _PEM_TYPE_MESSAGE: Final = "PEM block type must be CERTIFICATE REQUEST"
 #: The shortest certificate lifetime a request may ask for.
 MIN_EXPIRATION_SECONDS: Final = 600
+GROUP: Final = "certificates.k8s.io"
+PLURAL: Final = "certificatesigningrequests"
+KUBE_APISERVER_CLIENT: Final = "kubernetes.io/kube-apiserver-client"
+PRIVILEGED_GROUP: Final = "system:masters"
 
 
 def parse_request(encoded: object) -> x509.CertificateSigningRequest | str:
@@ -79,8 +93,54 @@ def _stamp_conditions(new: dict[str, Any], old: dict[str, Any] | None) -> None:
             condition["lastTransitionTime"] = (previous or {}).get("lastTransitionTime") or now
 
 
+def _forbidden(obj: dict[str, Any], why: str) -> status_errors.APIError:
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    return status_errors.forbidden(GROUP, PLURAL, name, why)
+
+
+def _restrict_subject(obj: dict[str, Any], spec: dict[str, Any]) -> None:
+    """CertificateSubjectRestriction (a validating plugin: after the object's validation)."""
+    if spec.get("signerName") != KUBE_APISERVER_CLIENT:
+        return
+    request = parse_request(spec.get("request"))
+    if isinstance(request, str):
+        raise _forbidden(obj, f"failed to parse CSR: {request}")
+    organizations = request.subject.get_attributes_for_oid(x509.NameOID.ORGANIZATION_NAME)
+    if any(attribute.value == PRIVILEGED_GROUP for attribute in organizations):
+        raise _forbidden(
+            obj,
+            f"use of {KUBE_APISERVER_CLIENT} signer with {PRIVILEGED_GROUP} group is not allowed",
+        )
+
+
 class CertificateSigningRequestBehaviour(KindBehaviour):
-    """CSR rules: the requester recorded, the spec immutable, conditions stamped."""
+    """CSR rules: the requester recorded, the spec immutable, conditions stamped, and who may
+    approve and sign for which signer."""
+
+    def __init__(
+        self,
+        validator: BuiltinValidator | None = None,
+        authorizer: Callable[[], Authorizer] | None = None,
+    ) -> None:
+        super().__init__(validator)
+        self._authorizer = authorizer
+
+    def _may(self, verb: str, signer: str) -> bool:
+        """``IsAuthorizedForSignerName``: ``verb`` on ``signers`` named ``signer`` or
+        ``domain/*``. The server's own writes (no acting user) always may."""
+        user = acting_user.get()
+        if user is None or self._authorizer is None:
+            return True
+        authorizer = self._authorizer()
+        names = [signer]
+        if "/" in signer:
+            names.append(signer.split("/", 1)[0] + "/*")
+        return any(
+            authorizer.authorize(
+                Attributes(user, verb, api_group=GROUP, resource="signers", name=name)
+            ).allowed
+            for name in names
+        )
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         super().prepare_create(resource, obj)
@@ -115,6 +175,19 @@ class CertificateSigningRequestBehaviour(KindBehaviour):
         errors: list[FieldError] = []
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         assert isinstance(spec, dict)
+        signer = str(spec.get("signerName") or "")
+        if subresource == "approval" and not self._may("approve", signer):
+            raise _forbidden(
+                obj, f'user not permitted to approve requests with signerName "{signer}"'
+            )
+        if (
+            subresource == "status"
+            and old is not None
+            and (obj.get("status") or {}).get("certificate")
+            != (old.get("status") or {}).get("certificate")
+            and not self._may("sign", signer)
+        ):
+            raise _forbidden(obj, f'user not permitted to sign requests with signerName "{signer}"')
         if old is None and "request" in spec:
             parsed = parse_request(spec.get("request"))
             if isinstance(parsed, str):
@@ -143,4 +216,6 @@ class CertificateSigningRequestBehaviour(KindBehaviour):
                 )
             if kinds.count(kind) > 1 and kinds.index(kind) != index:
                 errors.append(fe.duplicate(f"status.conditions[{index}].type", kind))
+        if old is None and not errors:
+            _restrict_subject(obj, spec)
         return errors
