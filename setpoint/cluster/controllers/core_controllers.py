@@ -16,11 +16,12 @@ from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
 from setpoint.cluster.controllers.service_accounts.controller import ServiceAccountController
 from setpoint.cluster.controllers.service_accounts.token_controller import TokenController
 from setpoint.cluster.controllers.volumes.controller import PersistentVolumeController
+from setpoint.cluster.controllers.volumes.protection import VolumeProtectionController
 
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
-    scheduler, kubelet, endpoints, the certificate signer, the volume binder."""
+    scheduler, kubelet, endpoints, the certificate signer, the volume binder and protection."""
     return [
         NamespaceController,
         GarbageCollector,
@@ -34,4 +35,5 @@ def core_controller_classes(options: ControllerOptions) -> list[type[Controller]
         EndpointSliceController,
         CSRSigningController,
         PersistentVolumeController,
+        VolumeProtectionController,
     ]

@@ -73,7 +73,9 @@ def test_default_class_provisions_and_binds(
     assert volume_name == f"pvc-{claim['metadata']['uid']}"
     assert claim["status"]["capacity"] == {"storage": "1Gi"}
     assert claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] == "yes"
+    assert claim["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
     volume = kubectl.json("get", "pv", volume_name)
+    assert volume["metadata"]["finalizers"] == ["kubernetes.io/pv-protection"]
     assert volume["status"]["phase"] == "Bound"
     assert volume["spec"]["claimRef"]["name"] == "data"
     assert Path(volume["spec"]["hostPath"]["path"]).is_dir()
@@ -193,3 +195,44 @@ def test_premade_volume_binds_to_a_matching_claim_and_is_released(
     )
     assert released
     kubectl.run("delete", "pv", name)
+
+
+def test_a_claim_in_use_stays_until_its_pod_is_gone(
+    kubectl: Kubectl, namespace: str, tmp_path: Path
+) -> None:
+    _apply(kubectl, tmp_path, _claim("used", namespace))
+    claim = _bound(kubectl, namespace, "used")
+    _apply(
+        kubectl,
+        tmp_path,
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "user", "namespace": namespace},
+            "spec": {
+                "containers": [{"name": "app", "image": "busybox:1.36"}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "used"}}],
+            },
+        },
+    )
+    eventually_sync(
+        lambda: kubectl.json("get", "pod", "user", "-n", namespace)["spec"].get("nodeName"),
+        "the pod scheduled",
+    )
+    kubectl.run("delete", "pvc", "used", "-n", namespace, "--wait=false")
+    held = kubectl.json("get", "pvc", "used", "-n", namespace)
+    assert held["metadata"]["deletionTimestamp"]
+    assert held["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    row = kubectl.run("get", "pvc", "used", "-n", namespace).stdout.splitlines()[1].split()
+    assert row[:2] == ["used", "Terminating"]
+
+    kubectl.run("delete", "pod", "user", "-n", namespace)
+    eventually_sync(
+        lambda: kubectl.run("get", "pvc", "used", "-n", namespace, check=False).returncode != 0,
+        "the claim gone with its pod",
+    )
+    volume = claim["spec"]["volumeName"]
+    eventually_sync(
+        lambda: kubectl.run("get", "pv", volume, check=False).returncode != 0,
+        "its volume deleted",
+    )

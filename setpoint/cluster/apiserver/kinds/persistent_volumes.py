@@ -2,8 +2,10 @@
 status on create; a volume also records when its phase last changed), and a new claim that
 names no class gets the default StorageClass (the ``DefaultStorageClass`` admission plugin:
 the class annotated ``storageclass.kubernetes.io/is-default-class: "true"``, the newest when
-several are); the namespace's LimitRanges bound a new claim's storage request. Binding is the
-persistent-volume controller's (``setpoint.cluster.controllers.volumes``)."""
+several are); the namespace's LimitRanges bound a new claim's storage request; new claims and
+volumes get the ``kubernetes.io/pvc-protection`` / ``pv-protection`` finalizer (the
+StorageObjectInUseProtection plugin). Binding, and removing those finalizers once nothing uses
+the object, are the volume controllers' (``setpoint.cluster.controllers.volumes``)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from setpoint.cluster.apiserver.storage import Storage
 
 STORAGE_CLASSES_ROOT: Final = "/storage.k8s.io/storageclasses/"
 DEFAULT_CLASS_ANNOTATION: Final = "storageclass.kubernetes.io/is-default-class"
+PVC_PROTECTION: Final = "kubernetes.io/pvc-protection"
+PV_PROTECTION: Final = "kubernetes.io/pv-protection"
 
 
 def default_class_name(storage: Storage) -> str | None:
@@ -49,6 +53,16 @@ class VolumeBehaviour(KindBehaviour):
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         super().prepare_create(resource, obj)
+        # StorageObjectInUseProtection: the protection controllers remove these once the
+        # object is unused (a claim no running pod mounts, a volume no longer Bound).
+        finalizer = PV_PROTECTION if resource.kind == "PersistentVolume" else PVC_PROTECTION
+        metadata = obj.get("metadata")
+        if isinstance(metadata, dict):
+            finalizers = metadata.get("finalizers")
+            if not isinstance(finalizers, list):
+                finalizers = []
+            if finalizer not in finalizers:
+                metadata["finalizers"] = [*finalizers, finalizer]
         status: dict[str, Any] = {"phase": "Pending"}
         if resource.kind == "PersistentVolume":
             status["lastPhaseTransitionTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

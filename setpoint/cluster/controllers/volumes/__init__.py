@@ -9,5 +9,7 @@ is made for it: a directory under the provisioner's root, ``hostPath`` in the vo
 A volume whose claim is gone is ``Released``, and deleted with its directory when its reclaim
 policy is ``Delete`` and it was provisioned here.
 
-``matching`` holds the pure rules; ``controller`` the reconciliation.
+``matching`` holds the pure rules; ``controller`` the reconciliation; ``protection`` the
+pvc-protection and pv-protection controllers, which let a claim or volume being deleted go
+once nothing uses it.
 """

@@ -268,6 +268,8 @@ class PersistentVolumeController(Controller):
     async def _release(self, volume: Mapping[str, Any]) -> None:
         spec = volume.get("spec") or {}
         provisioned = (_meta(volume).get("annotations") or {}).get(PROVISIONED_BY)
+        # Released first: the pv-protection controller lets a volume go only when not Bound.
+        await self._volume_status(volume, "Released")
         if spec.get("persistentVolumeReclaimPolicy") == "Delete" and (
             provisioned == HOST_PATH_PROVISIONER
         ):
@@ -275,5 +277,3 @@ class PersistentVolumeController(Controller):
             await self.access.delete(VOLUMES, "", str(_meta(volume).get("name")))
             if isinstance(path, str) and Path(path).parent == self._root:
                 shutil.rmtree(path, ignore_errors=True)
-            return
-        await self._volume_status(volume, "Released")
