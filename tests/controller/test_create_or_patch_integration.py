@@ -9,12 +9,14 @@ from setpoint.controller.create_or_update import OperationResult, create_or_patc
 
 
 def claim(namespace: str) -> dict[str, Any]:
-    # A PersistentVolumeClaim: spec and a status subresource, and (unlike a Deployment) no
-    # controller of the local cluster writing its status behind the test's back.
+    # A PersistentVolumeClaim: spec and a status subresource. With no class (``""``: not the
+    # default one) and no volume to bind, no controller of the local cluster writes it behind
+    # the test's back.
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
         "metadata": {"name": "data", "namespace": namespace},
+        "spec": {"storageClassName": ""},
     }
 
 

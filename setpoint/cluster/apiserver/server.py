@@ -47,8 +47,22 @@ from setpoint.cluster.apiserver.http.serving_certificate import (
     ServingCertificate,
     issue_serving_certificate,
 )
+from setpoint.cluster.apiserver.kinds.api_services import APIServiceRegistration
+from setpoint.cluster.apiserver.kinds.certificate_signing_requests import (
+    CertificateSigningRequestBehaviour,
+)
 from setpoint.cluster.apiserver.kinds.events import EventBehaviour
+from setpoint.cluster.apiserver.kinds.flow_control import ensure_mandatory_flow_control
+from setpoint.cluster.apiserver.kinds.horizontal_pod_autoscalers import (
+    HorizontalPodAutoscalerBehaviour,
+)
 from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
+from setpoint.cluster.apiserver.kinds.limit_ranges import (
+    LimitRangeBehaviour,
+    LimitRangedPodBehaviour,
+    LimitRangeIndex,
+    LimitRanger,
+)
 from setpoint.cluster.apiserver.kinds.namespaces import (
     SYSTEM_NAMESPACES,
     NamespaceAdmission,
@@ -56,7 +70,11 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
     delete_namespace,
     new_namespace,
 )
-from setpoint.cluster.apiserver.kinds.pods import PodBehaviour
+from setpoint.cluster.apiserver.kinds.persistent_volumes import VolumeBehaviour
+from setpoint.cluster.apiserver.kinds.priority_classes import (
+    PriorityClassBehaviour,
+    ensure_system_priority_classes,
+)
 from setpoint.cluster.apiserver.kinds.services import ServiceBehaviour
 from setpoint.cluster.apiserver.registry.builtin_resources import builtin_resources
 from setpoint.cluster.apiserver.registry.crd_serving import (
@@ -136,6 +154,9 @@ class APIServer:
             self.registry.add(resource)
         self._custom_behaviour = CustomResourceBehaviour()
         self.crds = CRDBehaviour(self.registry, self.operations, validator)
+        #: The APIServices of the served groups (Local, Available), kept in step with CRDs.
+        self.api_services = APIServiceRegistration(self.registry, self.operations)
+        self.crds.on_served_changed = self.api_services.sync
         #: Authorization (RBAC or AlwaysAllow), the default roles and ClusterRole aggregation.
         self.access = AccessControl(self.operations, authorization)
         rbac = RBACBehaviour(validator, lambda: self.access.authorizer, self.access.index)
@@ -148,13 +169,24 @@ class APIServer:
                 clock=clock,
             ),
         )
+        # The LimitRanger admission plugin and the LimitRanges it reads.
+        limit_ranges = LimitRangeIndex(storage)
+        limit_ranger = LimitRanger(limit_ranges)
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
-            "/core/pods/": PodBehaviour(validator),
+            "/core/pods/": LimitRangedPodBehaviour(limit_ranger, validator),
+            "/core/limitranges/": LimitRangeBehaviour(limit_ranges, validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),
             "/core/services/": ServiceBehaviour(storage, validator),
+            "/core/persistentvolumes/": VolumeBehaviour(storage, limit_ranger, validator),
+            "/scheduling.k8s.io/priorityclasses/": PriorityClassBehaviour(validator),
+            "/autoscaling/horizontalpodautoscalers/": HorizontalPodAutoscalerBehaviour(validator),
+            "/core/persistentvolumeclaims/": VolumeBehaviour(storage, limit_ranger, validator),
+            "/certificates.k8s.io/certificatesigningrequests/": (
+                CertificateSigningRequestBehaviour(validator, lambda: self.access.authorizer)
+            ),
             CRD_STORAGE_ROOT: self.crds,
             **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},
         }
@@ -295,6 +327,11 @@ class APIServer:
             if self.storage.get(namespaces.storage_key(None, name)) is None:
                 await self.operations.create(namespaces, None, new_namespace(name), WriteOptions())
         await self.crds.serve_stored()
+        await ensure_system_priority_classes(
+            self.operations, self._builtin("scheduling.k8s.io", "priorityclasses")
+        )
+        await ensure_mandatory_flow_control(self.operations, self.registry)
+        await self.api_services.sync()
         await self.access.start(self.registry)
 
     async def create_namespace(self, name: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from setpoint.cluster.controllers.csr_signing.controller import CSRSigningController
 from setpoint.cluster.controllers.disruption.controller import DisruptionController
 from setpoint.cluster.controllers.endpoints.endpoints_controller import EndpointsController
 from setpoint.cluster.controllers.endpoints.slice_controller import EndpointSliceController
@@ -17,11 +18,14 @@ from setpoint.cluster.controllers.root_ca_publisher.controller import RootCAPubl
 from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
 from setpoint.cluster.controllers.service_accounts.controller import ServiceAccountController
 from setpoint.cluster.controllers.service_accounts.token_controller import TokenController
+from setpoint.cluster.controllers.volumes.controller import PersistentVolumeController
+from setpoint.cluster.controllers.volumes.protection import VolumeProtectionController
 
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
-    scheduler, kubelet, endpoints, PodDisruptionBudgets, node lifecycle and taint eviction."""
+    scheduler, kubelet, endpoints, the certificate signer, the volume binder and protection,
+    PodDisruptionBudgets, node lifecycle and taint eviction."""
     return [
         NamespaceController,
         GarbageCollector,
@@ -33,6 +37,9 @@ def core_controller_classes(options: ControllerOptions) -> list[type[Controller]
         Scheduler,
         EndpointsController,
         EndpointSliceController,
+        CSRSigningController,
+        PersistentVolumeController,
+        VolumeProtectionController,
         DisruptionController,
         NodeLifecycleController,
         TaintEvictionController,

@@ -1,5 +1,5 @@
-"""The workload controllers as framework :class:`Controller` s: ReplicaSet, Deployment, Job,
-CronJob (and, when present, StatefulSet and DaemonSet).
+"""The workload controllers as framework :class:`Controller` s: ReplicaSet, ReplicationController,
+Deployment, Job, CronJob (and, when present, StatefulSet and DaemonSet).
 
 Each wraps a sync class written against :class:`WorkloadContext` (which
 :class:`ClusterAccess` implements): the primary kind's own changes enqueue its key, a child's
@@ -15,12 +15,13 @@ from typing import Any, ClassVar, Protocol
 from setpoint.cluster.controllers.cronjob.controller import CronJobController
 from setpoint.cluster.controllers.daemonset.controller import DaemonSetController
 from setpoint.cluster.controllers.deployment.controller import DeploymentController
-from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess
+from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess, Identity
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.job.controller import JobController
 from setpoint.cluster.controllers.replicaset.controller import ReplicaSetController
+from setpoint.cluster.controllers.replication.controller import ReplicationManager
 from setpoint.cluster.controllers.statefulset.controller import StatefulSetController
 from setpoint.cluster.controllers.workload_context import WorkloadContext
 
@@ -30,6 +31,7 @@ __all__ = [
     "Deployments",
     "Jobs",
     "ReplicaSets",
+    "ReplicationControllers",
     "StatefulSets",
     "workload_controller_classes",
 ]
@@ -85,6 +87,22 @@ class ReplicaSets(_WorkloadController):
     sync_class = ReplicaSetController
 
 
+class ReplicationControllers(_WorkloadController):
+    """kube-controller-manager's ``replicationcontroller`` controller (service account
+    ``replication-controller``)."""
+
+    name = "replicationcontroller"
+    sync_class = ReplicationManager
+
+    @classmethod
+    def identity(cls) -> Identity:
+        return Identity(
+            user="system:serviceaccount:kube-system:replication-controller",
+            field_manager="kube-controller-manager",
+            component="replication-controller",
+        )
+
+
 class Deployments(_WorkloadController):
     """kube-controller-manager's ``deployment`` controller."""
 
@@ -122,4 +140,12 @@ class DaemonSets(_WorkloadController):
 
 def workload_controller_classes() -> list[type[Controller]]:
     """The workload controllers, in start order."""
-    return [ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs]
+    return [
+        ReplicaSets,
+        ReplicationControllers,
+        Deployments,
+        StatefulSets,
+        DaemonSets,
+        Jobs,
+        CronJobs,
+    ]

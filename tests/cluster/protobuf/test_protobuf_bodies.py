@@ -44,7 +44,19 @@ def test_kubectl_body_decodes_to_its_json(label: str) -> None:
 
 def test_every_generator_kind_is_recorded() -> None:
     kinds = {case["json"]["kind"] for case in BODIES.values()}
-    typed_client_kinds = {"Pod", "StatefulSet", "DaemonSet", "ReplicaSet", "Lease", "Event"}
+    # Written by typed clients, not generators (CertificateSigningRequest: ``kubectl
+    # certificate approve``, tested with the real kubectl in test_certificate_signing_requests).
+    typed_client_kinds = {
+        "Pod",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "Lease",
+        "Event",
+        "CertificateSigningRequest",
+        # kubectl autoscale: tested with the real kubectl in test_platform_resources.
+        "HorizontalPodAutoscaler",
+    }
     assert kinds == {kind for (_version, kind) in KIND_MESSAGES} - typed_client_kinds
 
 

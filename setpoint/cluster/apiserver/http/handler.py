@@ -60,11 +60,16 @@ from setpoint.cluster.apiserver.http.request_options import (
 from setpoint.cluster.apiserver.http.table_responses import table_writer
 from setpoint.cluster.apiserver.http.version_info import version_document
 from setpoint.cluster.apiserver.http.watch_stream import serve_watch
+from setpoint.cluster.apiserver.kinds.component_statuses import (
+    component_status_list,
+    get_component_status,
+)
 from setpoint.cluster.apiserver.kinds.namespaces import (
     NAMESPACE_FINALIZER,
     delete_namespace,
     finalize_namespace,
 )
+from setpoint.cluster.apiserver.kinds.pod_binding import bind_pod
 from setpoint.cluster.apiserver.openapi.documents import OpenAPIDocuments
 from setpoint.cluster.apiserver.openapi.serving import serve_openapi
 from setpoint.cluster.apiserver.patch.patch_request import patch_object
@@ -92,6 +97,8 @@ AGGREGATED_DISCOVERY_AS: Final = "as=APIGroupDiscoveryList"
 #: apidiscovery.k8s.io versions served: v2, and v2beta1 for kubectl/client-go before 1.30.
 AGGREGATED_DISCOVERY_VERSIONS: Final = ("v2", "v2beta1")
 NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
+#: Core resources with no storage of their own: computed on read, or written elsewhere.
+COMPUTED_CORE_RESOURCES: Final = frozenset({"componentstatuses", "bindings"})
 
 _ENCODER = msgspec.json.Encoder()
 _ROOT_PATHS: Final = (
@@ -347,6 +354,8 @@ class APIHandler:
         method = request.method
         resource = target.resource
         ops = self._operations
+        if not resource.group and resource.plural in COMPUTED_CORE_RESOURCES:
+            return await self._computed_core(request, target)
         if target.watch_path and target.name is not None and not target.subresource:
             # The deprecated /watch/.../NAME form: a watch selecting one object by name.
             if method != "GET":
@@ -460,6 +469,35 @@ class APIHandler:
                 result = await ops.delete(resource, target.namespace, name, removal)
             return _result(result)
         raise _method_not_allowed()
+
+    async def _computed_core(
+        self, request: web.BaseRequest, target: ResourceTarget
+    ) -> web.StreamResponse:
+        """``componentstatuses`` (computed on read) and ``bindings`` (a pod's binding)."""
+        resource = target.resource
+        if resource.plural == "bindings":
+            if request.method != "POST" or target.name is not None:
+                raise _method_not_allowed()
+            binding = request_body.decode_object_body(
+                request, await request_body.read_body(request)
+            )
+            pods = self._registry.get("", "v1", "pods")
+            assert pods is not None
+            name = (binding.get("metadata") or {}).get("name") or ""
+            result = await bind_pod(self._operations, pods, target.namespace or "", name, binding)
+            return _result(result)
+        if request.method not in ("GET", "HEAD") or target.watch_path:
+            raise _method_not_allowed()
+        found = (
+            component_status_list() if target.name is None else get_component_status(target.name)
+        )
+        tables = table_writer(request, resource)
+        encoded = encode_json(found)
+        if tables is not None:
+            encoded = (
+                tables.list_body(encoded) if target.name is None else tables.object_body(encoded)
+            )
+        return json_response(200, encoded)
 
     async def _patch(self, request: web.BaseRequest, target: ResourceTarget) -> web.Response:
         result = await patch_object(

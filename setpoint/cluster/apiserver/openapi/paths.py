@@ -200,20 +200,24 @@ class ResourcePaths:
                 _PRETTY,
             ]
             found[item] = item_ops
-        if "status" in resource.subresources:
-            found[f"{item}/status"] = {
+        # ``approval``: a CertificateSigningRequest's, shaped as ``status``.
+        for sub in ("status", "approval"):
+            if sub not in resource.subresources:
+                continue
+            suffix = sub.capitalize()
+            found[f"{item}/{sub}"] = {
                 "get": self._operation(
-                    "read", "get", f"read status of the specified {kind}", [], suffix="Status"
+                    "read", "get", f"read {sub} of the specified {kind}", [], suffix=suffix
                 ),
                 "put": self._operation(
                     "replace",
                     "put",
-                    f"replace status of the specified {kind}",
+                    f"replace {sub} of the specified {kind}",
                     list(writes),
                     body=(_JSON, _YAML),
-                    suffix="Status",
+                    suffix=suffix,
                 ),
-                "patch": self._patch(f"partially update status of the specified {kind}", "Status"),
+                "patch": self._patch(f"partially update {sub} of the specified {kind}", suffix),
                 "parameters": [_path_parameter("name", f"name of the {kind}"), *namespace, _PRETTY],
             }
         return found

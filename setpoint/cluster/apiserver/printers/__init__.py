@@ -9,8 +9,11 @@ kubectl then only lays the cells out, so the columns and every cell's text (``ST
 Each module holds the printers of a group of kinds, declared as data (:class:`~.columns.Printer`:
 columns plus a cells function), with the columns and formats of upstream's
 ``pkg/printers/internalversion/printers.go``: ``core`` (pods, services, config maps, secrets,
-namespaces, nodes, events ...), ``apps``, ``batch``, ``rbac`` and ``platform`` (leases, priority
-classes, ingresses, pod disruption budgets, webhook configurations). ``custom`` builds the
+namespaces, nodes, events ...), ``apps``, ``batch``, ``rbac``, ``platform`` (leases, priority
+classes, ingresses, pod disruption budgets, webhook configurations), ``storage`` (persistent
+volumes and claims, storage classes), ``control_plane`` (component statuses, replication
+controllers, autoscalers, certificate signing requests, API services) and ``infrastructure``
+(pod templates, CSI kinds, volume attachments, runtime classes, flow control). ``custom`` builds the
 printer of a custom resource from its CRD's ``additionalPrinterColumns`` (``json_path``
 evaluates their JSONPaths). Kinds without a printer get upstream's default Name / Created At.
 ``table`` builds the Tables of lists, single objects and watch events.

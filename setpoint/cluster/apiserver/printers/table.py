@@ -29,10 +29,13 @@ from setpoint.cluster.apiserver.printers.columns import (
     meta,
     text,
 )
+from setpoint.cluster.apiserver.printers.control_plane import CONTROL_PLANE_PRINTERS
 from setpoint.cluster.apiserver.printers.core import CORE_PRINTERS
 from setpoint.cluster.apiserver.printers.custom import custom_printer
+from setpoint.cluster.apiserver.printers.infrastructure import INFRASTRUCTURE_PRINTERS
 from setpoint.cluster.apiserver.printers.platform import PLATFORM_PRINTERS, SCALE
 from setpoint.cluster.apiserver.printers.rbac import RBAC_PRINTERS
+from setpoint.cluster.apiserver.printers.storage import STORAGE_PRINTERS
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 TABLE_GROUP: Final = "meta.k8s.io"
@@ -45,6 +48,9 @@ _PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     **{("batch", plural): printer for plural, printer in BATCH_PRINTERS.items()},
     **{("rbac.authorization.k8s.io", plural): printer for plural, printer in RBAC_PRINTERS.items()},
     **PLATFORM_PRINTERS,
+    **STORAGE_PRINTERS,
+    **CONTROL_PLANE_PRINTERS,
+    **INFRASTRUCTURE_PRINTERS,
     ("events.k8s.io", "events"): CORE_PRINTERS["events"],
 }
 

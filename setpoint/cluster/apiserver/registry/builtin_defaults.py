@@ -3,7 +3,9 @@
 Applied to every create and update body before validation, as upstream's decoding does, so
 that ``kubectl get -o yaml`` and the controllers see the same fields as on a real cluster:
 pod specs (also inside workload templates), Deployments, ReplicaSets, StatefulSets,
-DaemonSets, Jobs, CronJobs, Services, Secrets and RBAC bindings. Only absent fields are filled.
+DaemonSets, Jobs, CronJobs, Services, Secrets and RBAC bindings, and (from
+:mod:`.platform_defaults`) the storage, policy and autoscaling kinds. Only absent fields are
+filled.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from typing import Any, Final
+
+from setpoint.cluster.apiserver.registry.platform_defaults import PLATFORM_DEFAULTERS
 
 #: Where the pod template of each workload kind lives.
 _TEMPLATE_PATHS: Final[dict[str, tuple[str, ...]]] = {
@@ -20,6 +24,8 @@ _TEMPLATE_PATHS: Final[dict[str, tuple[str, ...]]] = {
     "DaemonSet": ("spec", "template", "spec"),
     "Job": ("spec", "template", "spec"),
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "PodTemplate": ("template", "spec"),
 }
 DEFAULT_TERMINATION_GRACE_SECONDS: Final = 30
 DEFAULT_REVISION_HISTORY_LIMIT: Final = 10
@@ -236,6 +242,8 @@ _DEFAULTERS: Final[dict[tuple[str, str], Callable[[dict[str, Any]], None]]] = {
     ("apps/v1", "DaemonSet"): _default_daemon_set,
     ("batch/v1", "Job"): _default_job,
     ("batch/v1", "CronJob"): _default_cron_job,
+    ("v1", "PodTemplate"): lambda obj: None,
+    **PLATFORM_DEFAULTERS,
 }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from setpoint.cluster.apiserver.kinds.component_statuses import DEPRECATION_WARNING
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 FieldGetter = Callable[[dict[str, Any]], str]
@@ -383,6 +384,156 @@ def builtin_resources() -> list[ServedResource]:
             ("ing",),
             subresources=status,
             tracks_generation=True,
+        ),
+        # The rest of what kube-apiserver 1.32 serves by default (pkg/controlplane's storage
+        # providers, pkg/registry/*/rest): stored generically, validated against the upstream
+        # schema; the kinds with behaviour have a KindBehaviour or a controller of their own.
+        ServedResource(
+            "",
+            "v1",
+            "replicationcontrollers",
+            "ReplicationController",
+            True,
+            "replicationcontroller",
+            ("rc",),
+            ("all",),
+            subresources=status_scale,
+            tracks_generation=True,
+            field_selectors={"status.replicas": _path("status", "replicas")},
+        ),
+        ServedResource("", "v1", "podtemplates", "PodTemplate", True, "podtemplate"),
+        # A pod's binding posted to the collection (the older form of pods/binding).
+        ServedResource("", "v1", "bindings", "Binding", True, "binding", verbs=("create",)),
+        # Computed on every read (see kinds.component_statuses), never stored.
+        ServedResource(
+            "",
+            "v1",
+            "componentstatuses",
+            "ComponentStatus",
+            False,
+            "componentstatus",
+            ("cs",),
+            verbs=("get", "list"),
+            deprecated_warning=DEPRECATION_WARNING,
+        ),
+        ServedResource("", "v1", "limitranges", "LimitRange", True, "limitrange", ("limits",)),
+        ServedResource(
+            "",
+            "v1",
+            "persistentvolumes",
+            "PersistentVolume",
+            False,
+            "persistentvolume",
+            ("pv",),
+            subresources=status,
+        ),
+        ServedResource(
+            "autoscaling",
+            "v2",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
+            True,
+            "horizontalpodautoscaler",
+            ("hpa",),
+            ("all",),
+            subresources=status,
+        ),
+        # autoscaling/v1: the same objects, stored as v2 (kubectl autoscale writes v1).
+        ServedResource(
+            "autoscaling",
+            "v1",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
+            True,
+            "horizontalpodautoscaler",
+            ("hpa",),
+            ("all",),
+            subresources=status,
+            storage_version="v2",
+        ),
+        ServedResource(
+            "certificates.k8s.io",
+            "v1",
+            "certificatesigningrequests",
+            "CertificateSigningRequest",
+            False,
+            "certificatesigningrequest",
+            ("csr",),
+            subresources=("approval", "status"),
+            field_selectors={"spec.signerName": _path("spec", "signerName")},
+        ),
+        ServedResource(
+            "apiregistration.k8s.io",
+            "v1",
+            "apiservices",
+            "APIService",
+            False,
+            "apiservice",
+            categories=("api-extensions",),
+            subresources=status,
+            name_rule="path_segment",
+        ),
+        ServedResource(
+            "networking.k8s.io",
+            "v1",
+            "networkpolicies",
+            "NetworkPolicy",
+            True,
+            "networkpolicy",
+            ("netpol",),
+            tracks_generation=True,
+        ),
+        ServedResource(
+            "networking.k8s.io", "v1", "ingressclasses", "IngressClass", False, "ingressclass"
+        ),
+        ServedResource(
+            "storage.k8s.io",
+            "v1",
+            "storageclasses",
+            "StorageClass",
+            False,
+            "storageclass",
+            ("sc",),
+        ),
+        ServedResource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "csidriver"),
+        ServedResource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "csinode"),
+        ServedResource(
+            "storage.k8s.io",
+            "v1",
+            "csistoragecapacities",
+            "CSIStorageCapacity",
+            True,
+            "csistoragecapacity",
+        ),
+        ServedResource(
+            "storage.k8s.io",
+            "v1",
+            "volumeattachments",
+            "VolumeAttachment",
+            False,
+            "volumeattachment",
+            subresources=status,
+        ),
+        ServedResource(
+            "node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, "runtimeclass"
+        ),
+        ServedResource(
+            "flowcontrol.apiserver.k8s.io",
+            "v1",
+            "flowschemas",
+            "FlowSchema",
+            False,
+            "flowschema",
+            subresources=status,
+        ),
+        ServedResource(
+            "flowcontrol.apiserver.k8s.io",
+            "v1",
+            "prioritylevelconfigurations",
+            "PriorityLevelConfiguration",
+            False,
+            "prioritylevelconfiguration",
+            subresources=status,
         ),
         # Reviews: answered at once, never stored (see setpoint.cluster.apiserver.auth).
         ServedResource(

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import copy
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
@@ -190,6 +190,8 @@ class CRDBehaviour(KindBehaviour):
         #: Called with a deleted CRD's storage root, so its open watches can be ended (clients
         #: then re-list and find the resource gone, as with kube-apiserver).
         self.on_resources_deleted: Callable[[str], None] | None = None
+        #: Called after the served resources changed (the APIServices follow them).
+        self.on_served_changed: Callable[[], Awaitable[None]] | None = None
         self._cleanups: dict[str, asyncio.Task[None]] = {}
 
     # -- CRD writes ---------------------------------------------------------------------
@@ -253,6 +255,16 @@ class CRDBehaviour(KindBehaviour):
         return new.get("spec") != old.get("spec")
 
     async def after_write(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+    ) -> None:
+        await self._react(resource, obj, old)
+        if self.on_served_changed is not None:
+            await self.on_served_changed()
+
+    async def _react(
         self,
         resource: ServedResource,
         obj: dict[str, Any] | None,

@@ -709,6 +709,16 @@ class ObjectOperations:
                 new["status"] = obj["status"]
             else:
                 new.pop("status", None)
+        elif subresource == "approval":
+            # certificatesigningrequests/approval writes the conditions only (the signer
+            # writes the certificate through /status).
+            new = self.present_object(resource, decode(record.value))
+            conditions = (obj.get("status") or {}).get("conditions")
+            status = new.setdefault("status", {})
+            if conditions:
+                status["conditions"] = conditions
+            else:
+                status.pop("conditions", None)
         else:
             new = obj
             if resource.has_status:
@@ -1117,6 +1127,8 @@ def converts(resource: ServedResource) -> bool:
     """Whether objects are stored in another shape than ``resource`` serves (convert on read)."""
     if resource.is_custom:
         return resource.version != resource.storage_version
+    if resource.storage_version and resource.storage_version != resource.version:
+        return True
     return resource.storage_group is not None and resource.storage_group != resource.group
 
 

@@ -33,6 +33,9 @@ def scale_of(resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
     # Built-in workloads default spec.replicas to 1.
     scale["spec"] = {"replicas": spec_replicas if found and isinstance(spec_replicas, int) else 1}
     raw_selector, _ = crds.read_path(obj, ".spec.selector")
+    if isinstance(raw_selector, dict) and resource.kind == "ReplicationController":
+        # A ReplicationController's selector is a plain label map.
+        raw_selector = {"matchLabels": raw_selector}
     if isinstance(raw_selector, dict):
         try:
             scale["status"]["selector"] = str(LabelSelector.from_dict(raw_selector))

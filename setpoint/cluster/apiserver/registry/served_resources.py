@@ -84,6 +84,8 @@ class ServedResource:
     storage_resource: str | None = None
     #: Custom resources only.
     is_custom: bool = False
+    #: The version objects are stored in (custom resources; built-ins served in a version
+    #: other than the stored one, such as autoscaling/v1 HorizontalPodAutoscalers).
     storage_version: str = ""
     validator: ObjectValidator | None = None
     #: A custom resource's ``subresources.scale`` (specReplicasPath, statusReplicasPath, ...).

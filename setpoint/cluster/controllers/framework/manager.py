@@ -50,6 +50,12 @@ class ControllerManager:
             self.options = dataclasses.replace(
                 self.options, root_ca_pem=server.certificate.trusted_pem
             )
+        if (
+            self.options.signing_authority is None
+            and server.authority is not None
+            and server.client_ca_pem is None
+        ):
+            self.options = dataclasses.replace(self.options, signing_authority=server.authority)
         if controllers is None:
             from setpoint.cluster.controllers.catalog import controller_classes
 

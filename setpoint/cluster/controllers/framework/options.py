@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import (
         ServiceAccountTokens,
     )
+    from setpoint.cluster.apiserver.http.serving_certificate import CertificateAuthority
 
 #: The one node of a default local cluster.
 DEFAULT_NODE_NAME: Final = "setpoint-node"
@@ -37,6 +38,11 @@ class ControllerOptions:
     #: The certificate authority clients trust, as PEM (``kube-root-ca.crt``); the manager
     #: fills it in from the server's HTTPS certificate. Empty: none published.
     root_ca_pem: bytes = b""
+    #: Signs approved CertificateSigningRequests (``--cluster-signing-cert-file``): the
+    #: manager sets the server's CA when that CA is the one client certificates chain to.
+    signing_authority: CertificateAuthority | None = None
+    #: Where the host-path provisioner makes volumes ('' for ``$TMPDIR/setpoint-volumes``).
+    volumes_dir: str = ""
     #: Finished pods kept before the pod garbage collector deletes the oldest (0: no limit).
     terminated_pod_gc_threshold: int = 12500
 

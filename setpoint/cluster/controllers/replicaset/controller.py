@@ -48,7 +48,14 @@ class ReplicaSetController:
     """Keeps each ReplicaSet's active pods at ``spec.replicas``."""
 
     resource = RESOURCE
+    #: The kind of the controller (owner references name it); its Events' component.
+    kind = "ReplicaSet"
+    component = COMPONENT
     watches = ("pods",)
+
+    def selector_of(self, rs: Mapping[str, Any]) -> LabelSelector:
+        """The pods ``rs`` selects (a ReplicaSet's selector is a structured label selector)."""
+        return _selector(rs)
 
     def __init__(self, context: WorkloadContext) -> None:
         self._context = context
@@ -59,21 +66,21 @@ class ReplicaSetController:
         namespace = str(_meta(obj).get("namespace") or "")
         reference = controller_of(obj)
         if reference is not None:
-            if reference.get("kind") == "ReplicaSet":
+            if reference.get("kind") == self.kind:
                 return [(namespace, str(reference.get("name")))]
             return []
         labels = _meta(obj).get("labels") or {}
         return [
             (namespace, str(_meta(rs)["name"]))
-            for rs in self._context.list(RESOURCE, namespace)
-            if _selector(rs).matches(labels) and not _selector(rs).empty
+            for rs in self._context.list(self.resource, namespace)
+            if self.selector_of(rs).matches(labels) and not self.selector_of(rs).empty
         ]
 
     async def _claim(
         self, rs: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
     ) -> list[Mapping[str, Any]]:
         """Owned pods that match; adopt matching orphans, release pods that stopped matching."""
-        selector = _selector(rs)
+        selector = self.selector_of(rs)
         uid = _meta(rs).get("uid")
         namespace = str(_meta(rs).get("namespace"))
         claimed: list[Mapping[str, Any]] = []
@@ -144,7 +151,7 @@ class ReplicaSetController:
                         "Warning",
                         "FailedCreate",
                         f"Error creating: {result.message}",
-                        COMPONENT,
+                        self.component,
                     )
                 elif isinstance(result, BaseException):
                     raise result
@@ -155,7 +162,7 @@ class ReplicaSetController:
                         "Normal",
                         "SuccessfulCreate",
                         f"Created pod: {result['metadata']['name']}",
-                        COMPONENT,
+                        self.component,
                     )
             if error is not None:
                 return created, error
@@ -184,14 +191,18 @@ class ReplicaSetController:
                     continue
                 error = error or result
                 self._context.event(
-                    rs, "Warning", "FailedDelete", f"Error deleting: {result.message}", COMPONENT
+                    rs,
+                    "Warning",
+                    "FailedDelete",
+                    f"Error deleting: {result.message}",
+                    self.component,
                 )
             elif isinstance(result, BaseException):
                 raise result
             else:
                 deleted.append(name)
                 self._context.event(
-                    rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}", COMPONENT
+                    rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}", self.component
                 )
         return deleted, error
 
@@ -205,7 +216,7 @@ class ReplicaSetController:
         if owner is not None:
             uids |= {
                 _meta(other).get("uid")
-                for other in self._context.list(RESOURCE, namespace)
+                for other in self._context.list(self.resource, namespace)
                 if controller_uid(other) == owner.get("uid")
             }
         return [p for p in pods if controller_uid(p) in uids]
@@ -214,7 +225,7 @@ class ReplicaSetController:
         """Reconcile one ReplicaSet; returns seconds until it should be looked at again."""
         key = _key(namespace, name)
         clock = self._context.clock
-        rs = self._context.get(RESOURCE, namespace, name)
+        rs = self._context.get(self.resource, namespace, name)
         if rs is None:
             self._pending.forget(key)
             return None
@@ -309,7 +320,7 @@ class ReplicaSetController:
             return
         updated = {**rs, "status": status}
         try:
-            await self._context.update_status(RESOURCE, updated)
+            await self._context.update_status(self.resource, updated)
         except WriteError as error:
             if error.code not in (404, 409):
                 raise

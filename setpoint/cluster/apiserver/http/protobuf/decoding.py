@@ -15,6 +15,7 @@ import base64
 import datetime
 from typing import Any, Final
 
+import msgspec
 from google.protobuf import unknown_fields
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
@@ -173,6 +174,8 @@ def _wrapper(wrapper: Wrapper, value: Any) -> Any:
         return _text(value.strVal) if value.type == 1 else value.intVal
     if wrapper is Wrapper.STRING_LIST:
         return [_text(item) for item in value.items]
+    if wrapper is Wrapper.FIELDS_V1:
+        return msgspec.json.decode(value.Raw) if value.Raw else {}
     if value.seconds == 0 and value.nanos == 0:
         return None  # the zero Time is null in JSON
     moment = _EPOCH + datetime.timedelta(seconds=value.seconds, microseconds=value.nanos // 1000)

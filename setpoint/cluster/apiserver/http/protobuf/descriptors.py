@@ -50,6 +50,7 @@ _WRAPPER_FIELDS: Final[dict[Wrapper, tuple[tuple[str, int, int, bool], ...]]] = 
         ("strVal", 3, _FD.TYPE_STRING, False),
     ),
     Wrapper.STRING_LIST: (("items", 1, _FD.TYPE_STRING, True),),
+    Wrapper.FIELDS_V1: (("Raw", 1, _FD.TYPE_BYTES, False),),
 }
 
 

@@ -29,6 +29,10 @@ KIND_MESSAGES: Final[dict[tuple[str, str], str]] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.v1.PriorityClass",
     ("policy/v1", "PodDisruptionBudget"): "policy.v1.PodDisruptionBudget",
     ("networking.k8s.io/v1", "Ingress"): "networking.v1.Ingress",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling.v1.HorizontalPodAutoscaler",
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): (
+        "certificates.v1.CertificateSigningRequest"
+    ),
     ("authentication.k8s.io/v1", "TokenRequest"): "authentication.v1.TokenRequest",
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.v1.SelfSubjectReview",
     # v1beta1 and v1alpha1 declare the same fields with the same numbers (kubectl 1.27 and

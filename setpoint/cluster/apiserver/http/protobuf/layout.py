@@ -36,6 +36,7 @@ class Wrapper(Enum):
     QUANTITY = "Quantity"  # {string} -> "100m"
     INT_OR_STRING = "IntOrString"  # {type, intVal, strVal} -> 80 or "http"
     STRING_LIST = "StringList"  # ExtraValue {items} -> ["a", "b"]
+    FIELDS_V1 = "FieldsV1"  # {Raw} -> the JSON object Raw holds (managedFields[].fieldsV1)
 
 
 STRING = Scalar.STRING
@@ -48,6 +49,7 @@ MICRO_TIME = Wrapper.MICRO_TIME
 QUANTITY = Wrapper.QUANTITY
 INT_OR_STRING = Wrapper.INT_OR_STRING
 STRING_LIST = Wrapper.STRING_LIST
+FIELDS_V1 = Wrapper.FIELDS_V1
 
 #: A field's value type: a scalar, a wrapper, or the table name of a message.
 ValueType = Scalar | Wrapper | str

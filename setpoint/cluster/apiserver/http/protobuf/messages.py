@@ -5,8 +5,10 @@ k8s.io/apimachinery (v0.32) declare them.
 The tables cover those kinds whole (pod templates included: containers, volumes, probes,
 affinity ...), and the other kinds client-go programs commonly write with typed clients:
 StatefulSets, DaemonSets, ReplicaSets, Leases (leader election) and Events. Object statuses
-and ``managedFields`` are declared ``unsupported``: clients leave them empty on these requests,
-and a body that sets one is refused with a message naming it, never decoded half.
+are declared ``unsupported``: clients leave them empty on these requests, and a body that sets
+one is refused with a message naming it, never decoded half. ``managedFields`` are decoded
+(typed clients send back what they read, e.g. ``kubectl certificate approve``), and so are the
+CertificateSigningRequest's status conditions, which ``/approval`` writes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from setpoint.cluster.apiserver.http.protobuf.layout import (
     BOOL,
     BYTES,
+    FIELDS_V1,
     INT32,
     INT64,
     INT_OR_STRING,
@@ -1306,6 +1309,58 @@ MESSAGES: tuple[Message, ...] = (
         field("spec", 2, "authentication.v1.TokenRequestSpec"),
         field("status", 3, "authentication.v1.TokenRequestStatus"),
     ),
+    # --- autoscaling.v1 (kubectl autoscale)
+    message(
+        "autoscaling.v1.HorizontalPodAutoscaler",
+        field("metadata", 1, "meta.v1.ObjectMeta"),
+        field("spec", 2, "autoscaling.v1.HorizontalPodAutoscalerSpec", keep_zero=True),
+        unsupported("status", 3),
+    ),
+    message(
+        "autoscaling.v1.HorizontalPodAutoscalerSpec",
+        field("scaleTargetRef", 1, "autoscaling.v1.CrossVersionObjectReference", keep_zero=True),
+        field("minReplicas", 2, INT32, keep_zero=True),
+        field("maxReplicas", 3, INT32, keep_zero=True),
+        field("targetCPUUtilizationPercentage", 4, INT32, keep_zero=True),
+    ),
+    message(
+        "autoscaling.v1.CrossVersionObjectReference",
+        field("kind", 1, STRING, keep_zero=True),
+        field("name", 2, STRING, keep_zero=True),
+        field("apiVersion", 3, STRING),
+    ),
+    # --- certificates.v1 (kubectl certificate approve/deny write the status)
+    message(
+        "certificates.v1.CertificateSigningRequest",
+        field("metadata", 1, "meta.v1.ObjectMeta"),
+        field("spec", 2, "certificates.v1.CertificateSigningRequestSpec", keep_zero=True),
+        field("status", 3, "certificates.v1.CertificateSigningRequestStatus"),
+    ),
+    message(
+        "certificates.v1.CertificateSigningRequestSpec",
+        field("request", 1, BYTES, keep_zero=True),
+        field("signerName", 7, STRING, keep_zero=True),
+        field("expirationSeconds", 8, INT32, keep_zero=True),
+        repeated("usages", 5, STRING),
+        field("username", 2, STRING),
+        field("uid", 3, STRING),
+        repeated("groups", 4, STRING),
+        mapping("extra", 6, STRING_LIST),
+    ),
+    message(
+        "certificates.v1.CertificateSigningRequestStatus",
+        repeated("conditions", 1, "certificates.v1.CertificateSigningRequestCondition"),
+        field("certificate", 2, BYTES),
+    ),
+    message(
+        "certificates.v1.CertificateSigningRequestCondition",
+        field("type", 1, STRING, keep_zero=True),
+        field("status", 6, STRING, keep_zero=True),
+        field("reason", 2, STRING),
+        field("message", 3, STRING),
+        field("lastUpdateTime", 4, TIME),
+        field("lastTransitionTime", 5, TIME),
+    ),
     message(
         "authentication.v1.SelfSubjectReview",
         field("metadata", 1, "meta.v1.ObjectMeta"),
@@ -1453,7 +1508,17 @@ MESSAGES: tuple[Message, ...] = (
         mapping("annotations", 12, STRING),
         repeated("ownerReferences", 13, "meta.v1.OwnerReference"),
         repeated("finalizers", 14, STRING),
-        unsupported("managedFields", 17),
+        repeated("managedFields", 17, "meta.v1.ManagedFieldsEntry"),
+    ),
+    message(
+        "meta.v1.ManagedFieldsEntry",
+        field("manager", 1, STRING),
+        field("operation", 2, STRING),
+        field("apiVersion", 3, STRING),
+        field("time", 4, TIME),
+        field("fieldsType", 6, STRING),
+        field("fieldsV1", 7, FIELDS_V1),
+        field("subresource", 8, STRING),
     ),
     message(
         "meta.v1.OwnerReference",
