@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -35,6 +36,7 @@ class LogOptions:
     tail_lines: int | None = None
     limit_bytes: int | None = None
     since_seconds: int | None = None
+    since_time: datetime | None = None
 
 
 class PodRuntime(Protocol):
@@ -44,9 +46,12 @@ class PodRuntime(Protocol):
         """The log bytes of one container (following it if asked)."""
         ...
 
-    def exec_context(self, pod: dict[str, Any], container: str) -> tuple[str, dict[str, str]]:
-        """Where and with which environment a command runs in ``container``; raises
-        ``APIError`` when it cannot (simulated containers, a container not running)."""
+    def exec_context(
+        self, pod: dict[str, Any], container: str, command: list[str]
+    ) -> tuple[list[str], str, dict[str, str]]:
+        """How ``command`` runs in ``container``: the argv (wrapped to enter the container),
+        working directory and environment; raises ``APIError`` when it cannot (simulated
+        containers, a container not running)."""
         ...
 
 
@@ -142,8 +147,8 @@ async def _serve_exec(
         raise status_errors.bad_request("you must specify at least 1 command")
     if runtime is None:
         raise _no_runtime()
-    cwd, env = runtime.exec_context(pod, container)
-    return await serve_exec(request, list(command), cwd, env)
+    argv, cwd, env = runtime.exec_context(pod, container, list(command))
+    return await serve_exec(request, argv, cwd, env)
 
 
 def _int(query: Any, key: str) -> int | None:
@@ -152,6 +157,16 @@ def _int(query: Any, key: str) -> int | None:
         return None
     try:
         return int(value)
+    except ValueError:
+        raise status_errors.bad_request(f"{key}: invalid value {value!r}") from None
+
+
+def _time(query: Any, key: str) -> datetime | None:
+    value = query.get(key)
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise status_errors.bad_request(f"{key}: invalid value {value!r}") from None
 
@@ -171,6 +186,12 @@ def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
         container = containers[0]
     elif container not in containers and container not in init:
         raise status_errors.bad_request(f"container {container} is not valid for pod {name}")
+    since_seconds = _int(query, "sinceSeconds")
+    since_time = _time(query, "sinceTime")
+    if since_seconds is not None and since_time is not None:
+        raise status_errors.bad_request(
+            "at most one of `sinceTime` or `sinceSeconds` may be specified"
+        )
     return LogOptions(
         container=container,
         follow=query.get("follow") == "true",
@@ -178,7 +199,8 @@ def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
         timestamps=query.get("timestamps") == "true",
         tail_lines=_int(query, "tailLines"),
         limit_bytes=_int(query, "limitBytes"),
-        since_seconds=_int(query, "sinceSeconds"),
+        since_seconds=since_seconds,
+        since_time=since_time,
     )
 
 
