@@ -478,6 +478,12 @@ class Kubelet(Controller):
 
     # -- logs ---------------------------------------------------------------------------
 
+    def container_log_path(self, uid: str, container: str) -> Path | None:
+        """The current log file of ``container`` of the ``--run-pods`` pod ``uid``."""
+        run = self._runs.get(uid)
+        found = run.container(container) if isinstance(run, ProcessPod) else None
+        return None if found is None else found.log_path()
+
     def exec_context(
         self, pod: dict[str, Any], container: str, command: list[str]
     ) -> tuple[list[str], str, dict[str, str]]:
