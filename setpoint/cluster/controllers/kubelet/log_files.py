@@ -82,23 +82,45 @@ class ContainerLogWriter:
 
     def write(self, stream: str, data: bytes) -> None:
         """Record ``data`` read from ``stream``: every complete line, and pieces of a line
-        longer than :data:`MAX_RECORD_BYTES`."""
+        longer than :data:`MAX_RECORD_BYTES` (all stamped with the time of this read)."""
         pending = self._pending[stream]
         pending += data
+        full = f"{log_time(self._now())} {stream} F ".encode()
+        out = bytearray()
         start = 0
         while True:
             end = pending.find(b"\n", start)
             if end < 0:
                 break
-            self._record(stream, "F", pending, start, end)
+            if end - start > MAX_RECORD_BYTES:
+                break  # cut into pieces below
+            out += full
+            out += pending[start : end + 1]
             start = end + 1
-        while len(pending) - start >= MAX_RECORD_BYTES:
-            self._record(stream, "P", pending, start, start + MAX_RECORD_BYTES)
-            start += MAX_RECORD_BYTES
+            if len(out) >= MAX_RECORD_BYTES * 4:
+                self._emit(out)
+                out = bytearray()
+        self._emit(out)
+        while True:
+            end = pending.find(b"\n", start)
+            if end >= 0 and end - start <= MAX_RECORD_BYTES:
+                self._record(stream, "F", pending, start, end)
+                start = end + 1
+                continue
+            if len(pending) - start >= MAX_RECORD_BYTES:
+                self._record(stream, "P", pending, start, start + MAX_RECORD_BYTES)
+                start += MAX_RECORD_BYTES
+                continue
+            break
         del pending[:start]
         self._file.flush()
         if self._size >= self._max_size:
             self._rotate()
+
+    def _emit(self, records: bytearray) -> None:
+        if records:
+            self._file.write(records)
+            self._size += len(records)
 
     def _record(self, stream: str, tag: str, data: Any, start: int, end: int) -> None:
         header = f"{log_time(self._now())} {stream} {tag} ".encode()
