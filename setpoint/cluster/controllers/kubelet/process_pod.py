@@ -301,7 +301,7 @@ class ProcessPod:
         try:
             if self.isolation is not None and _missing(argv[0], env["PATH"]):
                 raise FileNotFoundError(argv[0])  # bwrap would only say it failed
-            process, pid = await self._spawn(argv, env, mounts)
+            process, pid = await self.spawn(argv, env, mounts)
         except OSError as exc:
             instance.finished_at = now
             instance.exit_code = START_ERROR_EXIT_CODE
@@ -344,7 +344,7 @@ class ProcessPod:
                 )
             )
 
-    async def _spawn(
+    async def spawn(
         self, argv: list[str], env: dict[str, str], mounts: list[Any]
     ) -> tuple[asyncio.subprocess.Process, int]:
         """Start ``argv`` (in a sandbox when isolated): the process and its main PID."""
@@ -360,26 +360,35 @@ class ProcessPod:
             )
             return process, process.pid
         read, write = os.pipe()
+        info = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
         try:
-            process = await asyncio.create_subprocess_exec(
-                *self.isolation.sandbox_argv(self.workdir, mounts, argv, write),
-                cwd=self.workdir,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                pass_fds=(write,),
-                **self.isolation.spawn_options(),
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(info), os.fdopen(read, "rb", buffering=0)
             )
-        finally:
-            os.close(write)
-        try:
-            info = await asyncio.to_thread(_read_all, read)
-        finally:
+        except BaseException:
             os.close(read)
+            os.close(write)
+            raise
         try:
-            pid = int(json.loads(info)["child-pid"])
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *self.isolation.sandbox_argv(self.workdir, mounts, argv, write),
+                    cwd=self.workdir,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=(write,),
+                )
+            finally:
+                os.close(write)
+            reported = await info.read()  # bwrap closes it once the sandbox runs (or fails)
+        finally:
+            transport.close()
+        try:
+            pid = int(json.loads(reported)["child-pid"])
         except (ValueError, KeyError, TypeError):
             pid = process.pid  # bwrap failed before the command ran: its exit says why
         return process, pid
@@ -746,13 +755,6 @@ class ProcessPod:
             if container.name == name:
                 return container
         return None
-
-
-def _read_all(fd: int) -> bytes:
-    data = b""
-    while chunk := os.read(fd, 4096):
-        data += chunk
-    return data
 
 
 def _has_pre_stop(container: ProcessContainer) -> bool:

@@ -29,7 +29,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,7 @@ class Isolation:
     hidden: tuple[str, ...] = ()
     bwrap: str = "bwrap"
     nsenter: str = "nsenter"
+    setpriv: str = "setpriv"
 
     def with_hidden(self, paths: Iterable[str | Path]) -> Isolation:
         """The same isolation also masking ``paths``."""
@@ -76,13 +77,16 @@ class Isolation:
             (*self.hidden, *(str(Path(p).expanduser().resolve()) for p in paths)),
             self.bwrap,
             self.nsenter,
+            self.setpriv,
         )
 
-    def spawn_options(self) -> dict[str, Any]:
-        """Keyword arguments of ``create_subprocess_exec`` that drop to the sandbox's user."""
+    def _as_sandbox_user(self) -> list[str]:
+        # setpriv, not Popen(user=...): dropping privileges in the child makes Python fork
+        # the whole server instead of vfork (~8 ms more CPU per start for a 150 MiB server).
         if self.uid is None:
-            return {}
-        return {"user": self.uid, "group": self.gid, "extra_groups": []}
+            return []
+        gid = self.uid if self.gid is None else self.gid
+        return [self.setpriv, f"--reuid={self.uid}", f"--regid={gid}", "--clear-groups"]
 
     def sandbox_argv(
         self,
@@ -95,6 +99,7 @@ class Isolation:
         ``mounts``; the host PID of the sandbox's init goes to ``info_fd`` as JSON
         (``child-pid``)."""
         argv = [
+            *self._as_sandbox_user(),
             self.bwrap,
             "--unshare-user",
             "--unshare-pid",
@@ -144,10 +149,11 @@ def detect_isolation(hidden: Iterable[str | Path] = ()) -> Isolation:
     sandbox (as the user pods would run as) starts."""
     bwrap = shutil.which("bwrap")
     nsenter = shutil.which("nsenter")
+    setpriv = shutil.which("setpriv")
     if bwrap is None:
         return Isolation(False, "bubblewrap (bwrap) is not installed")
-    if nsenter is None:
-        return Isolation(False, "nsenter (util-linux) is not installed")
+    if nsenter is None or setpriv is None:
+        return Isolation(False, "nsenter or setpriv (util-linux) is not installed")
     root = os.geteuid() == 0
     isolation = Isolation(
         True,
@@ -155,6 +161,7 @@ def detect_isolation(hidden: Iterable[str | Path] = ()) -> Isolation:
         gid=UNPRIVILEGED_ID if root else None,
         bwrap=bwrap,
         nsenter=nsenter,
+        setpriv=setpriv,
     ).with_hidden(hidden)
     read, write = os.pipe()
     try:
@@ -165,7 +172,6 @@ def detect_isolation(hidden: Iterable[str | Path] = ()) -> Isolation:
             capture_output=True,
             timeout=PROBE_TIMEOUT_SECONDS,
             check=False,
-            **isolation.spawn_options(),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return Isolation(False, f"bwrap cannot start: {exc}")
