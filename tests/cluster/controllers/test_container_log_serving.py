@@ -197,7 +197,7 @@ def test_since_finds_the_first_record_at_or_after_a_time(tmp_path: Path) -> None
 
     start = since_offset(log_file, len(data), first + 500 * 1_000_000)
 
-    assert next(render(data[start:], False)) == b"line 500\n"
+    assert b"".join(render(data[start:], False)).split(b"\n")[:2] == [b"line 500", b"line 501"]
     assert since_offset(log_file, len(data), 0) == 0
     assert since_offset(log_file, len(data), first + 10**12) == len(data)
 

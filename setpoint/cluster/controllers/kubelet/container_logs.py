@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import calendar
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, TypeVar
 
 from setpoint.api.clock import Clock
 from setpoint.cluster.apiserver.http.pod_endpoints import LogOptions
@@ -32,6 +33,15 @@ FOLLOW_POLL_SECONDS: Final = 0.05
 BLOCK_BYTES: Final = 64 * 1024
 #: Enough of a record's start to hold its time, stream and tag.
 HEADER_BYTES: Final = 64
+#: Threads reading log files: few, so that concurrent reads of long lines do not each grow a
+#: malloc arena of their own (RSS), and never the event loop's.
+LOG_READERS: Final = 2
+_READERS = ThreadPoolExecutor(max_workers=LOG_READERS, thread_name_prefix="pod-log-reader")
+T = TypeVar("T")
+
+
+async def _in_reader(function: Callable[..., T], *args: object) -> T:
+    return await asyncio.get_running_loop().run_in_executor(_READERS, function, *args)
 
 
 def record_nanoseconds(moment: bytes) -> int:
@@ -128,14 +138,31 @@ def _record_start_after(log_file: BinaryIO, offset: int, size: int) -> int:
 
 
 def render(records: bytes, timestamps: bool) -> Iterator[bytes]:
-    """The answer's bytes for complete ``records`` (each ending with a newline)."""
-    for record in records.split(b"\n")[:-1]:
-        parts = record.split(b" ", 3)
-        if len(parts) < 4:
-            continue
-        moment, _stream, tag, text = parts
-        ending = b"\n" if tag == b"F" else b""
-        yield (moment + b" " + text + ending) if timestamps else (text + ending)
+    """The answer's bytes for complete ``records`` (each ending with a newline), about
+    :data:`BLOCK_BYTES` at a time; each record's text is copied once."""
+    view = memoryview(records)
+    out = bytearray()
+    start = 0
+    while (end := records.find(b"\n", start)) >= 0:
+        moment_end = records.find(b" ", start, end)
+        stream_end = records.find(b" ", moment_end + 1, end) if moment_end >= 0 else -1
+        tag_end = records.find(b" ", stream_end + 1, end) if stream_end >= 0 else -1
+        if tag_end >= 0:
+            if timestamps:
+                out += view[start : moment_end + 1]
+            out += view[tag_end + 1 : end]
+            if records[stream_end + 1 : tag_end] == b"F":
+                out += b"\n"
+            if len(out) >= BLOCK_BYTES:
+                yield bytes(out)
+                out = bytearray()
+        start = end + 1
+    if out:
+        yield bytes(out)
+
+
+def _open(path: Path) -> BinaryIO:
+    return path.open("rb")
 
 
 class _Reader:
@@ -144,19 +171,23 @@ class _Reader:
     def __init__(self, log_file: BinaryIO, offset: int) -> None:
         self.file = log_file
         self.offset = offset
-        self.carry = b""
+        self.carry = bytearray()
 
     def next_records(self) -> bytes:
-        """The next complete records (b"" at the end of what is written so far)."""
+        """The next complete records (b"" at the end of what is written so far); a record
+        longer than a block is gathered once, not copied again per block."""
         while True:
             self.file.seek(self.offset)
             block = self.file.read(BLOCK_BYTES)
             self.offset += len(block)
-            data = self.carry + block
-            cut = data.rfind(b"\n") + 1
-            self.carry = data[cut:]
-            if cut or not block:
-                return data[:cut]
+            cut = block.rfind(b"\n") + 1
+            if cut:
+                records = bytes(self.carry) + block[:cut] if self.carry else block[:cut]
+                self.carry = bytearray(block[cut:])
+                return records
+            if not block:
+                return b""
+            self.carry += block
 
 
 async def read_log(
@@ -167,7 +198,7 @@ async def read_log(
     path: Path = container.log_path(max(number, 0))
     instance = container.instances[number] if 0 <= number < len(container.instances) else None
     try:
-        log_file = await asyncio.to_thread(path.open, "rb")
+        log_file = await _in_reader(_open, path)
     except FileNotFoundError:
         return
     since_ns: int | None = None
@@ -176,11 +207,11 @@ async def read_log(
     if options.since_time is not None:
         since_ns = int(options.since_time.timestamp() * 1_000_000_000)
     try:
-        start = await asyncio.to_thread(_start_offset, log_file, options, since_ns)
+        start = await _in_reader(_start_offset, log_file, options, since_ns)
         reader = _Reader(log_file, start)
         left = options.limit_bytes
         while True:
-            records = await asyncio.to_thread(reader.next_records)
+            records = await _in_reader(reader.next_records)
             if records:
                 for chunk in _limited(render(records, options.timestamps), left):
                     if left is not None:
@@ -192,12 +223,12 @@ async def read_log(
             if not options.follow or options.previous or instance is None:
                 return
             if instance.finished_at is not None:
-                if not await asyncio.to_thread(_has_more, reader):
+                if not await _in_reader(_has_more, reader):
                     return
                 continue
-            if await asyncio.to_thread(_rotated, reader, path):
+            if await _in_reader(_rotated, reader, path):
                 log_file.close()
-                log_file = await asyncio.to_thread(path.open, "rb")
+                log_file = await _in_reader(_open, path)
                 reader = _Reader(log_file, 0)
                 continue
             await asyncio.sleep(FOLLOW_POLL_SECONDS)
