@@ -175,3 +175,44 @@ async def test_pre_stop_runs_then_sigterm_and_the_exit_code_is_reported(api: Raw
     before_delete = events[-2]["object"]
     assert ready_of(before_delete) == "False"
     assert before_delete["status"]["phase"] == "Failed"
+
+
+async def test_unconfined_a_backgrounded_child_ends_with_its_container() -> None:
+    # --run-pods=unsafe: no PID namespace; the container's process group is killed when its
+    # main process exits (a setsid child would escape it: docs/local-cluster.md says so).
+    mark = marker()
+    async with (
+        LocalCluster(run_pods="unsafe") as cluster,
+        raw_api(cluster.url, cluster.token) as client,
+    ):
+        await client.request("POST", PODS, pod("bg", f"sleep {mark}1 & echo bye"))
+
+        async def succeeded() -> bool:
+            status = (await client.request("GET", f"{PODS}/bg")).body.get("status") or {}
+            return status.get("phase") == "Succeeded"
+
+        await eventually(succeeded, "the pod Succeeded though its child was still sleeping")
+        assert await eventually(lambda: _none_left(mark), "no process left") is True
+
+
+@needs_isolation
+async def test_a_deleted_pods_directory_and_logs_are_removed() -> None:
+    async with (
+        LocalCluster(run_pods=True) as cluster,
+        raw_api(cluster.url, cluster.token) as client,
+    ):
+        await client.request("POST", PODS, pod("tidy", "echo kept > file; echo logged; sleep 60"))
+        created = (await client.request("GET", f"{PODS}/tidy")).body
+        kubelet: Any = cluster.server.pod_runtime if cluster.server else None
+
+        async def log_written() -> Any:
+            path = kubelet.container_log_path(created["metadata"]["uid"], "app")
+            return path if path is not None and path.stat().st_size else None
+
+        directory = (await eventually(log_written, "the log written")).parents[2]
+        await client.request("DELETE", f"{PODS}/tidy", {"gracePeriodSeconds": 1})
+
+        async def removed() -> bool:
+            return not directory.exists()
+
+        await eventually(removed, "the pod's directory removed")

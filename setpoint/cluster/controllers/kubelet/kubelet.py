@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import logging
 import shutil
 import tempfile
@@ -180,6 +181,11 @@ class Kubelet(Controller):
             run = self._runs.pop(uid, None)
             if isinstance(run, ProcessPod):
                 run.kill_now()
+                # The pod's files and logs go with it, as the kubelet cleans up its pod
+                # directory and /var/log/pods; off the event loop (a log may be large).
+                asyncio.get_running_loop().run_in_executor(
+                    None, functools.partial(shutil.rmtree, run.directory, ignore_errors=True)
+                )
             self._stopping.pop(uid, None)
             self.addresses.release(uid)
 

@@ -60,6 +60,8 @@ MINIMUM_GRACE_SECONDS: Final = 2.0
 PIPE_READ_BYTES: Final = 64 * 1024
 #: How long an unconfined container's output may still arrive after its process group ended.
 DRAIN_SECONDS: Final = 1.0
+#: How often an unconfined container's main process is checked for its exit.
+EXIT_POLL_SECONDS: Final = 0.02
 
 __all__ = ["Instance", "ProcessContainer", "ProcessPod", "log_time"]
 
@@ -450,7 +452,7 @@ class ProcessPod:
         self, container: ProcessContainer, instance: Instance, writer: ContainerLogWriter
     ) -> None:
         assert instance.process is not None
-        code = await instance.process.wait()
+        code = await _exited(instance.process, instance.sandboxed)
         if not instance.sandboxed and instance.pid is not None:
             # What the main process left in its group ends with it (a sandbox's PID
             # namespace does this by itself).
@@ -547,7 +549,10 @@ class ProcessPod:
                 left = max(left, MINIMUM_GRACE_SECONDS)
             for container, _ in running:
                 container.signal(signal.SIGTERM)
-            waits = [asyncio.ensure_future(p.wait()) for _, p in running]
+            waits = [
+                asyncio.ensure_future(_exited(p, c.current is not None and c.current.sandboxed))
+                for c, p in running
+            ]
             grace: asyncio.Future[None] = asyncio.ensure_future(self._clock.sleep(max(left, 0)))
             everyone: asyncio.Future[list[int]] = asyncio.gather(*waits)
             done_or_grace: list[asyncio.Future[Any]] = [grace, everyone]
@@ -765,3 +770,18 @@ def _has_pre_stop(container: ProcessContainer) -> bool:
 def _missing(program: str, path: str) -> bool:
     """Whether ``program`` is neither on ``path`` nor a file (as ``execvp`` would find it)."""
     return shutil.which(program, path=path) is None and not os.path.isfile(program)
+
+
+async def _exited(process: asyncio.subprocess.Process, sandboxed: bool) -> int:
+    """The exit status of ``process``'s main process.
+
+    ``Process.wait()`` also waits for the output pipes to close. A sandbox's processes all end
+    with it, so that is soon; unconfined, a child the main process left behind may hold the
+    pipes open, so the exit status (set once the process is reaped) is polled instead.
+    """
+    if sandboxed:
+        return await process.wait()
+    while True:
+        if process.returncode is not None:
+            return process.returncode
+        await asyncio.sleep(EXIT_POLL_SECONDS)

@@ -22,6 +22,7 @@ and the cluster runs pods unconfined only when told ``--run-pods=unsafe``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -145,8 +146,14 @@ class Isolation:
 
 
 def detect_isolation(hidden: Iterable[str | Path] = ()) -> Isolation:
-    """Whether pods can be sandboxed here: ``bwrap`` and ``nsenter`` installed, and a trial
-    sandbox (as the user pods would run as) starts."""
+    """Whether pods can be sandboxed here: ``bwrap``, ``nsenter`` and ``setpriv`` installed,
+    and a trial sandbox (as the user pods would run as) starts. The trial runs once per
+    process; ``hidden`` paths are added to its answer."""
+    return _detect().with_hidden(hidden)
+
+
+@functools.cache
+def _detect() -> Isolation:
     bwrap = shutil.which("bwrap")
     nsenter = shutil.which("nsenter")
     setpriv = shutil.which("setpriv")
@@ -162,7 +169,7 @@ def detect_isolation(hidden: Iterable[str | Path] = ()) -> Isolation:
         bwrap=bwrap,
         nsenter=nsenter,
         setpriv=setpriv,
-    ).with_hidden(hidden)
+    )
     read, write = os.pipe()
     try:
         argv = isolation.sandbox_argv(Path("/tmp"), (), ["true"], write)
