@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import shutil
 import signal
@@ -48,8 +47,6 @@ from setpoint.cluster.controllers.kubelet.log_files import (
 from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
 from setpoint.cluster.controllers.kubelet.sandbox import Isolation, sandboxed_command
 from setpoint.cluster.controllers.kubelet.simulated_pod import image_id
-
-log = logging.getLogger(__name__)
 
 BACKOFF_BASE_SECONDS: Final = 10.0
 BACKOFF_MAX_SECONDS: Final = 300.0

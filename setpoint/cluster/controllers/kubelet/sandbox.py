@@ -23,7 +23,6 @@ and the cluster runs pods unconfined only when told ``--run-pods=unsafe``.
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import shutil
 import subprocess
@@ -31,8 +30,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
-
-log = logging.getLogger(__name__)
 
 #: The unprivileged user (``nobody``) pods run as when the server runs as root.
 UNPRIVILEGED_ID: Final = 65534
