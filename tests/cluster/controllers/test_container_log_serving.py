@@ -20,7 +20,11 @@ from typing import Any
 
 import pytest
 
+from setpoint.api.clock import SYSTEM_CLOCK
+from setpoint.cluster.apiserver.http.pod_endpoints import LogOptions
 from setpoint.cluster.controllers.kubelet.container_logs import (
+    FOLLOW_POLL_SECONDS,
+    read_log,
     record_nanoseconds,
     render,
     since_offset,
@@ -32,6 +36,7 @@ from setpoint.cluster.controllers.kubelet.log_files import (
     log_time,
     parse_size,
 )
+from setpoint.cluster.controllers.kubelet.process_pod import Instance, ProcessContainer
 from setpoint.cluster.local_cluster import LocalCluster
 from tests.cluster.controllers.test_pod_isolation import pod
 from tests.cluster.controllers.waiting import eventually
@@ -224,3 +229,49 @@ def test_sizes_are_quantities() -> None:
     assert parse_size("2048") == 2048
     with pytest.raises(ValueError, match="is not a size"):
         parse_size("ten")
+
+
+async def test_follow_reads_across_rotations_until_the_instance_ends(tmp_path: Path) -> None:
+    container = ProcessContainer({"name": "app"}, tmp_path, init=False)
+    instance = Instance(datetime.now(UTC), container.log_path(0))
+    container.instances.append(instance)
+    writer, _ = _writer(instance.log_path, max_size=2000, max_files=3)
+    options = LogOptions(container="app", follow=True, timestamps=False)
+    received: list[bytes] = []
+
+    async def follow() -> None:
+        async for chunk in read_log(container, options, SYSTEM_CLOCK):
+            received.append(chunk)
+
+    follower = asyncio.create_task(follow())
+    for number in range(200):
+        writer.write("stdout", f"line {number:03d} {'w' * 40}\n".encode())
+        if number % 20 == 0:
+            await asyncio.sleep(FOLLOW_POLL_SECONDS * 2)  # the follower catches up
+    writer.close()
+    await asyncio.sleep(FOLLOW_POLL_SECONDS * 2)
+    instance.finished_at = datetime.now(UTC)
+    await asyncio.wait_for(follower, 10)
+
+    lines = b"".join(received).decode().splitlines()
+    numbers = [int(line.split()[1]) for line in lines]
+    assert numbers == list(range(200))
+    rotated = await asyncio.to_thread(lambda: list(tmp_path.glob("logs/app/0.log.*")))
+    assert len(rotated) == 2  # rotated several times, the oldest deleted
+
+
+async def test_limit_bytes_and_timestamps(tmp_path: Path) -> None:
+    container = ProcessContainer({"name": "app"}, tmp_path, init=False)
+    instance = Instance(datetime.now(UTC), container.log_path(0))
+    container.instances.append(instance)
+    writer, _ = _writer(instance.log_path)
+    writer.write("stdout", b"first\nsecond\n")
+    writer.close()
+
+    async def answer(**options: Any) -> bytes:
+        chunks = read_log(container, LogOptions(container="app", **options), SYSTEM_CLOCK)
+        return b"".join([chunk async for chunk in chunks])
+
+    assert await answer(limit_bytes=8) == b"first\nse"
+    stamped = (await answer(timestamps=True, tail_lines=1)).decode()
+    assert stamped == "2026-01-01T00:00:00.001Z second\n"  # one read, one time
