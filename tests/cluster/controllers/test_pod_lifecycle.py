@@ -216,3 +216,32 @@ async def test_a_deleted_pods_directory_and_logs_are_removed() -> None:
             return not directory.exists()
 
         await eventually(removed, "the pod's directory removed")
+
+
+@needs_isolation
+async def test_a_failing_pre_stop_hook_is_an_event_and_the_stop_goes_on(api: RawAPI) -> None:
+    body = pod("hooked", "sleep 60")
+    hook = {"exec": {"command": ["sh", "-c", "echo nope; exit 3"]}}
+    body["spec"]["containers"][0]["lifecycle"] = {"preStop": hook}
+    created = (await api.request("POST", PODS, body)).body
+    uid = created["metadata"]["uid"]
+
+    async def running() -> bool:
+        status = (await api.request("GET", f"{PODS}/hooked")).body.get("status") or {}
+        return status.get("phase") == "Running"
+
+    await eventually(running, "the pod running")
+    await api.request("DELETE", f"{PODS}/hooked", {"gracePeriodSeconds": 5})
+
+    async def failed_hook() -> list[dict[str, Any]]:
+        events = (await api.request("GET", "/api/v1/namespaces/default/events")).body["items"]
+        return [e for e in events if e["reason"] == "FailedPreStopHook"]
+
+    (event,) = await eventually(failed_hook, "a FailedPreStopHook event")
+    assert event["type"] == "Warning"
+    assert event["involvedObject"]["fieldPath"] == "spec.containers{app}"
+    assert event["message"] == (
+        'Exec lifecycle hook ([sh -c echo nope; exit 3]) for Container "app" in Pod '
+        f"\"hooked_default({uid})\" failed - error: command 'sh -c echo nope; exit 3' exited "
+        'with 3: , message: "nope\\n"'
+    )

@@ -451,6 +451,8 @@ class Kubelet(Controller):
         pods = self.access.resource("pods")
         if run is not None:
             now = self.access.clock.now()
+            if isinstance(run, ProcessPod):
+                self._flush_events(pod, node, run)  # preStop hook failures
             if isinstance(run, SimulatedPod):
                 for name in run.kill(now):
                     self._event(

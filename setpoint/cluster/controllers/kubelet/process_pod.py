@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from setpoint.api.clock import Clock, TimerHandle
+from setpoint.api.go_format import go_quote
 from setpoint.cluster.controllers.kubelet.container_env import ContainerConfigError
 from setpoint.cluster.controllers.kubelet.liveness import Launcher, exec_probe, watch_liveness
 from setpoint.cluster.controllers.kubelet.log_files import (
@@ -492,9 +493,7 @@ class ProcessPod:
                 **options,
             )
         except OSError as exc:
-            self.events.append(
-                ("Warning", "FailedPreStopHook", f"PreStopHook failed: {exc}", container.name)
-            )
+            self.events.append(("Warning", "FailedPreStopHook", str(exc), container.name))
             return
         try:
             async with asyncio.timeout(limit):
@@ -505,13 +504,17 @@ class ProcessPod:
             await process.wait()
             return
         if process.returncode != 0:
-            text = output.decode(errors="replace").strip()
+            # As the kubelet's handler runner words it (lifecycle/handlers.go).
+            text = output.decode(errors="replace")
+            joined = " ".join(command)
             self.events.append(
                 (
                     "Warning",
                     "FailedPreStopHook",
-                    f"PreStopHook failed: command {' '.join(command)!r} exited with "
-                    f"{process.returncode}: {text}",
+                    f"Exec lifecycle hook ([{joined}]) for Container {go_quote(container.name)} "
+                    f"in Pod {go_quote(f'{self.name}_{self.namespace}({self.uid})')} failed - "
+                    f"error: command '{joined}' exited with {process.returncode}: , "
+                    f"message: {go_quote(text)}",
                     container.name,
                 )
             )
