@@ -60,7 +60,7 @@ SIMULATED_LOG_LINE: Final = (
 
 
 class Kubelet(Controller):
-    """Runs the pods bound to this cluster's nodes (simulated)."""
+    """Runs the pods bound to this cluster's nodes (simulated, or as sandboxed processes)."""
 
     name: ClassVar[str] = "kubelet"
     workers: ClassVar[int] = 4
