@@ -58,6 +58,9 @@ MINIMUM_GRACE_SECONDS: Final = 2.0
 PIPE_READ_BYTES: Final = 64 * 1024
 #: How long an unconfined container's output may still arrive after its process group ended.
 DRAIN_SECONDS: Final = 1.0
+#: How long (steps x seconds) a stop waits for a just-started sandbox to fork its command.
+COMMAND_WAIT_STEPS: Final = 100
+COMMAND_WAIT_SECONDS: Final = 0.01
 #: How often an unconfined container's main process is checked for its exit.
 EXIT_POLL_SECONDS: Final = 0.02
 
@@ -429,7 +432,7 @@ class ProcessPod:
             "Killing",
             f"Container {container.name} failed liveness probe, will be restarted",
         )
-        container.signal(signal.SIGTERM)
+        await self._terminate(container)
         try:
             async with asyncio.timeout(self.grace_seconds):
                 await process.wait()
@@ -470,6 +473,20 @@ class ProcessPod:
         if instance.prober is not None:
             instance.prober.cancel()
         self._on_change()
+
+    async def _terminate(self, container: ProcessContainer) -> None:
+        """SIGTERM to ``container``'s command. A sandbox that has only just started may not
+        have forked its command yet (its init would ignore the signal): wait for it a little."""
+        current = container.current
+        if current is not None and current.sandboxed and current.pid is not None:
+            for _ in range(COMMAND_WAIT_STEPS):
+                process = current.process
+                if sandboxed_command(current.pid) is not None or (
+                    process is None or process.returncode is not None
+                ):
+                    break
+                await asyncio.sleep(COMMAND_WAIT_SECONDS)
+        container.signal(signal.SIGTERM)
 
     async def _pre_stop(self, container: ProcessContainer, limit: float) -> None:
         """Run ``container``'s ``preStop`` exec hook, for at most ``limit`` seconds."""
@@ -547,8 +564,7 @@ class ProcessPod:
             left = grace_seconds - spent
             if any(_has_pre_stop(c) for c, _ in running):
                 left = max(left, MINIMUM_GRACE_SECONDS)
-            for container, _ in running:
-                container.signal(signal.SIGTERM)
+            await asyncio.gather(*(self._terminate(c) for c, _ in running))
             waits = [
                 asyncio.ensure_future(_exited(p, c.current is not None and c.current.sandboxed))
                 for c, p in running
