@@ -14,14 +14,15 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
-# bubblewrap sandboxes `--run-pods` containers (docs/local-cluster.md); without it they run
-# unconfined, and the isolation tests are skipped. Installed as root only.
+# bubblewrap sandboxes `--run-pods` containers (docs/local-cluster.md); without it only admins
+# may create pods there, and the isolation tests are skipped. Installed as root only.
 system-packages:
-	@command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || command -v apt-get >/dev/null || exit 0; \
-	command -v bwrap >/dev/null || [ "$$(id -u)" != 0 ] || \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null || \
-		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null; } || \
-		echo "bubblewrap not installed: --run-pods runs pods unconfined"
+	@if ! command -v bwrap >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+		{ apt-get update -q >/dev/null && \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null; } || \
+		echo "bubblewrap not installed: under --run-pods only admins may create pods"; \
+	fi
 
 lint: venv
 	$(BIN)/ruff check setpoint tests bench examples
