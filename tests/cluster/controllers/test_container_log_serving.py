@@ -275,3 +275,28 @@ async def test_limit_bytes_and_timestamps(tmp_path: Path) -> None:
     assert await answer(limit_bytes=8) == b"first\nse"
     stamped = (await answer(timestamps=True, tail_lines=1)).decode()
     assert stamped == "2026-01-01T00:00:00.001Z second\n"  # one read, one time
+
+
+async def test_log_options_out_of_range_are_422_as_upstream(
+    cluster_api: tuple[LocalCluster, RawAPI],
+) -> None:
+    _, api = cluster_api
+    await api.request("POST", PODS, pod("opts", "echo one; sleep 60"))
+    await phase_is(api, "opts", "Running")
+
+    negative = await api.request("GET", f"{PODS}/opts/log?tailLines=-1&limitBytes=0")
+    both = await api.request(
+        "GET", f"{PODS}/opts/log?sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z"
+    )
+    recent = await api.request("GET", f"{PODS}/opts/log?sinceSeconds=3600")
+    future = await api.request("GET", f"{PODS}/opts/log?sinceTime=2100-01-01T00:00:00Z")
+
+    assert negative.status == 422
+    assert negative.body["message"] == (
+        'PodLogOptions "opts" is invalid: [tailLines: Invalid value: -1: must be greater than '
+        "or equal to 0, limitBytes: Invalid value: 0: must be greater than 0]"
+    )
+    assert both.status == 422
+    assert "at most one of `sinceTime` or `sinceSeconds` may be specified" in both.body["message"]
+    assert recent.raw == b"one\n"
+    assert future.raw == b""

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
@@ -171,6 +172,29 @@ def _time(query: Any, key: str) -> datetime | None:
         raise status_errors.bad_request(f"{key}: invalid value {value!r}") from None
 
 
+def _validate_log_options(
+    name: str,
+    tail_lines: int | None,
+    limit_bytes: int | None,
+    since_seconds: int | None,
+    since_time: datetime | None,
+) -> None:
+    """422 as ``ValidatePodLogOptions`` (``pod/rest/log.go``) for values out of range."""
+    errors = []
+    if tail_lines is not None and tail_lines < 0:
+        errors.append(fe.invalid("tailLines", tail_lines, "must be greater than or equal to 0"))
+    if limit_bytes is not None and limit_bytes < 1:
+        errors.append(fe.invalid("limitBytes", limit_bytes, "must be greater than 0"))
+    if since_seconds is not None and since_time is not None:
+        errors.append(
+            fe.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified")
+        )
+    elif since_seconds is not None and since_seconds < 1:
+        errors.append(fe.invalid("sinceSeconds", since_seconds, "must be greater than 0"))
+    if errors:
+        raise status_errors.invalid("", "PodLogOptions", name, errors)
+
+
 def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
     query = request.query
     containers = [c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or []]
@@ -188,17 +212,16 @@ def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
         raise status_errors.bad_request(f"container {container} is not valid for pod {name}")
     since_seconds = _int(query, "sinceSeconds")
     since_time = _time(query, "sinceTime")
-    if since_seconds is not None and since_time is not None:
-        raise status_errors.bad_request(
-            "at most one of `sinceTime` or `sinceSeconds` may be specified"
-        )
+    tail_lines = _int(query, "tailLines")
+    limit_bytes = _int(query, "limitBytes")
+    _validate_log_options(name, tail_lines, limit_bytes, since_seconds, since_time)
     return LogOptions(
         container=container,
         follow=query.get("follow") == "true",
         previous=query.get("previous") == "true",
         timestamps=query.get("timestamps") == "true",
-        tail_lines=_int(query, "tailLines"),
-        limit_bytes=_int(query, "limitBytes"),
+        tail_lines=tail_lines,
+        limit_bytes=limit_bytes,
         since_seconds=since_seconds,
         since_time=since_time,
     )
