@@ -40,6 +40,8 @@ from setpoint.cluster.controllers.workload_context import WriteError
 
 log = logging.getLogger(__name__)
 
+#: How long a stopping kubelet waits for the processes it killed to be reaped.
+KILL_WAIT_SECONDS: Final = 2.0
 #: The kubelet renews its node Lease every 10 s (a quarter of its 40 s duration).
 LEASE_RENEW_SECONDS: Final = 10.0
 _MANAGED_STATUS: Final = (
@@ -149,9 +151,10 @@ class Kubelet(Controller):
         for task in pending:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for run in self._runs.values():
-            if isinstance(run, ProcessPod):
-                run.kill_now()
+        killed = [run for run in self._runs.values() if isinstance(run, ProcessPod)]
+        for run in killed:
+            run.kill_now()
+        await asyncio.gather(*(run.wait_killed(KILL_WAIT_SECONDS) for run in killed))
         if self._pods_root is not None and self._temporary_root:
             shutil.rmtree(self._pods_root, ignore_errors=True)
 

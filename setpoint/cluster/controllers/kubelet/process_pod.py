@@ -590,6 +590,13 @@ class ProcessPod:
                 if instance.prober is not None:
                     instance.prober.cancel()
 
+    async def wait_killed(self, limit_seconds: float) -> None:
+        """After :meth:`kill_now`: wait (at most ``limit_seconds``) until every process has
+        been reaped and its pipes closed, so nothing outlives the event loop."""
+        pending = [waiter for waiter in self._waiters if not waiter.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=limit_seconds)
+
     def kill_now(self) -> None:
         """SIGKILL every process (the server is stopping)."""
         for timer in self._timers:
