@@ -804,7 +804,12 @@ async def _exited(process: asyncio.subprocess.Process, sandboxed: bool) -> int:
     """
     if sandboxed:
         return await process.wait()
-    while True:
-        if process.returncode is not None:
-            return process.returncode
-        await asyncio.sleep(EXIT_POLL_SECONDS)
+    waiter = asyncio.ensure_future(process.wait())
+    try:
+        while process.returncode is None:
+            # Usually the pipes close with the exit and ``wait()`` answers at once.
+            await asyncio.wait([waiter], timeout=EXIT_POLL_SECONDS)
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+    return process.returncode
