@@ -6,7 +6,8 @@ STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 PYTEST_ARGS ?=
 
-.PHONY: venv ansible-deps test lint format demo bench clean test-crash test-fuzz examples-config test-install
+.PHONY: venv ansible-deps test lint format demo bench clean test-crash test-fuzz examples-config \
+	test-install system-packages
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +33,16 @@ $(ANSIBLE_STAMP): $(STAMP) pyproject.toml constraints.txt
 
 ansible-deps: $(ANSIBLE_STAMP)
 
+# bubblewrap sandboxes `--run-pods` containers (docs/local-cluster.md); without it only admins
+# may create pods there, and the isolation tests are skipped. Installed as root only.
+system-packages:
+	@if ! command -v bwrap >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+		{ apt-get update -q >/dev/null && \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null; } || \
+		echo "bubblewrap not installed: under --run-pods only admins may create pods"; \
+	fi
+
 lint: venv
 	$(BIN)/ruff check setpoint tests bench examples
 	$(BIN)/ruff format --check setpoint tests bench examples
@@ -42,7 +53,7 @@ format: venv
 	$(BIN)/ruff check --fix setpoint tests bench examples
 	$(BIN)/ruff format setpoint tests bench examples
 
-test: lint ansible-deps
+test: lint ansible-deps system-packages
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The README tour: a local cluster, the example operators and their samples, converging live.

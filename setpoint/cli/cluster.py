@@ -15,6 +15,7 @@ from setpoint.cli.cluster_nodes import node
 from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
+from setpoint.cluster.controllers.kubelet.log_files import parse_size
 from setpoint.cluster.data_directory import DataDirectoryError
 from setpoint.cluster.identity import IdentityError, write_user_kubeconfig_for
 from setpoint.cluster.local_cluster import LocalCluster
@@ -24,6 +25,7 @@ DATA_DIR_KUBECONFIG = "kubeconfig"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 AUDIT_LEVELS = ("Metadata", "Request")
+RUN_PODS_MODES = ("isolated", "unsafe")
 
 
 @click.group()
@@ -85,9 +87,27 @@ cluster.add_command(node)
 )
 @click.option(
     "--run-pods",
-    is_flag=True,
-    default=False,
-    help="Run containers' command+args as local processes (default: simulate them).",
+    type=click.Choice(RUN_PODS_MODES),
+    is_flag=False,
+    flag_value="isolated",
+    default=None,
+    help="Run containers' command+args as local processes, each pod in a sandbox (default: "
+    "simulate them). Where pods cannot be sandboxed only system:masters may create them; "
+    "--run-pods=unsafe runs them as the server's user for everyone (see docs/local-cluster.md).",
+)
+@click.option(
+    "--container-log-max-size",
+    default="10Mi",
+    show_default=True,
+    metavar="SIZE",
+    help="--run-pods: rotate a container's log file once it reaches SIZE (as the kubelet flag).",
+)
+@click.option(
+    "--container-log-max-files",
+    type=click.IntRange(2, None),
+    default=5,
+    show_default=True,
+    help="--run-pods: log files kept per container, the current one included.",
 )
 @click.option(
     "--no-controllers",
@@ -141,7 +161,9 @@ def serve(
     kubeconfig: str | None,
     client_ca: str | None,
     nodes: int,
-    run_pods: bool,
+    run_pods: str | None,
+    container_log_max_size: str,
+    container_log_max_files: int,
     no_controllers: bool,
     authorization: str,
     faults: str | None,
@@ -165,6 +187,10 @@ def serve(
     for value, hint in ((port, "--port"), (https_port, "--https-port")):
         if not 0 <= value <= 65535:
             raise click.BadParameter(f"{value} is not a port number (0-65535)", param_hint=hint)
+    try:
+        log_max_size = parse_size(container_log_max_size)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--container-log-max-size") from None
     if faults is not None:
         try:
             parse_fault_spec(faults)
@@ -187,7 +213,9 @@ def serve(
                 kubeconfig_path,
                 controllers=not no_controllers,
                 nodes=nodes,
-                run_pods=run_pods,
+                run_pods=run_pods or False,
+                container_log_max_size=log_max_size,
+                container_log_max_files=container_log_max_files,
                 authorization=authorization,
                 faults=faults,
                 client_ca=client_ca,
@@ -210,7 +238,9 @@ async def _serve(
     *,
     controllers: bool,
     nodes: int,
-    run_pods: bool,
+    run_pods: str | bool,
+    container_log_max_size: int,
+    container_log_max_files: int,
     authorization: str,
     faults: str | None = None,
     client_ca: str | None,
@@ -230,6 +260,8 @@ async def _serve(
         controllers=controllers,
         nodes=nodes,
         run_pods=run_pods,
+        container_log_max_size=container_log_max_size,
+        container_log_max_files=container_log_max_files,
         authorization=authorization,
         faults=faults,
         client_ca=client_ca,
@@ -237,6 +269,7 @@ async def _serve(
         audit_level=audit_level,
     )
     async with local:
+        _say_how_pods_run(local, run_pods)
         click.echo(
             f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True
         )
@@ -250,6 +283,34 @@ async def _serve(
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(Exception):
             loop.remove_signal_handler(signum)
+
+
+def _say_how_pods_run(local: LocalCluster, run_pods: str | bool) -> None:
+    if not run_pods or not controllers_running(local):
+        return
+    isolation = local.pod_isolation
+    if run_pods == "unsafe":
+        click.echo(
+            "setpoint: --run-pods=unsafe: pods run as this server's user, unconfined: whoever "
+            "may create pods may run code as that user and read its admin credentials",
+            err=True,
+        )
+    elif isolation is not None and isolation.available:
+        who = "nobody" if isolation.uid is not None else "this server's user"
+        click.echo(
+            f"setpoint: --run-pods: each pod runs in a sandbox (bubblewrap) as {who}", err=True
+        )
+    elif isolation is not None:
+        click.echo(
+            f"setpoint: --run-pods: pods cannot be isolated on this machine ({isolation.reason}); "
+            "only system:masters may create pods (--run-pods=unsafe lets everyone)",
+            err=True,
+        )
+
+
+def controllers_running(local: LocalCluster) -> bool:
+    """Whether ``local`` runs its controllers (and so a kubelet)."""
+    return local.controllers is not None
 
 
 @cluster.command("user-kubeconfig")

@@ -18,7 +18,11 @@ that is removed on exit.
 
 The built-in controllers, scheduler and (simulated) kubelet run with the server unless
 ``controllers=False``; ``nodes``, ``run_pods``, ``clock`` and ``simulated_run_seconds`` (how long
-a simulated container whose command ends by itself runs) configure them. ``clock`` is also the
+a simulated container whose command ends by itself runs) configure them. ``run_pods=True`` (or
+``"isolated"``) runs containers' commands in sandboxes; where this machine cannot sandbox them
+only ``system:masters`` may create pods, unless ``run_pods="unsafe"`` (see
+:mod:`setpoint.cluster.controllers.kubelet.sandbox`). ``container_log_max_size`` (bytes) and
+``container_log_max_files`` rotate their logs. ``clock`` is also the
 API server's, for the times of service account tokens.
 
 ``authorization`` is ``"RBAC"`` (the default: Roles and bindings are enforced, the admin token
@@ -37,6 +41,7 @@ requests by members of ``audit_omit_groups`` (:mod:`setpoint.cluster.apiserver.a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
 import socket
@@ -52,12 +57,15 @@ from setpoint.cluster.apiserver.auth.authentication.token_request import (
     DEFAULT_EXPIRATION_SECONDS,
     create_token,
 )
+from setpoint.cluster.apiserver.auth.authorization.unconfined_pods import UnconfinedPodsGate
 from setpoint.cluster.apiserver.http.fault_injection import FaultInjector, parse_fault_spec
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
 from setpoint.cluster.controllers.framework.manager import ControllerManager
 from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.controllers.kubelet.log_files import DEFAULT_MAX_FILES, DEFAULT_MAX_SIZE
+from setpoint.cluster.controllers.kubelet.sandbox import Isolation, detect_isolation
 from setpoint.cluster.data_directory import private_data_dir
 from setpoint.cluster.identity import (
     ClusterIdentity,
@@ -112,7 +120,9 @@ class LocalCluster:
         token: str | None = None,
         controllers: bool = True,
         nodes: int = 1,
-        run_pods: bool = False,
+        run_pods: bool | str = False,
+        container_log_max_size: int = DEFAULT_MAX_SIZE,
+        container_log_max_files: int = DEFAULT_MAX_FILES,
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",
@@ -139,12 +149,21 @@ class LocalCluster:
         self._audit = (audit_log, audit_level, tuple(audit_omit_groups))
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
+        if run_pods not in (False, True, "isolated", "unsafe"):
+            raise ValueError(f"run_pods: {run_pods!r} is not False, True, 'isolated' or 'unsafe'")
+        self._run_pods = run_pods
+        #: How --run-pods confines pods here (None: pods are simulated, or run unsafe).
+        self.pod_isolation: Isolation | None = None
         self._controller_options = (
             ControllerOptions(
                 clock=clock,
                 nodes=nodes,
-                run_pods=run_pods,
+                run_pods=bool(run_pods),
+                run_pods_unconfined=run_pods == "unsafe",
                 simulated_run_seconds=simulated_run_seconds,
+                container_log_max_size=container_log_max_size,
+                container_log_max_files=container_log_max_files,
+                protected_paths=(str(data_dir),) if data_dir else (),
             )
             if controllers
             else None
@@ -219,6 +238,17 @@ class LocalCluster:
         )
         if self._faults_spec:
             self.server.faults.set(self._faults_spec)
+        options = self._controller_options
+        if options is not None and options.run_pods and not options.run_pods_unconfined:
+            self.pod_isolation = await asyncio.to_thread(detect_isolation)
+            options.isolation = self.pod_isolation
+            if not self.pod_isolation.available:
+                log.warning(
+                    "--run-pods: pods cannot be isolated on this machine (%s); only "
+                    "system:masters may create pods (--run-pods=unsafe lets everyone)",
+                    self.pod_isolation.reason,
+                )
+                self.server.unconfined_pods = UnconfinedPodsGate(self.pod_isolation.reason)
         try:
             await self.server.start()
             if self._data_dir is not None:

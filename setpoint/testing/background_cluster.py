@@ -37,7 +37,7 @@ class BackgroundCluster:
         kubeconfig_path: str | Path | None = None,
         controllers: bool = True,
         nodes: int = 1,
-        run_pods: bool = False,
+        run_pods: bool | str = False,
         clock: Clock = SYSTEM_CLOCK,
         simulated_run_seconds: float = 1.0,
         authorization: str = "RBAC",

@@ -38,6 +38,7 @@ from setpoint.cluster.apiserver.auth.authorization.access_control import AccessC
 from setpoint.cluster.apiserver.auth.authorization.authorizers import RBAC
 from setpoint.cluster.apiserver.auth.authorization.escalation import RBACBehaviour
 from setpoint.cluster.apiserver.auth.authorization.rbac_index import RBAC_GROUP
+from setpoint.cluster.apiserver.auth.authorization.unconfined_pods import UnconfinedPodsGate
 from setpoint.cluster.apiserver.http.fault_injection import FaultInjector
 from setpoint.cluster.apiserver.http.handler import APIHandler
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
@@ -208,6 +209,8 @@ class APIServer:
         self.faults = FaultInjector()
         #: What runs the pods' containers (the kubelet sets itself here): serves pods/log.
         self.pod_runtime: PodRuntime | None = None
+        #: Refuses non-admins what runs code when --run-pods cannot isolate pods (else None).
+        self.unconfined_pods: UnconfinedPodsGate | None = None
 
     def _namespace_terminating(self, name: str) -> None:
         # The namespace controller (setpoint.cluster.controllers.namespace) empties and
@@ -258,6 +261,7 @@ class APIServer:
             faults=self.faults,
             authenticator=self.authenticator,
             audit=self.audit,
+            unconfined_pods=lambda: self.unconfined_pods,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,3 +63,18 @@ def test_logs_follow_until_the_container_exits(kubectl: Kubectl) -> None:
     assert followed.splitlines() == ["line 1", "line 2", "line 3"]
     kubectl.run("wait", "pod/counter", "--for=jsonpath={.status.phase}=Succeeded", "--timeout=30s")
     assert kubectl.run("logs", "counter", "--tail=1").stdout == "line 3\n"
+
+
+def test_wait_for_not_ready_sees_a_gracefully_deleted_pod(kubectl: Kubectl) -> None:
+    # Issue 22 item 2: the kubelet reports the containers terminated and Ready=False before
+    # it deletes the pod, so this wait returns instead of hanging.
+    kubectl.run("run", "leaving", "--image=busybox", "--command", "--", "sleep", "300")
+    kubectl.run("wait", "pod/leaving", "--for=condition=Ready", "--timeout=30s")
+    waiter = kubectl.popen("wait", "pod/leaving", "--for=condition=Ready=false", "--timeout=30s")
+    time.sleep(1.0)  # the wait has read the pod (Ready) and watches it
+
+    kubectl.run("delete", "pod", "leaving", "--grace-period=10", "--wait=false")
+    out, err = waiter.communicate(timeout=40)
+
+    assert waiter.returncode == 0, err
+    assert out.strip() == "pod/leaving condition met"

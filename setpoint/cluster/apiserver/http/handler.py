@@ -32,6 +32,7 @@ from setpoint.cluster.apiserver.auth.authentication.token_review import (
     review_token,
 )
 from setpoint.cluster.apiserver.auth.authorization.access_control import AccessControl
+from setpoint.cluster.apiserver.auth.authorization.unconfined_pods import UnconfinedPodsGate
 from setpoint.cluster.apiserver.auth.request_user import request_user
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.body_limits import object_too_large
@@ -167,8 +168,11 @@ class APIHandler:
         faults: FaultInjector | None = None,
         authenticator: Authenticator | None = None,
         audit: AuditLog | None = None,
+        unconfined_pods: Callable[[], UnconfinedPodsGate | None] = lambda: None,
     ) -> None:
         self._registry = registry
+        #: Set when --run-pods cannot isolate pods (see unconfined_pods).
+        self._unconfined_pods = unconfined_pods
         #: Fault injection (off unless rules are set; see fault_injection).
         self.faults = faults or FaultInjector()
         self._operations = operations
@@ -244,6 +248,9 @@ class APIHandler:
         # 401 unless the caller is known; then request_user(request) says who it is.
         self.authenticator.authenticate(request)
         self._access.admit(request)  # impersonation, then authorization (or 403)
+        gate = self._unconfined_pods()
+        if gate is not None:
+            gate.check(request.method, parts, request_user(request))
         if head == "openapi":
             return serve_openapi(request, parts, self._openapi)
         if head == "metrics" and len(parts) == 1:

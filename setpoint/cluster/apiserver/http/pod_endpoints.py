@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from aiohttp import web
 
+from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
@@ -39,6 +41,7 @@ class LogOptions:
     tail_lines: int | None = None
     limit_bytes: int | None = None
     since_seconds: int | None = None
+    since_time: datetime | None = None
 
 
 class PodRuntime(Protocol):
@@ -48,9 +51,12 @@ class PodRuntime(Protocol):
         """The log bytes of one container (following it if asked)."""
         ...
 
-    def exec_context(self, pod: dict[str, Any], container: str) -> tuple[str, dict[str, str]]:
-        """Where and with which environment a command runs in ``container``; raises
-        ``APIError`` when it cannot (simulated containers, a container not running)."""
+    def exec_context(
+        self, pod: dict[str, Any], container: str, command: list[str]
+    ) -> tuple[list[str], str, dict[str, str]]:
+        """How ``command`` runs in ``container``: the argv (wrapped to enter the container),
+        working directory and environment; raises ``APIError`` when it cannot (simulated
+        containers, a container not running)."""
         ...
 
 
@@ -181,8 +187,8 @@ async def _serve_exec(
         raise status_errors.bad_request("you must specify at least 1 command")
     if runtime is None:
         raise _no_runtime()
-    cwd, env = runtime.exec_context(pod, container)
-    return await serve_exec(request, list(command), cwd, env)
+    argv, cwd, env = runtime.exec_context(pod, container, list(command))
+    return await serve_exec(request, argv, cwd, env)
 
 
 def _int(query: Any, key: str) -> int | None:
@@ -193,6 +199,39 @@ def _int(query: Any, key: str) -> int | None:
         return int(value)
     except ValueError:
         raise status_errors.bad_request(f"{key}: invalid value {value!r}") from None
+
+
+def _time(query: Any, key: str) -> datetime | None:
+    value = query.get(key)
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise status_errors.bad_request(f"{key}: invalid value {value!r}") from None
+
+
+def _validate_log_options(
+    name: str,
+    tail_lines: int | None,
+    limit_bytes: int | None,
+    since_seconds: int | None,
+    since_time: datetime | None,
+) -> None:
+    """422 as ``ValidatePodLogOptions`` (``pod/rest/log.go``) for values out of range."""
+    errors = []
+    if tail_lines is not None and tail_lines < 0:
+        errors.append(fe.invalid("tailLines", tail_lines, "must be greater than or equal to 0"))
+    if limit_bytes is not None and limit_bytes < 1:
+        errors.append(fe.invalid("limitBytes", limit_bytes, "must be greater than 0"))
+    if since_seconds is not None and since_time is not None:
+        errors.append(
+            fe.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified")
+        )
+    elif since_seconds is not None and since_seconds < 1:
+        errors.append(fe.invalid("sinceSeconds", since_seconds, "must be greater than 0"))
+    if errors:
+        raise status_errors.invalid("", "PodLogOptions", name, errors)
 
 
 def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
@@ -210,14 +249,20 @@ def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
         container = containers[0]
     elif container not in containers and container not in init:
         raise status_errors.bad_request(f"container {container} is not valid for pod {name}")
+    since_seconds = _int(query, "sinceSeconds")
+    since_time = _time(query, "sinceTime")
+    tail_lines = _int(query, "tailLines")
+    limit_bytes = _int(query, "limitBytes")
+    _validate_log_options(name, tail_lines, limit_bytes, since_seconds, since_time)
     return LogOptions(
         container=container,
         follow=query.get("follow") == "true",
         previous=query.get("previous") == "true",
         timestamps=query.get("timestamps") == "true",
-        tail_lines=_int(query, "tailLines"),
-        limit_bytes=_int(query, "limitBytes"),
-        since_seconds=_int(query, "sinceSeconds"),
+        tail_lines=tail_lines,
+        limit_bytes=limit_bytes,
+        since_seconds=since_seconds,
+        since_time=since_time,
     )
 
 

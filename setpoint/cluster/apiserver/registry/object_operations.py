@@ -821,7 +821,13 @@ class ObjectOperations:
             return Result(200, encode_json(new), warnings)
         stored = behaviour.to_storage(resource, new)
         try:
-            if deleting and not behaviour.holds_deletion(new):
+            # As upstream's ShouldDeleteDuringUpdate: only once the grace period is over (a
+            # pod in its grace period gets its final status written before it goes).
+            if (
+                deleting
+                and not behaviour.holds_deletion(new)
+                and not old_meta.get("deletionGracePeriodSeconds")
+            ):
                 written = self.storage.delete(record.key, expected_revision=record.revision)
                 await self._settle(resource, behaviour, written.revision, None, old)
                 return Result(200, self.present(resource, written.value), warnings)

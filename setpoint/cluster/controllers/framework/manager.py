@@ -46,6 +46,7 @@ class ControllerManager:
             # The tokens controller signs with the API server's key, as upstream's shares
             # --service-account-private-key-file.
             self.options.service_account_tokens = server.authenticator.service_accounts
+        self.options.api_port = lambda: server.https_port or server.port
         if not self.options.root_ca_pem and server.certificate is not None:
             self.options = dataclasses.replace(
                 self.options, root_ca_pem=server.certificate.trusted_pem

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
         ServiceAccountTokens,
     )
     from setpoint.cluster.apiserver.http.serving_certificate import CertificateAuthority
+    from setpoint.cluster.controllers.kubelet.sandbox import Isolation
 
 #: The one node of a default local cluster.
 DEFAULT_NODE_NAME: Final = "setpoint-node"
@@ -33,6 +35,20 @@ class ControllerOptions:
     simulated_run_seconds: float = 1.0
     #: Working directories of ``--run-pods`` pods ('' for a temporary directory).
     pods_dir: str = ""
+    #: How ``--run-pods`` confines pods (None: detect at start); unavailable isolation (or
+    #: ``--run-pods=unsafe``) runs them as the server's user.
+    isolation: Isolation | None = None
+    #: ``--run-pods=unsafe``: run pods unconfined even where isolation is available.
+    run_pods_unconfined: bool = False
+    #: Host paths a sandbox must never show (the data directory).
+    protected_paths: tuple[str, ...] = ()
+    #: The kubelet's ``--container-log-max-size`` (bytes) and ``--container-log-max-files``.
+    container_log_max_size: int = 10 * 1024 * 1024
+    container_log_max_files: int = 5
+    #: Where pods reach the API server (``KUBERNETES_SERVICE_HOST``/``PORT``): the HTTPS
+    #: listener, filled in by the controller manager.
+    api_host: str = "127.0.0.1"
+    api_port: Callable[[], int] = field(default=lambda: 0)
     #: Signs legacy token Secrets' tokens (the controller manager sets the server's).
     service_account_tokens: ServiceAccountTokens | None = None
     #: The certificate authority clients trust, as PEM (``kube-root-ca.crt``); the manager

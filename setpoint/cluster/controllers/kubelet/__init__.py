@@ -7,5 +7,10 @@ writes them), and keeps ``status`` as kubelet 1.32 does (phase, the five conditi
 ``containerStatuses``). Readiness follows ``readinessProbe.initialDelaySeconds`` on the cluster
 clock; a container with a command that ends by itself (restartPolicy Never or OnFailure)
 exits 0 after a short, configurable time. A deleted pod keeps its ``deletionTimestamp`` until
-the kubelet has stopped its containers (``Killing``) and removes it, as upstream.
+the kubelet has stopped its containers (``Killing``), written them terminated (Ready False),
+and removes it, as upstream.
+
+With ``--run-pods`` the containers' commands run as processes (:mod:`.process_pod`), each pod
+in a sandbox (:mod:`.sandbox`) with its volumes (:mod:`.pod_volumes`); their output is kept in
+rotated CRI log files (:mod:`.log_files`) and served from the end (:mod:`.container_logs`).
 """

@@ -22,7 +22,8 @@ class ContainerConfigError(Exception):
     """A reference the container's environment cannot be built without."""
 
 
-def _field(pod: Mapping[str, Any], path: str) -> str:
+def field_value(pod: Mapping[str, Any], path: str) -> str:
+    """The value of a downward API ``fieldPath`` of ``pod`` (empty when unknown)."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
@@ -84,7 +85,7 @@ def container_env(
             continue
         source = var["valueFrom"]
         if source.get("fieldRef"):
-            env[name] = _field(pod, source["fieldRef"].get("fieldPath", ""))
+            env[name] = field_value(pod, source["fieldRef"].get("fieldPath", ""))
             continue
         for key, resource, kind, shown in (
             ("configMapKeyRef", "configmaps", "configmap", "ConfigMap"),

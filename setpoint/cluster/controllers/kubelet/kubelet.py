@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import logging
 import shutil
 import tempfile
@@ -14,13 +15,14 @@ from typing import Any, ClassVar, Final
 
 from setpoint.api.clock import TimerHandle
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import BoundObject
 from setpoint.cluster.apiserver.http.pod_endpoints import LogOptions, PodRuntime
 from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess, Identity
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.framework.timestamps import micro_time_text, parse_time, time_text
-from setpoint.cluster.controllers.kubelet.container_env import container_env
+from setpoint.cluster.controllers.kubelet.container_env import ContainerConfigError, container_env
 from setpoint.cluster.controllers.kubelet.container_logs import read_log
 from setpoint.cluster.controllers.kubelet.node_objects import (
     NODE_LEASE_NAMESPACE,
@@ -30,12 +32,16 @@ from setpoint.cluster.controllers.kubelet.node_objects import (
     node_status,
 )
 from setpoint.cluster.controllers.kubelet.pod_addresses import PodAddresses
+from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
 from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
+from setpoint.cluster.controllers.kubelet.sandbox import Isolation, detect_isolation
 from setpoint.cluster.controllers.kubelet.simulated_pod import SimulatedPod
 from setpoint.cluster.controllers.workload_context import WriteError
 
 log = logging.getLogger(__name__)
 
+#: How long a stopping kubelet waits for the processes it killed to be reaped.
+KILL_WAIT_SECONDS: Final = 2.0
 #: The kubelet renews its node Lease every 10 s (a quarter of its 40 s duration).
 LEASE_RENEW_SECONDS: Final = 10.0
 #: A Node annotation that stops (``stopped``) the simulated kubelet of that node: no Lease
@@ -61,7 +67,7 @@ SIMULATED_LOG_LINE: Final = (
 
 
 class Kubelet(Controller):
-    """Runs the pods bound to this cluster's nodes (simulated)."""
+    """Runs the pods bound to this cluster's nodes (simulated, or as sandboxed processes)."""
 
     name: ClassVar[str] = "kubelet"
     workers: ClassVar[int] = 4
@@ -79,6 +85,7 @@ class Kubelet(Controller):
         self._uid_at: dict[ObjectKey, str] = {}
         self._lease_timer: TimerHandle | None = None
         self._renewal: asyncio.Task[None] | None = None
+        self._isolation: Isolation | None = None
 
     @classmethod
     def identity(cls) -> Identity:
@@ -179,9 +186,10 @@ class Kubelet(Controller):
         for task in pending:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for run in self._runs.values():
-            if isinstance(run, ProcessPod):
-                run.kill_now()
+        killed = [run for run in self._runs.values() if isinstance(run, ProcessPod)]
+        for run in killed:
+            run.kill_now()
+        await asyncio.gather(*(run.wait_killed(KILL_WAIT_SECONDS) for run in killed))
         if self._pods_root is not None and self._temporary_root:
             shutil.rmtree(self._pods_root, ignore_errors=True)
 
@@ -195,6 +203,12 @@ class Kubelet(Controller):
         meta = pod["metadata"]
         directory = self._pods_root / f"{meta['namespace']}_{meta['name']}_{meta['uid']}"
         directory.mkdir(parents=True, exist_ok=True)
+        (directory / "volumes").mkdir(exist_ok=True)
+        if self.isolation() is not None:
+            # The sandbox's user (nobody, under a root server) must reach its own working
+            # directory and volumes to mount them, and list nothing on the way (0711).
+            for path in (self._pods_root, directory, directory / "volumes"):
+                path.chmod(0o711)
         return directory
 
     # -- pods ---------------------------------------------------------------------------
@@ -205,6 +219,11 @@ class Kubelet(Controller):
             run = self._runs.pop(uid, None)
             if isinstance(run, ProcessPod):
                 run.kill_now()
+                # The pod's files and logs go with it, as the kubelet cleans up its pod
+                # directory and /var/log/pods; off the event loop (a log may be large).
+                asyncio.get_running_loop().run_in_executor(
+                    None, functools.partial(shutil.rmtree, run.directory, ignore_errors=True)
+                )
             self._stopping.pop(uid, None)
             self.addresses.release(uid)
 
@@ -291,6 +310,52 @@ class Kubelet(Controller):
         self._uid_at[key_of(pod)] = uid
         return run
 
+    def isolation(self) -> Isolation | None:
+        """How pods are confined: None when they run unconfined (``--run-pods=unsafe``, or no
+        isolation on this machine)."""
+        if self.options.run_pods_unconfined:
+            return None
+        if self._isolation is None:
+            self._isolation = self.options.isolation or detect_isolation()
+            self._isolation = self._isolation.with_hidden(self.options.protected_paths)
+            if self._pods_root is not None:
+                self._isolation = self._isolation.with_hidden([self._pods_root])
+        return self._isolation if self._isolation.available else None
+
+    def _service_env(self) -> dict[str, str]:
+        """The ``kubernetes`` Service's variables the kubelet gives every container."""
+        host, port = self.options.api_host, str(self.options.api_port())
+        return {
+            "KUBERNETES_SERVICE_HOST": host,
+            "KUBERNETES_SERVICE_PORT": port,
+            "KUBERNETES_SERVICE_PORT_HTTPS": port,
+            "KUBERNETES_PORT": f"tcp://{host}:{port}",
+            f"KUBERNETES_PORT_{port}_TCP": f"tcp://{host}:{port}",
+            f"KUBERNETES_PORT_{port}_TCP_PROTO": "tcp",
+            f"KUBERNETES_PORT_{port}_TCP_PORT": port,
+            f"KUBERNETES_PORT_{port}_TCP_ADDR": host,
+        }
+
+    def _issue_token(
+        self,
+        namespace: str,
+        account: str,
+        audiences: list[str],
+        seconds: int,
+        pod: Mapping[str, Any],
+    ) -> str:
+        tokens = self.options.service_account_tokens
+        found = self._lookup("serviceaccounts", namespace, account)
+        if tokens is None or found is None:
+            raise ContainerConfigError(f'serviceaccount "{account}" not found')
+        meta = pod["metadata"]
+        return tokens.issue(
+            dict(found),
+            audiences or list(tokens.audiences),
+            seconds,
+            BoundObject("Pod", str(meta["name"]), str(meta["uid"])),
+        )
+
     def _start_processes(self, pod: Mapping[str, Any], node: str) -> ProcessPod:
         meta = pod["metadata"]
         uid = str(meta["uid"])
@@ -299,18 +364,39 @@ class Kubelet(Controller):
         host_ip = node_address(self.nodes[node])
         view = copy.deepcopy(dict(pod))
         view.setdefault("status", {}).update(podIP=pod_ip, hostIP=host_ip)
+        service_env = self._service_env()
 
         def environment(container: Mapping[str, Any]) -> dict[str, str]:
-            return container_env(view, container, self._lookup)
+            return {**service_env, **container_env(view, container, self._lookup)}
 
+        directory = self._pod_directory(pod)
+        isolation = self.isolation()
+        owner = (
+            None
+            if isolation is None or isolation.uid is None
+            else (isolation.uid, isolation.gid or isolation.uid)
+        )
+        volumes = PodVolumes(
+            view,
+            directory / "volumes",
+            self._lookup,
+            lambda ns, account, audiences, seconds: self._issue_token(
+                ns, account, audiences, seconds, pod
+            ),
+            owner,
+        )
         run = ProcessPod(
             pod,
-            self._pod_directory(pod),
+            directory,
             pod_ip,
             host_ip,
             self.access.clock,
             environment,
             lambda: self.enqueue(key),
+            isolation=isolation,
+            volumes=volumes if isolation is not None else None,
+            log_max_size=self.options.container_log_max_size,
+            log_max_files=self.options.container_log_max_files,
         )
         spec = pod.get("spec") or {}
         for kind in ("initContainers", "containers"):
@@ -406,6 +492,8 @@ class Kubelet(Controller):
         pods = self.access.resource("pods")
         if run is not None:
             now = self.access.clock.now()
+            if isinstance(run, ProcessPod):
+                self._flush_events(pod, node, run)  # preStop hook failures
             if isinstance(run, SimulatedPod):
                 for name in run.kill(now):
                     self._event(
@@ -439,8 +527,17 @@ class Kubelet(Controller):
 
     # -- logs ---------------------------------------------------------------------------
 
-    def exec_context(self, pod: dict[str, Any], container: str) -> tuple[str, dict[str, str]]:
-        """The pod's working directory and ``container``'s environment (``--run-pods``)."""
+    def container_log_path(self, uid: str, container: str) -> Path | None:
+        """The current log file of ``container`` of the ``--run-pods`` pod ``uid``."""
+        run = self._runs.get(uid)
+        found = run.container(container) if isinstance(run, ProcessPod) else None
+        return None if found is None else found.log_path()
+
+    def exec_context(
+        self, pod: dict[str, Any], container: str, command: list[str]
+    ) -> tuple[list[str], str, dict[str, str]]:
+        """``command`` wrapped to run inside ``container`` (its sandbox), the working
+        directory and the environment to start it with (``--run-pods``)."""
         run = self._runs.get(str(pod["metadata"].get("uid")))
         if not isinstance(run, ProcessPod):
             raise status_errors.bad_request(
@@ -454,10 +551,11 @@ class Kubelet(Controller):
         view = copy.deepcopy(pod)
         view.setdefault("status", {}).update(podIP=run.pod_ip, hostIP=run.host_ip)
         try:
-            env = container_env(view, found.spec, self._lookup)
+            env = {**self._service_env(), **container_env(view, found.spec, self._lookup)}
         except Exception as exc:
             raise status_errors.bad_request(str(exc)) from exc
-        return str(run.directory), env
+        argv, options = run.command_in(found, command, env)
+        return argv, str(options["cwd"]), dict(options["env"])
 
     async def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
         """The container's output: its log file under --run-pods, else one line saying the

@@ -1,7 +1,8 @@
 """Liveness probes of ``--run-pods`` containers: ``exec`` probes only.
 
 After ``initialDelaySeconds``, every ``periodSeconds`` (10) the probe's command runs in the
-pod's directory with the container's environment, for at most ``timeoutSeconds`` (1). Each
+container (inside its sandbox, or unconfined in the pod's directory) with its environment,
+for at most ``timeoutSeconds`` (1). Each
 failure is a ``Warning Unhealthy`` Event (``Liveness probe failed: <output>``); after
 ``failureThreshold`` (3) failures in a row the kubelet reports ``Killing`` (``Container app
 failed liveness probe, will be restarted``) and stops the process, which then restarts as its
@@ -15,13 +16,14 @@ import contextlib
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from setpoint.api.clock import Clock
 
 #: Adds one Event: (type, reason, message).
 Report = Callable[[str, str, str], None]
+#: Wraps a command to run in the container: (argv, ``create_subprocess_exec`` options).
+Launcher = Callable[[list[str]], tuple[list[str], dict[str, Any]]]
 
 
 def exec_probe(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -35,15 +37,13 @@ def exec_probe(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return probe
 
 
-async def _run_once(
-    argv: list[str], directory: Path, env: dict[str, str], limit_seconds: float
-) -> tuple[bool, str]:
+async def _run_once(argv: list[str], launch: Launcher, limit_seconds: float) -> tuple[bool, str]:
     """(passed, output) of one probe run (a real process: real time bounds it)."""
+    wrapped, options = launch(argv)
     try:
         process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=directory,
-            env=env,
+            *wrapped,
+            **options,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -64,8 +64,7 @@ async def _run_once(
 
 async def watch_liveness(
     probe: Mapping[str, Any],
-    directory: Path,
-    env: dict[str, str],
+    launch: Launcher,
     clock: Clock,
     report: Report,
     kill: Callable[[], Awaitable[None]],
@@ -78,7 +77,7 @@ async def watch_liveness(
     await clock.sleep(float(probe.get("initialDelaySeconds") or 0))
     failures = 0
     while True:
-        passed, output = await _run_once(argv, directory, env, timeout)
+        passed, output = await _run_once(argv, launch, timeout)
         if passed:
             failures = 0
         else:

@@ -1,16 +1,22 @@
 """A pod whose containers run as local processes (``setpoint cluster serve --run-pods``).
 
-Each container's ``command`` + ``args`` runs in the pod's working directory with the pod's
-environment; the image is ignored, and a container without a ``command`` keeps "running"
-without a process (its image's entrypoint would run, with ``args`` in place of the image's CMD,
-and there is no image to run). Output goes to one log file per container
-instance, each line prefixed with its time and stream as the CRI log format does. Exit codes
+Each container's ``command`` + ``args`` runs in the pod's working directory (``work/`` of its
+directory, shared by its containers) with the pod's environment, inside a sandbox
+(:mod:`.sandbox`) that also holds the volumes it mounts (:mod:`.pod_volumes`); without
+isolation (``--run-pods=unsafe``) it runs as the server's user in its own process group. The
+image is ignored, and a container without a ``command`` keeps "running" without a process (its
+image's entrypoint would run, with ``args`` in place of the image's CMD, and there is no image
+to run). Output goes to one log file per container instance (:mod:`.log_files`). Exit codes
 set the container states and the pod phase; with restartPolicy Always (any exit) or OnFailure
 (non-zero) the container is started again, the second time at once and then after kubelet's
 back-off (10 s doubling to 300 s, on the cluster clock) shown as ``CrashLoopBackOff``. Init
-containers run first, one at a time. Deletion sends SIGTERM to each process group, waits for
-the grace period, then SIGKILL. An ``exec`` liveness probe that keeps failing stops the
-container the same way (:mod:`.liveness`).
+containers run first, one at a time.
+
+When a container's main process exits, every process it left ends too (its PID namespace goes
+away; unconfined, its process group is killed). Deletion runs each container's ``preStop``
+exec hook, sends SIGTERM to the main process, waits for what is left of the grace period
+(at least 2 s after a hook, as the kubelet), then SIGKILL. An ``exec`` liveness probe that keeps
+failing stops the container the same way (:mod:`.liveness`).
 """
 
 from __future__ import annotations
@@ -18,8 +24,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
+import shutil
 import signal
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -27,24 +36,39 @@ from pathlib import Path
 from typing import Any, Final
 
 from setpoint.api.clock import Clock, TimerHandle
+from setpoint.api.go_format import go_quote
 from setpoint.cluster.controllers.kubelet.container_env import ContainerConfigError
-from setpoint.cluster.controllers.kubelet.liveness import exec_probe, watch_liveness
+from setpoint.cluster.controllers.kubelet.liveness import Launcher, exec_probe, watch_liveness
+from setpoint.cluster.controllers.kubelet.log_files import (
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_SIZE,
+    ContainerLogWriter,
+    log_time,
+)
+from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
+from setpoint.cluster.controllers.kubelet.sandbox import Isolation, sandboxed_command
 from setpoint.cluster.controllers.kubelet.simulated_pod import image_id
 
 BACKOFF_BASE_SECONDS: Final = 10.0
 BACKOFF_MAX_SECONDS: Final = 300.0
 START_ERROR_EXIT_CODE: Final = 128
+#: ``minimumGracePeriodInSeconds``: what SIGTERM always gets after a preStop hook.
+MINIMUM_GRACE_SECONDS: Final = 2.0
+#: Bytes read from a container's stdout or stderr pipe at a time.
+PIPE_READ_BYTES: Final = 64 * 1024
+#: How long an unconfined container's output may still arrive after its process group ended.
+DRAIN_SECONDS: Final = 1.0
+#: How long (steps x seconds) a stop waits for a just-started sandbox to fork its command.
+COMMAND_WAIT_STEPS: Final = 100
+COMMAND_WAIT_SECONDS: Final = 0.01
+#: How often an unconfined container's main process is checked for its exit.
+EXIT_POLL_SECONDS: Final = 0.02
+
+__all__ = ["Instance", "ProcessContainer", "ProcessPod", "log_time"]
 
 
 def _text(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def log_time(moment: datetime) -> str:
-    """RFC 3339 with nanoseconds and trailing zeros dropped (Go's ``RFC3339Nano``)."""
-    utc = moment.astimezone(UTC)
-    fraction = f"{utc.microsecond:06d}000".rstrip("0")
-    return utc.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
 
 
 @dataclass(slots=True)
@@ -54,6 +78,10 @@ class Instance:
     started_at: datetime
     log_path: Path
     process: asyncio.subprocess.Process | None = None
+    #: The host PID of the container's main process (unconfined) or its sandbox's init.
+    pid: int | None = None
+    #: Whether it runs in a sandbox (else in its own process group).
+    sandboxed: bool = False
     finished_at: datetime | None = None
     exit_code: int | None = None
     reason: str = ""
@@ -118,6 +146,20 @@ class ProcessContainer:
         digest = hashlib.sha256(f"{self.directory}/{self.name}/{len(self.instances)}".encode())
         return "containerd://" + digest.hexdigest()
 
+    def signal(self, signum: int) -> None:
+        """Send ``signum`` to the running instance's main process (unconfined: its group)."""
+        current = self.current
+        if current is None or current.pid is None or current.finished_at is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if not current.sandboxed:
+                os.killpg(current.pid, signum)
+                return
+            # SIGKILL ends the sandbox's init and so the whole PID namespace; SIGTERM goes
+            # to the command, which the init follows when it exits.
+            target = None if signum == signal.SIGKILL else sandboxed_command(current.pid)
+            os.kill(current.pid if target is None else target, signum)
+
     def log_path(self, instance: int | None = None) -> Path:
         number = self.restart_count if instance is None else instance
         return self.directory / "logs" / self.name / f"{number}.log"
@@ -135,6 +177,11 @@ class ProcessPod:
         clock: Clock,
         environment: Callable[[Mapping[str, Any]], dict[str, str]],
         on_change: Callable[[], None],
+        *,
+        isolation: Isolation | None = None,
+        volumes: PodVolumes | None = None,
+        log_max_size: int = DEFAULT_MAX_SIZE,
+        log_max_files: int = DEFAULT_MAX_FILES,
     ) -> None:
         spec = pod.get("spec") or {}
         meta = pod["metadata"]
@@ -146,6 +193,16 @@ class ProcessPod:
         #: How long a container killed for failing its liveness probe has to stop.
         self.grace_seconds = float(grace) if isinstance(grace, int) else 30.0
         self.directory = directory
+        #: The containers' shared working directory (the sandbox's only writable host path).
+        self.workdir = directory / "work"
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.isolation = isolation if isolation is not None and isolation.available else None
+        if self.isolation is not None and self.isolation.uid is not None:
+            os.chown(self.workdir, self.isolation.uid, self.isolation.gid or self.isolation.uid)
+        self._volumes = volumes
+        self._log_max_size = log_max_size
+        self._log_max_files = log_max_files
+        self.pre_stop_timeout = self.grace_seconds
         self.pod_ip = pod_ip
         self.host_ip = host_ip
         self._clock = clock
@@ -227,6 +284,7 @@ class ProcessPod:
         now = self._clock.now()
         try:
             env = self._environment(container.spec)
+            mounts = [] if self._volumes is None else self._volumes.mounts(container.spec)
         except ContainerConfigError as exc:
             container.config_error = str(exc)
             self.events.append(("Warning", "Failed", f"Error: {exc}", container.name))
@@ -242,16 +300,11 @@ class ProcessPod:
         self.events.append(
             ("Normal", "Created", f"Created container: {container.name}", container.name)
         )
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=self.directory,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env},
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
+            if self.isolation is not None and _missing(argv[0], env["PATH"]):
+                raise FileNotFoundError(argv[0])  # bwrap would only say it failed
+            process, pid = await self.spawn(argv, env, mounts)
         except OSError as exc:
             instance.finished_at = now
             instance.exit_code = START_ERROR_EXIT_CODE
@@ -268,29 +321,102 @@ class ProcessPod:
             self._on_change()
             return
         instance.process = process
+        instance.pid = pid
+        instance.sandboxed = self.isolation is not None
         self.events.append(
             ("Normal", "Started", f"Started container {container.name}", container.name)
         )
-        log_file = instance.log_path.open("a", encoding="utf-8")
-        lock = asyncio.Lock()
+        writer = ContainerLogWriter(
+            instance.log_path, self._clock.now, self._log_max_size, self._log_max_files
+        )
         assert process.stdout is not None and process.stderr is not None
         instance.readers = [
-            asyncio.create_task(self._copy(process.stdout, "stdout", log_file, lock)),
-            asyncio.create_task(self._copy(process.stderr, "stderr", log_file, lock)),
+            asyncio.create_task(self._copy(process.stdout, "stdout", writer)),
+            asyncio.create_task(self._copy(process.stderr, "stderr", writer)),
         ]
-        self._waiters.add(asyncio.create_task(self._wait(container, instance, log_file)))
+        self._waiters.add(asyncio.create_task(self._wait(container, instance, writer)))
         probe = exec_probe(container.spec)
         if probe is not None:
             instance.prober = asyncio.create_task(
                 watch_liveness(
                     probe,
-                    self.directory,
-                    {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env},
+                    self.launcher(instance, env),
                     self._clock,
                     lambda type_, reason, message: self._report(container, type_, reason, message),
                     lambda: self._kill_unhealthy(container, process),
                 )
             )
+
+    async def spawn(
+        self, argv: list[str], env: dict[str, str], mounts: list[Any]
+    ) -> tuple[asyncio.subprocess.Process, int]:
+        """Start ``argv`` (in a sandbox when isolated): the process and its main PID."""
+        if self.isolation is None:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=self.workdir,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+            return process, process.pid
+        read, write = os.pipe()
+        info = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(info), os.fdopen(read, "rb", buffering=0)
+            )
+        except BaseException:
+            os.close(read)
+            os.close(write)
+            raise
+        try:
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *self.isolation.sandbox_argv(self.workdir, mounts, argv, write),
+                    cwd=self.workdir,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=(write,),
+                )
+            finally:
+                os.close(write)
+            reported = await info.read()  # bwrap closes it once the sandbox runs (or fails)
+        finally:
+            transport.close()
+        try:
+            pid = int(json.loads(reported)["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            pid = process.pid  # bwrap failed before the command ran: its exit says why
+        return process, pid
+
+    def launcher(self, instance: Instance, env: dict[str, str]) -> Launcher:
+        """Runs a command "in" ``instance``'s container (exec, probes, hooks): inside its
+        sandbox, or unconfined in the working directory; returns (argv, spawn options)."""
+
+        def launch(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+            options: dict[str, Any] = {"cwd": self.workdir, "env": env}
+            if self.isolation is not None and instance.pid is not None:
+                return self.isolation.enter_argv(instance.pid, argv), options
+            return argv, options
+
+        return launch
+
+    def command_in(
+        self, container: ProcessContainer, argv: list[str], env: dict[str, str]
+    ) -> tuple[list[str], dict[str, Any]]:
+        """``argv`` wrapped to run inside ``container`` (``kubectl exec``) and its options."""
+        current = container.current
+        assert current is not None
+        return self.launcher(current, {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env})(
+            argv
+        )
 
     def _report(self, container: ProcessContainer, type_: str, reason: str, message: str) -> None:
         self.events.append((type_, reason, message, container.name))
@@ -306,36 +432,41 @@ class ProcessPod:
             "Killing",
             f"Container {container.name} failed liveness probe, will be restarted",
         )
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+        await self._terminate(container)
         try:
             async with asyncio.timeout(self.grace_seconds):
                 await process.wait()
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+            container.signal(signal.SIGKILL)
 
     async def _copy(
-        self, stream: asyncio.StreamReader, name: str, log_file: Any, lock: asyncio.Lock
+        self, stream: asyncio.StreamReader, name: str, writer: ContainerLogWriter
     ) -> None:
+        # Chunks, not lines: no line is too long, and the pipe is always drained.
         while True:
-            line = await stream.readline()
-            if not line:
+            data = await stream.read(PIPE_READ_BYTES)
+            if not data:
                 return
-            text = line.decode(errors="replace")
-            tag = "F" if text.endswith("\n") else "P"
-            async with lock:
-                log_file.write(
-                    f"{log_time(self._clock.now())} {name} {tag} {text.rstrip(chr(10))}\n"
-                )
-                log_file.flush()
+            writer.write(name, data)
 
-    async def _wait(self, container: ProcessContainer, instance: Instance, log_file: Any) -> None:
+    async def _wait(
+        self, container: ProcessContainer, instance: Instance, writer: ContainerLogWriter
+    ) -> None:
         assert instance.process is not None
-        code = await instance.process.wait()
-        with contextlib.suppress(Exception):
-            await asyncio.gather(*instance.readers)
-        log_file.close()
+        code = await _exited(instance.process, instance.sandboxed)
+        if not instance.sandboxed and instance.pid is not None:
+            # What the main process left in its group ends with it (a sandbox's PID
+            # namespace does this by itself).
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(instance.pid, signal.SIGKILL)
+        try:
+            async with asyncio.timeout(DRAIN_SECONDS):
+                await asyncio.gather(*instance.readers, return_exceptions=True)
+        except TimeoutError:
+            # A process that left the group (setsid) still holds the pipe: stop reading it.
+            for reader in instance.readers:
+                reader.cancel()
+        writer.close()
         instance.finished_at = self._clock.now()
         instance.exit_code = code if code >= 0 else 128 - code
         instance.reason = "Completed" if instance.exit_code == 0 else "Error"
@@ -343,14 +474,77 @@ class ProcessPod:
             instance.prober.cancel()
         self._on_change()
 
+    async def _terminate(self, container: ProcessContainer) -> None:
+        """SIGTERM to ``container``'s command. A sandbox that has only just started may not
+        have forked its command yet (its init would ignore the signal): wait for it a little."""
+        current = container.current
+        if current is not None and current.sandboxed and current.pid is not None:
+            for _ in range(COMMAND_WAIT_STEPS):
+                process = current.process
+                if sandboxed_command(current.pid) is not None or (
+                    process is None or process.returncode is not None
+                ):
+                    break
+                await asyncio.sleep(COMMAND_WAIT_SECONDS)
+        container.signal(signal.SIGTERM)
+
+    async def _pre_stop(self, container: ProcessContainer, limit: float) -> None:
+        """Run ``container``'s ``preStop`` exec hook, for at most ``limit`` seconds."""
+        hook = ((container.spec.get("lifecycle") or {}).get("preStop") or {}).get("exec") or {}
+        command = [str(a) for a in hook.get("command") or []]
+        current = container.current
+        if not command or current is None or current.process is None:
+            return
+        try:
+            env = self._environment(container.spec)
+        except ContainerConfigError:
+            env = {}
+        argv, options = self.command_in(container, command, env)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                **options,
+            )
+        except OSError as exc:
+            self.events.append(("Warning", "FailedPreStopHook", str(exc), container.name))
+            return
+        try:
+            async with asyncio.timeout(limit):
+                output, _ = await process.communicate()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+            return
+        if process.returncode != 0:
+            # As the kubelet's handler runner words it (lifecycle/handlers.go).
+            text = output.decode(errors="replace")
+            joined = " ".join(command)
+            self.events.append(
+                (
+                    "Warning",
+                    "FailedPreStopHook",
+                    f"Exec lifecycle hook ([{joined}]) for Container {go_quote(container.name)} "
+                    f"in Pod {go_quote(f'{self.name}_{self.namespace}({self.uid})')} failed - "
+                    f"error: command '{joined}' exited with {process.returncode}: , "
+                    f"message: {go_quote(text)}",
+                    container.name,
+                )
+            )
+
     async def stop(self, grace_seconds: float) -> list[str]:
-        """SIGTERM every running process, SIGKILL after ``grace_seconds``; the names stopped."""
+        """Run preStop hooks, SIGTERM every running container's main process, SIGKILL what
+        is left after ``grace_seconds``; the names stopped."""
         self.stopping = True
         for timer in self._timers:
             timer.cancel()
         self._cancel_probers()
         stopped: list[str] = []
-        waits = []
+        running: list[tuple[ProcessContainer, asyncio.subprocess.Process]] = []
         for container in self.init + self.containers:
             current = container.current
             if current is None or current.finished_at is not None:
@@ -361,28 +555,32 @@ class ProcessPod:
                 current.exit_code = 0
                 current.reason = "Completed"
                 continue
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(current.process.pid, signal.SIGTERM)
-            waits.append((current.process, asyncio.ensure_future(current.process.wait())))
-        if waits:
-            grace: asyncio.Future[None] = asyncio.ensure_future(self._clock.sleep(grace_seconds))
-            everyone: asyncio.Future[list[int]] = asyncio.gather(*(w for _, w in waits))
+            running.append((container, current.process))
+        if running:
+            began = time.monotonic()
+            hooks = [self._pre_stop(c, grace_seconds) for c, _ in running]
+            await asyncio.gather(*hooks)
+            spent = time.monotonic() - began
+            left = grace_seconds - spent
+            if any(_has_pre_stop(c) for c, _ in running):
+                left = max(left, MINIMUM_GRACE_SECONDS)
+            await asyncio.gather(*(self._terminate(c) for c, _ in running))
+            waits = [
+                asyncio.ensure_future(_exited(p, c.current is not None and c.current.sandboxed))
+                for c, p in running
+            ]
+            grace: asyncio.Future[None] = asyncio.ensure_future(self._clock.sleep(max(left, 0)))
+            everyone: asyncio.Future[list[int]] = asyncio.gather(*waits)
             done_or_grace: list[asyncio.Future[Any]] = [grace, everyone]
             await asyncio.wait(done_or_grace, return_when=asyncio.FIRST_COMPLETED)
-            for process, wait in waits:
+            for (container, _), wait in zip(running, waits, strict=True):
                 if not wait.done():
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(process.pid, signal.SIGKILL)
+                    container.signal(signal.SIGKILL)
                     await wait
             grace.cancel()
-        # give the waiters a turn to record the exits
-        for _ in range(3):
-            await asyncio.sleep(0)
-        for container in self.init + self.containers:
-            for instance in container.instances:
-                if instance.readers:
-                    with contextlib.suppress(Exception):
-                        await asyncio.gather(*instance.readers)
+        for waiter in list(self._waiters):
+            with contextlib.suppress(Exception):
+                await waiter
         self.stopped = True
         return stopped
 
@@ -392,15 +590,23 @@ class ProcessPod:
                 if instance.prober is not None:
                     instance.prober.cancel()
 
+    async def wait_killed(self, limit_seconds: float) -> None:
+        """After :meth:`kill_now`: wait (at most ``limit_seconds``) until every process has
+        been reaped and its pipes closed, so nothing outlives the event loop."""
+        pending = [waiter for waiter in self._waiters if not waiter.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=limit_seconds)
+
     def kill_now(self) -> None:
         """SIGKILL every process (the server is stopping)."""
         for timer in self._timers:
             timer.cancel()
         self._cancel_probers()
         for container in self.init + self.containers:
+            container.signal(signal.SIGKILL)
             current = container.current
-            if current is not None and current.process is not None and current.finished_at is None:
-                with contextlib.suppress(ProcessLookupError):
+            if current is not None and current.process is not None and current.sandboxed:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(current.process.pid, signal.SIGKILL)
 
     # -- reporting ----------------------------------------------------------------------
@@ -577,3 +783,33 @@ class ProcessPod:
             if container.name == name:
                 return container
         return None
+
+
+def _has_pre_stop(container: ProcessContainer) -> bool:
+    hook = ((container.spec.get("lifecycle") or {}).get("preStop") or {}).get("exec") or {}
+    return bool(hook.get("command"))
+
+
+def _missing(program: str, path: str) -> bool:
+    """Whether ``program`` is neither on ``path`` nor a file (as ``execvp`` would find it)."""
+    return shutil.which(program, path=path) is None and not os.path.isfile(program)
+
+
+async def _exited(process: asyncio.subprocess.Process, sandboxed: bool) -> int:
+    """The exit status of ``process``'s main process.
+
+    ``Process.wait()`` also waits for the output pipes to close. A sandbox's processes all end
+    with it, so that is soon; unconfined, a child the main process left behind may hold the
+    pipes open, so the exit status (set once the process is reaped) is polled instead.
+    """
+    if sandboxed:
+        return await process.wait()
+    waiter = asyncio.ensure_future(process.wait())
+    try:
+        while process.returncode is None:
+            # Usually the pipes close with the exit and ``wait()`` answers at once.
+            await asyncio.wait([waiter], timeout=EXIT_POLL_SECONDS)
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+    return process.returncode
