@@ -14,6 +14,7 @@ import click
 from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
+from setpoint.cluster.data_directory import DataDirectoryError
 from setpoint.cluster.identity import IdentityError, write_user_kubeconfig_for
 from setpoint.cluster.local_cluster import LocalCluster
 
@@ -190,7 +191,7 @@ def serve(
                 audit_level=audit_level,
             )
         )
-    except (StorageOpenError, IdentityError, AuditLogError) as exc:
+    except (StorageOpenError, IdentityError, DataDirectoryError, AuditLogError) as exc:
         # e.g. another server holds the same --data-dir: a one-line error, not a traceback
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
@@ -284,6 +285,6 @@ def user_kubeconfig(data_dir: str, user: str, groups: tuple[str, ...], output: s
         raise click.BadParameter("must not be empty", param_hint="--user")
     try:
         path = write_user_kubeconfig_for(data_dir, output, user, groups)
-    except IdentityError as exc:
+    except (IdentityError, DataDirectoryError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"setpoint: kubeconfig for {user} written to {path}", err=True)

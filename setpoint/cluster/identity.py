@@ -36,6 +36,7 @@ from setpoint.cluster.apiserver.http.serving_certificate import (
     generate_authority,
     issue_serving_certificate,
 )
+from setpoint.cluster.data_directory import private_data_dir
 from setpoint.cluster.kubeconfig_file import write_user_kubeconfig
 
 PKI_DIR: Final = "pki"
@@ -94,10 +95,11 @@ def _read(path: Path) -> bytes | None:
 
 def load_or_create_identity(directory: str | Path) -> ClusterIdentity:
     """The identity kept in ``directory``, created (and written) where parts are missing."""
-    root = Path(directory).expanduser()
+    # Private before the first file goes in (refused if another user owns it).
+    root = private_data_dir(directory)
     pki = root / PKI_DIR
     try:
-        pki.mkdir(mode=0o700, parents=True, exist_ok=True)
+        pki.mkdir(mode=0o700, exist_ok=True)
         os.chmod(pki, 0o700)
         return _load_or_create(root, pki)
     except OSError as error:
@@ -177,6 +179,8 @@ def write_user_kubeconfig_for(
     been given another ``--client-ca``.
     """
     root = Path(directory).expanduser()
+    if root.exists():
+        private_data_dir(root)  # a CA key another user planted must not sign for us
     pki = root / PKI_DIR
     authority = _read(pki / AUTHORITY_CERT)
     authority_key = _read(pki / AUTHORITY_KEY)

@@ -38,10 +38,8 @@ requests by members of ``audit_omit_groups`` (:mod:`setpoint.cluster.apiserver.a
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import socket
-import stat
 import tempfile
 import time
 from collections.abc import Sequence
@@ -60,6 +58,7 @@ from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
 from setpoint.cluster.controllers.framework.manager import ControllerManager
 from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.data_directory import private_data_dir
 from setpoint.cluster.identity import (
     ClusterIdentity,
     IdentityError,
@@ -72,27 +71,6 @@ log = logging.getLogger(__name__)
 
 #: The SQLite file inside ``--data-dir``.
 DATA_FILE_NAME: Final = "setpoint.db"
-#: The data directory holds every Secret: owner only, as etcd's (``PrivateDirMode``).
-DATA_DIR_MODE: Final = 0o700
-
-
-def private_data_dir(data_dir: str | Path) -> Path:
-    """``data_dir``, created owner-only (0700); an existing one open to others is warned about.
-
-    An existing directory is not changed: it may be one the user shares on purpose.
-    """
-    directory = Path(data_dir).expanduser()
-    directory.mkdir(mode=DATA_DIR_MODE, parents=True, exist_ok=True)
-    mode = stat.S_IMODE(os.stat(directory).st_mode)
-    if mode & 0o077:
-        log.warning(
-            "data directory %s has permissions %o; it holds every Secret: "
-            "'chmod 700 %s' to keep other users out",
-            directory,
-            mode,
-            directory,
-        )
-    return directory
 
 
 def open_storage(data_dir: str | Path | None) -> Storage:

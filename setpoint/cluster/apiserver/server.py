@@ -217,7 +217,10 @@ class APIServer:
             self.token,
             on_namespace_terminating=self._namespace_terminating,
             server_address=lambda: f"{LOOPBACK}:{self.port}",
-            pod_endpoints=PodEndpoints(lambda: self.pod_runtime),
+            pod_endpoints=PodEndpoints(
+                lambda: self.pod_runtime,
+                lambda: self.registry.get("policy", "v1", "poddisruptionbudgets"),
+            ),
             access=self.access,
             faults=self.faults,
             authenticator=self.authenticator,

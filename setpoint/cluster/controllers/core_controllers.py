@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from setpoint.cluster.controllers.csr_signing.controller import CSRSigningController
+from setpoint.cluster.controllers.disruption.controller import DisruptionController
 from setpoint.cluster.controllers.endpoints.endpoints_controller import EndpointsController
 from setpoint.cluster.controllers.endpoints.slice_controller import EndpointSliceController
 from setpoint.cluster.controllers.framework.controller import Controller
@@ -20,7 +21,8 @@ from setpoint.cluster.controllers.volumes.controller import PersistentVolumeCont
 
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
-    scheduler, kubelet, endpoints, the certificate signer, the volume binder."""
+    scheduler, kubelet, endpoints, the certificate signer, the volume binder,
+    PodDisruptionBudgets."""
     return [
         NamespaceController,
         GarbageCollector,
@@ -34,4 +36,5 @@ def core_controller_classes(options: ControllerOptions) -> list[type[Controller]
         EndpointSliceController,
         CSRSigningController,
         PersistentVolumeController,
+        DisruptionController,
     ]

@@ -399,6 +399,30 @@ async def test_token_review(api: RawAPI, namespace: str) -> None:
     )
 
 
+async def test_token_review_of_the_admin_token_honours_audiences(
+    api: RawAPI, local_cluster: BackgroundCluster
+) -> None:
+    # Upstream wraps static tokens as audience-agnostic: valid for the API server's own
+    # audiences only, so a review for a foreign audience is not authenticated (no error).
+    path = "/apis/authentication.k8s.io/v1/tokenreviews"
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview"}
+    token = local_cluster.token
+    own = await api.request("POST", path, {**review, "spec": {"token": token}})
+    assert own.status == 201
+    assert own.body["status"]["authenticated"] is True
+    assert own.body["status"]["audiences"] == [ISSUER]
+    assert own.body["status"]["user"]["username"] == "setpoint-admin"
+    mixed = await api.request(
+        "POST", path, {**review, "spec": {"token": token, "audiences": ["vault", ISSUER]}}
+    )
+    assert mixed.body["status"]["audiences"] == [ISSUER]
+    vault = await api.request(
+        "POST", path, {**review, "spec": {"token": token, "audiences": ["vault"]}}
+    )
+    assert vault.status == 201
+    assert vault.body["status"] == {"user": {}}
+
+
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
 def test_kubectl_versions_create_bound_tokens(
     local_cluster: BackgroundCluster, namespace: str, tmp_path: Path, version: str

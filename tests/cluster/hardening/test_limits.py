@@ -207,3 +207,35 @@ async def test_parser_refusals_are_statuses(server: tuple[APIServer, RawAPI]) ->
         body = await response.json(content_type=None)
         assert response.status == 431
         assert body["kind"] == "Status" and "header" in body["message"]
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING_DEPTH + 5, 1000])
+@pytest.mark.parametrize("media", ["json", "yaml"])
+async def test_deep_apply_patches_are_refused(api: RawAPI, depth: int, media: str) -> None:
+    # A server-side apply body nested deeper than the limit was a 500 (found by fuzzing).
+    if media == "json":
+        labels = b'{"a":' * depth + b'"1"' + b"}" * depth
+        body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep","labels":'
+        body += labels + b"}}"
+    else:
+        body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\n  labels: "
+        body += b"{a: " * depth + b"'1'" + b"}" * depth + b"\n"
+    reply = await api.request(
+        "PATCH",
+        f"{CONFIGMAPS}/deep?fieldManager=fuzz",
+        data=body,
+        content_type="application/apply-patch+yaml",
+    )
+    assert_status(reply, 400, "max depth")
+    assert (await api.request("GET", f"{CONFIGMAPS}/deep")).status == 404
+
+
+async def test_an_apply_patch_alias_bomb_is_refused(api: RawAPI) -> None:
+    reply = await api.request(
+        "PATCH",
+        f"{CONFIGMAPS}/bomb?fieldManager=fuzz",
+        data=YAML_BOMB,
+        content_type="application/apply-patch+yaml",
+    )
+    assert_status(reply, 400, "excessive aliasing")
+    assert (await api.request("GET", f"{CONFIGMAPS}/bomb")).status == 404

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import random
 import time
 from collections.abc import Callable, Iterable
@@ -46,6 +47,8 @@ REQUEST: Final = "Request"
 AUDIT_LEVELS: Final = (METADATA, REQUEST)
 #: The response header carrying the request's audit ID (as kube-apiserver sends it).
 AUDIT_ID_HEADER: Final = "Audit-Id"
+#: A new audit log file's mode (kube-apiserver creates it 0600).
+AUDIT_FILE_MODE: Final = 0o600
 #: Lines are written to the file at most this long after their request.
 FLUSH_INTERVAL_SECONDS: Final = 1.0
 #: The file's write buffer: most requests cost a copy into it, not a system call.
@@ -105,10 +108,14 @@ class AuditLog:
     # ----- lifetime -----
 
     def open(self) -> None:
-        """Open the file for appending (its directory must exist)."""
+        """Open the file for appending (its directory must exist), created 0600; an existing
+        file keeps its mode."""
         if self._file is None:
             try:
-                self._file = self.path.open("ab", buffering=BUFFER_BYTES)
+                # Owner only, as kube-apiserver's log file: it names every user and object, and
+                # at the Request level it holds the bodies written (Secret values included).
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, AUDIT_FILE_MODE)
+                self._file = os.fdopen(fd, "ab", buffering=BUFFER_BYTES)
             except OSError as error:
                 raise AuditLogError(
                     f"cannot open the audit log {self.path}: {error.strerror or error} "

@@ -131,8 +131,13 @@ def _warning_header(text: str) -> str:
 
 
 def status_response(error: APIError) -> web.Response:
-    """The ``Status`` response of a failure."""
-    return json_response(error.code, _ENCODER.encode(error.to_status()))
+    """The ``Status`` response of a failure (with ``Retry-After`` when it says when to retry,
+    as upstream's ``ErrorNegotiated``)."""
+    response = json_response(error.code, _ENCODER.encode(error.to_status()))
+    retry_after = (error.details or {}).get("retryAfterSeconds")
+    if isinstance(retry_after, int) and retry_after > 0:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
 
 
 @dataclass(frozen=True, slots=True)

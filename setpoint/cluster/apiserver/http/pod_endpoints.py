@@ -1,6 +1,8 @@
-"""Pod subresources served for the scheduler and the kubelet: ``binding``, ``log``, ``exec``.
+"""Pod subresources served for the scheduler and the kubelet: ``binding``, ``log``, ``exec``,
+and ``eviction`` for ``kubectl drain``.
 
-``binding`` assigns a pod to a node (see :mod:`..kinds.pod_binding`). ``log`` checks the
+``binding`` assigns a pod to a node (see :mod:`..kinds.pod_binding`); ``eviction`` deletes it
+within its PodDisruptionBudget (see :mod:`..kinds.pod_eviction`). ``log`` checks the
 request as kube-apiserver does (container choice, waiting containers) and then asks the
 kubelet of the cluster, a :class:`PodRuntime` set by the controllers, for the bytes; without
 one (``--no-controllers``) no container ever started, so the container is reported waiting.
@@ -19,6 +21,7 @@ from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.pod_exec import exec_container, serve_exec
 from setpoint.cluster.apiserver.kinds.pod_binding import bind_pod
+from setpoint.cluster.apiserver.kinds.pod_eviction import PodEviction
 from setpoint.cluster.apiserver.registry.object_operations import ObjectOperations
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
@@ -51,17 +54,23 @@ class PodRuntime(Protocol):
 
 
 class PodEndpoints:
-    """Serves ``pods/binding`` and ``pods/log``; ``runtime()`` is the cluster's kubelet."""
+    """Serves the pod subresources above; ``runtime()`` is the cluster's kubelet, ``budgets()``
+    the served PodDisruptionBudget resource (evictions check them)."""
 
-    def __init__(self, runtime: Callable[[], PodRuntime | None]) -> None:
+    def __init__(
+        self,
+        runtime: Callable[[], PodRuntime | None],
+        budgets: Callable[[], ServedResource | None] = lambda: None,
+    ) -> None:
         self._runtime = runtime
+        self._budgets = budgets
 
     def serves(self, resource: ServedResource, subresource: str) -> bool:
         """Whether this handles ``subresource`` of ``resource``."""
         return (
             resource.plural == "pods"
             and not resource.group
-            and subresource in ("binding", "log", "exec")
+            and subresource in ("binding", "log", "exec", "eviction")
         )
 
     async def _exec(
@@ -76,6 +85,24 @@ class PodEndpoints:
             raise _method_not_allowed()
         pod = decode(operations.get_record(resource, namespace, name).value)
         return await _serve_exec(self._runtime(), request, pod)
+
+    async def _evict(
+        self,
+        request: web.BaseRequest,
+        operations: ObjectOperations,
+        resource: ServedResource,
+        namespace: str,
+        name: str,
+    ) -> web.StreamResponse:
+        if request.method != "POST":
+            raise _method_not_allowed()
+        body = request_body.decode_object_body(request, await request_body.read_body(request))
+        eviction = PodEviction(
+            operations, resource, self._budgets, request.headers.get("User-Agent", "")
+        )
+        dry_run = bool(request.query.getall("dryRun", []))
+        result = await eviction.evict(namespace, name, body, dry_run)
+        return web.Response(status=result.code, body=result.body, content_type="application/json")
 
     async def serve(
         self,
@@ -97,6 +124,8 @@ class PodEndpoints:
             )
         if subresource == "exec":
             return await self._exec(request, operations, resource, namespace, name)
+        if subresource == "eviction":
+            return await self._evict(request, operations, resource, namespace, name)
         if request.method != "GET":
             raise _method_not_allowed()
         pod = decode(operations.get_record(resource, namespace, name).value)

@@ -54,7 +54,6 @@ PATCH_REJECTED_MESSAGE: Final = "the server rejected our request due to an error
 #: Longest accepted ``fieldManager`` (``ValidateFieldManager``).
 FIELD_MANAGER_MAX_LENGTH: Final = 128
 
-_YAML_LOADER: Final[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _JSON_DECODE: Final = msgspec.json.Decoder().decode
 
 
@@ -99,11 +98,17 @@ def decode_apply_body(body: bytes) -> dict[str, Any]:
             decoded = _JSON_DECODE(body)
         except msgspec.DecodeError:
             pass
+        except RecursionError:
+            raise body_limits.too_deep() from None
         else:
             if isinstance(decoded, dict):
+                # Everything after (apply, pruning, validation) walks it recursively.
+                if body.count(b"{") + body.count(b"[") > body_limits.MAX_NESTING_DEPTH:
+                    body_limits.check_depth(decoded)
                 return decoded
     try:
-        value = yaml.load(body, Loader=_YAML_LOADER)
+        # The same depth and alias limits as a YAML create (upstream decodes both alike).
+        value = body_limits.load_yaml(body)
     except yaml.YAMLError as exc:
         raise status_errors.bad_request(f"error decoding YAML: {exc}") from exc
     if not isinstance(value, dict):

@@ -121,7 +121,7 @@ def builtin_resources() -> list[ServedResource]:
             "pod",
             ("po",),
             ("all",),
-            subresources=("binding", "exec", "log", "status"),
+            subresources=("binding", "eviction", "exec", "log", "status"),
             field_selectors=_POD_FIELDS,
         ),
         ServedResource(

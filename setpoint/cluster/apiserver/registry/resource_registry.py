@@ -243,6 +243,7 @@ POD_SUBRESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
 #: Subresources whose kind is of another group: (group, version, kind); their only verb is create.
 OTHER_GROUP_SUBRESOURCES: dict[str, tuple[str, str, str]] = {
     "token": ("authentication.k8s.io", "v1", "TokenRequest"),
+    "eviction": ("policy", "v1", "Eviction"),
 }
 
 

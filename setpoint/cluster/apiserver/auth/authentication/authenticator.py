@@ -20,6 +20,7 @@ from aiohttp import web
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.auth.authentication.client_certificates import certificate_user
 from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import (
+    DEFAULT_ISSUER,
     ServiceAccountTokens,
     TokenRejected,
 )
@@ -97,10 +98,15 @@ class Authenticator:
 
     def review_token(self, token: str, audiences: Sequence[str] = ()) -> TokenReviewResult:
         """What the token authenticators say of ``token`` (the TokenReview API)."""
-        if hmac.compare_digest(token.encode(), self._expected_admin):
-            # The admin token, like upstream's static tokens, is valid for any audience.
-            return TokenReviewResult(ADMIN, tuple(audiences))
         accounts = self.service_accounts
+        if hmac.compare_digest(token.encode(), self._expected_admin):
+            # Upstream wraps static tokens as audience-agnostic: they stand for the API
+            # server's own audiences only, so a review for another audience (a token handed
+            # to a third party, say) is not authenticated, and says no more.
+            own = accounts.audiences if accounts is not None else (DEFAULT_ISSUER,)
+            wanted = tuple(audiences) or own
+            accepted = tuple(a for a in wanted if a in own)
+            return TokenReviewResult(ADMIN, accepted) if accepted else TokenReviewResult(None)
         if accounts is not None and accounts.is_ours(token):
             try:
                 user, accepted = accounts.review(token, audiences)

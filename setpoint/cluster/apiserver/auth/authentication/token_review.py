@@ -4,7 +4,9 @@ Webhook token authenticators and tools (kr8s's ``whoami``) ask the API server wh
 stands for. As kube-apiserver: ``spec.token`` is required (400 otherwise); ``spec.audiences``
 defaults to the server's own; the answer (201) is the review with ``status.authenticated``,
 ``status.user`` and ``status.audiences``, or ``status.error`` (and an empty user) when the
-token is not valid. Nothing is stored.
+token is not valid. The admin token, like upstream's static tokens, is valid only for the API
+server's own audiences: reviewed for another, it is not authenticated (and no error is given,
+as upstream's audience-agnostic wrapper says none). Nothing is stored.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def review_token(body: dict[str, Any], authenticator: Authenticator) -> dict[str
             status["audiences"] = list(result.audiences)
     else:
         status["user"] = {}
-        status["error"] = result.error
+        if result.error:
+            status["error"] = result.error
     review["status"] = status
     return review
