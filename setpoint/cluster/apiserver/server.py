@@ -47,6 +47,9 @@ from setpoint.cluster.apiserver.kinds.certificate_signing_requests import (
     CertificateSigningRequestBehaviour,
 )
 from setpoint.cluster.apiserver.kinds.events import EventBehaviour
+from setpoint.cluster.apiserver.kinds.horizontal_pod_autoscalers import (
+    HorizontalPodAutoscalerBehaviour,
+)
 from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
 from setpoint.cluster.apiserver.kinds.namespaces import (
     SYSTEM_NAMESPACES,
@@ -168,6 +171,7 @@ class APIServer:
             "/certificates.k8s.io/certificatesigningrequests/": (
                 CertificateSigningRequestBehaviour(validator)
             ),
+            "/autoscaling/horizontalpodautoscalers/": HorizontalPodAutoscalerBehaviour(validator),
             CRD_STORAGE_ROOT: self.crds,
             **{f"/{RBAC_GROUP}/{plural}/": rbac for plural in RBAC_PLURALS},
         }

@@ -44,9 +44,7 @@ class VolumeBehaviour(KindBehaviour):
         super().prepare_create(resource, obj)
         status: dict[str, Any] = {"phase": "Pending"}
         if resource.kind == "PersistentVolume":
-            status["lastPhaseTransitionTime"] = time.strftime(
-                "%Y-%m-%dT%H:%M:%SZ", time.gmtime()
-            )
+            status["lastPhaseTransitionTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         else:
             spec = obj.get("spec")
             # Only an absent class is defaulted: "" asks for no class at all.

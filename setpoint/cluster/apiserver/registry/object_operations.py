@@ -987,6 +987,8 @@ def converts(resource: ServedResource) -> bool:
     """Whether objects are stored in another shape than ``resource`` serves (convert on read)."""
     if resource.is_custom:
         return resource.version != resource.storage_version
+    if resource.storage_version and resource.storage_version != resource.version:
+        return True  # another version of the same group (autoscaling/v1 of v2's store)
     return resource.storage_group is not None and resource.storage_group != resource.group
 
 

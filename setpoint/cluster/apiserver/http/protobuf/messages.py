@@ -1309,6 +1309,34 @@ MESSAGES: tuple[Message, ...] = (
         field("spec", 2, "authentication.v1.TokenRequestSpec"),
         field("status", 3, "authentication.v1.TokenRequestStatus"),
     ),
+    # --- autoscaling.v1 (kubectl autoscale creates one)
+    message(
+        "autoscaling.v1.HorizontalPodAutoscaler",
+        field("metadata", 1, "meta.v1.ObjectMeta"),
+        field("spec", 2, "autoscaling.v1.HorizontalPodAutoscalerSpec", keep_zero=True),
+        field("status", 3, "autoscaling.v1.HorizontalPodAutoscalerStatus"),
+    ),
+    message(
+        "autoscaling.v1.HorizontalPodAutoscalerSpec",
+        field("scaleTargetRef", 1, "autoscaling.v1.CrossVersionObjectReference", keep_zero=True),
+        field("minReplicas", 2, INT32, keep_zero=True),
+        field("maxReplicas", 3, INT32, keep_zero=True),
+        field("targetCPUUtilizationPercentage", 4, INT32, keep_zero=True),
+    ),
+    message(
+        "autoscaling.v1.CrossVersionObjectReference",
+        field("kind", 1, STRING, keep_zero=True),
+        field("name", 2, STRING, keep_zero=True),
+        field("apiVersion", 3, STRING),
+    ),
+    message(
+        "autoscaling.v1.HorizontalPodAutoscalerStatus",
+        field("observedGeneration", 1, INT64, keep_zero=True),
+        field("lastScaleTime", 2, TIME),
+        field("currentReplicas", 3, INT32, keep_zero=True),
+        field("desiredReplicas", 4, INT32, keep_zero=True),
+        field("currentCPUUtilizationPercentage", 5, INT32, keep_zero=True),
+    ),
     # --- certificates.v1 (kubectl certificate approve/deny write the status)
     message(
         "certificates.v1.CertificateSigningRequest",
