@@ -20,6 +20,9 @@ from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.job.controller import JobController
+from setpoint.cluster.controllers.podautoscaler.controller import (
+    HorizontalPodAutoscalerController,
+)
 from setpoint.cluster.controllers.replicaset.controller import ReplicaSetController
 from setpoint.cluster.controllers.replication.controller import ReplicationManager
 from setpoint.cluster.controllers.statefulset.controller import StatefulSetController
@@ -148,4 +151,5 @@ def workload_controller_classes() -> list[type[Controller]]:
         DaemonSets,
         Jobs,
         CronJobs,
+        HorizontalPodAutoscalerController,
     ]

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 from aiohttp import web
@@ -71,6 +71,8 @@ from setpoint.cluster.apiserver.kinds.namespaces import (
     finalize_namespace,
 )
 from setpoint.cluster.apiserver.kinds.pod_binding import bind_pod
+from setpoint.cluster.apiserver.kinds.resource_metrics import GROUP as METRICS_GROUP
+from setpoint.cluster.apiserver.kinds.resource_metrics import ResourceMetrics
 from setpoint.cluster.apiserver.openapi.documents import OpenAPIDocuments
 from setpoint.cluster.apiserver.openapi.serving import serve_openapi
 from setpoint.cluster.apiserver.patch.patch_request import patch_object
@@ -182,6 +184,9 @@ class APIHandler:
         self._on_namespace_terminating = on_namespace_terminating
         self._server_address = server_address
         self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
+        self.resource_metrics = ResourceMetrics(
+            self._stored_pods, self._stored_nodes, self.pod_endpoints.runtime
+        )
         self._access = access or AccessControl(operations)
         #: Where each request is logged (None: no audit log, the default).
         self.audit = audit
@@ -363,6 +368,8 @@ class APIHandler:
         ops = self._operations
         if not resource.group and resource.plural in COMPUTED_CORE_RESOURCES:
             return await self._computed_core(request, target)
+        if resource.group == METRICS_GROUP:
+            return self._resource_metrics(request, target)
         if target.watch_path and target.name is not None and not target.subresource:
             # The deprecated /watch/.../NAME form: a watch selecting one object by name.
             if method != "GET":
@@ -476,6 +483,42 @@ class APIHandler:
                 result = await ops.delete(resource, target.namespace, name, removal)
             return _result(result)
         raise _method_not_allowed()
+
+    def _stored_pods(self, namespace: str | None) -> list[dict[str, Any]]:
+        pods = self._registry.get("", "v1", "pods")
+        assert pods is not None
+        prefix = pods.storage_prefix(namespace)
+        return [decode(record.value) for record in self._operations.storage.list(prefix)]
+
+    def _stored_nodes(self) -> list[dict[str, Any]]:
+        nodes = self._registry.get("", "v1", "nodes")
+        assert nodes is not None
+        prefix = nodes.storage_prefix(None)
+        return [decode(record.value) for record in self._operations.storage.list(prefix)]
+
+    def _resource_metrics(self, request: web.BaseRequest, target: ResourceTarget) -> web.Response:
+        """``metrics.k8s.io`` reads (see :mod:`..kinds.resource_metrics`)."""
+        if request.method not in ("GET", "HEAD") or target.watch_path:
+            raise _method_not_allowed()
+        _require_verb(target.resource, "list" if target.name is None else "get")
+        metrics = self.resource_metrics
+        nodes = target.resource.plural == "nodes"
+        if target.name is not None:
+            found = (
+                metrics.node(target.name) if nodes else metrics.pod(target.namespace, target.name)
+            )
+        else:
+            options = parse_list_options(query_dict(request.query))
+            name = None
+            if options.field_selector is not None:
+                name = options.field_selector.requires_exact_match("metadata.name")
+            selector = options.label_selector
+            found = (
+                metrics.nodes(selector, name)
+                if nodes
+                else metrics.pods(target.namespace, selector, name)
+            )
+        return json_response(200, encode_json(found))
 
     async def _computed_core(
         self, request: web.BaseRequest, target: ResourceTarget

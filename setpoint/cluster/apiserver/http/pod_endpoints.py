@@ -25,6 +25,7 @@ from setpoint.cluster.apiserver.http.pod_exec import exec_container, serve_exec
 from setpoint.cluster.apiserver.http.pod_portforward import serve_port_forward
 from setpoint.cluster.apiserver.kinds.pod_binding import bind_pod
 from setpoint.cluster.apiserver.kinds.pod_eviction import PodEviction
+from setpoint.cluster.apiserver.kinds.resource_metrics import ContainerUsage
 from setpoint.cluster.apiserver.registry.object_operations import ObjectOperations
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
@@ -45,7 +46,11 @@ class LogOptions:
 
 
 class PodRuntime(Protocol):
-    """What runs the containers (the kubelet): their logs."""
+    """What runs the containers (the kubelet): their logs, exec and resource usage."""
+
+    def usage(self, pod: dict[str, Any]) -> list[ContainerUsage] | None:
+        """Each running container's usage (``metrics.k8s.io``); None when not running here."""
+        ...
 
     def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
         """The log bytes of one container (following it if asked)."""
@@ -71,6 +76,10 @@ class PodEndpoints:
     ) -> None:
         self._runtime = runtime
         self._budgets = budgets
+
+    def runtime(self) -> PodRuntime | None:
+        """The cluster's kubelet, when controllers run."""
+        return self._runtime()
 
     def serves(self, resource: ServedResource, subresource: str) -> bool:
         """Whether this handles ``subresource`` of ``resource``."""

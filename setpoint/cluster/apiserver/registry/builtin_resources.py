@@ -8,7 +8,7 @@ discovery; field selectors are the ones its registries support beyond ``metadata
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from setpoint.cluster.apiserver.kinds.component_statuses import DEPRECATION_WARNING
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
@@ -25,6 +25,10 @@ _VERBS_NO_COLLECTION: tuple[str, ...] = (
     "update",
     "watch",
 )
+
+
+#: Verbs of computed, read-only resources.
+_GET_LIST: Final = ("get", "list")
 
 
 def _path(*segments: str) -> FieldGetter:
@@ -599,4 +603,8 @@ def builtin_resources() -> list[ServedResource]:
             "selfsubjectreview",
             verbs=("create",),
         ),
+        # The resource metrics API (metrics-server's upstream), computed on every read from
+        # the kubelet's usage (see kinds.resource_metrics), never stored.
+        ServedResource("metrics.k8s.io", "v1beta1", "nodes", "NodeMetrics", False, verbs=_GET_LIST),
+        ServedResource("metrics.k8s.io", "v1beta1", "pods", "PodMetrics", True, verbs=_GET_LIST),
     ]

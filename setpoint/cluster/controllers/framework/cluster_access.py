@@ -9,7 +9,7 @@ writes. Refused writes raise :class:`WriteError` with the Status code and reason
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,11 +17,14 @@ import msgspec
 
 from setpoint.api.clock import Clock
 from setpoint.api.patch import apply_merge_patch
+from setpoint.cluster.apiserver import crds
+from setpoint.cluster.apiserver.http.pod_endpoints import PodRuntime
 from setpoint.cluster.apiserver.registry.object_operations import (
     DeleteOptions,
     ObjectOperations,
     WriteOptions,
 )
+from setpoint.cluster.apiserver.registry.scale_subresource import spec_replicas_path
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
@@ -70,12 +73,15 @@ class ClusterAccess:
         recorder: EventRecorder,
         clock: Clock,
         identity: Identity,
+        pod_runtime: Callable[[], PodRuntime | None] = lambda: None,
     ) -> None:
         self.operations = operations
         self.informers = informers
         self.recorder = recorder
         self._clock = clock
         self.identity = identity
+        #: The cluster's kubelet (its containers' usage, for the metrics API's readers).
+        self.pod_runtime = pod_runtime
 
     @property
     def clock(self) -> Clock:
@@ -147,6 +153,26 @@ class ClusterAccess:
             )
         except APIError as exc:
             raise WriteError(exc.code, exc.reason, exc.message) from exc
+        return self._written(served, result.body)
+
+    async def write_scale(
+        self, served: ServedResource, namespace: str | None, name: str, replicas: int
+    ) -> dict[str, Any]:
+        """Set the replica count an object's ``scale`` subresource shows, through that
+        subresource (its managedFields entry says ``scale``); the object written."""
+        ops = self.operations
+        try:
+            record = ops.get_record(served, namespace if served.namespaced else None, name)
+            current = ops.present_object(served, decode(record.value))
+            crds.write_path(current, spec_replicas_path(served), replicas)
+            options = self._options()
+            options.fields_subresource = "scale"
+            result = await ops.update_object(served, record, current, options)
+        except APIError as exc:
+            raise WriteError(exc.code, exc.reason, exc.message) from exc
+        if result.code >= 300:
+            status = decode(result.body)
+            raise WriteError(result.code, status.get("reason", ""), status.get("message", ""))
         return self._written(served, result.body)
 
     async def patch(

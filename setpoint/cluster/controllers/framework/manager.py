@@ -74,6 +74,7 @@ class ControllerManager:
             self.recorder,
             self.options.clock,
             controller.identity(),
+            lambda: self.server.pod_runtime,
         )
 
     def controller(self, name: str) -> Controller:

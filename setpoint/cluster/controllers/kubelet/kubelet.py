@@ -17,6 +17,7 @@ from setpoint.api.clock import TimerHandle
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.auth.authentication.service_account_tokens import BoundObject
 from setpoint.cluster.apiserver.http.pod_endpoints import LogOptions, PodRuntime
+from setpoint.cluster.apiserver.kinds.resource_metrics import ContainerUsage
 from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess, Identity
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
@@ -34,6 +35,7 @@ from setpoint.cluster.controllers.kubelet.node_objects import (
 from setpoint.cluster.controllers.kubelet.pod_addresses import PodAddresses
 from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
 from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
+from setpoint.cluster.controllers.kubelet.resource_usage import ProcessUsage, simulated_usage
 from setpoint.cluster.controllers.kubelet.sandbox import Isolation, detect_isolation
 from setpoint.cluster.controllers.kubelet.simulated_pod import SimulatedPod
 from setpoint.cluster.controllers.workload_context import WriteError
@@ -79,6 +81,7 @@ class Kubelet(Controller):
         self._runs: dict[str, SimulatedPod | ProcessPod] = {}
         #: Nodes whose kubelet is stopped (annotation ``setpoint.dev/kubelet: stopped``).
         self.stopped: set[str] = set()
+        self._process_usage = ProcessUsage()
         self._stopping: dict[str, asyncio.Task[list[str]]] = {}
         self._pods_root: Path | None = None
         self._temporary_root = False
@@ -524,6 +527,32 @@ class Kubelet(Controller):
             if exc.code not in (404, 409):
                 raise
         self._forget(key_of(pod))
+
+    # -- metrics ------------------------------------------------------------------------
+
+    def usage(self, pod: dict[str, Any]) -> list[ContainerUsage] | None:
+        """Each running container's CPU and memory (``metrics.k8s.io``); None when the pod
+        does not run here. See :mod:`.resource_usage`."""
+        run = self._runs.get(str(pod["metadata"].get("uid")))
+        if run is None:
+            return None
+        if isinstance(run, ProcessPod):
+            usages = []
+            for spec in (pod.get("spec") or {}).get("containers") or []:
+                container = run.container(str(spec.get("name", "")))
+                if container is None or not container.running():
+                    continue
+                current = container.current
+                usages.append(
+                    self._process_usage.read(
+                        container.container_id(),
+                        container.name,
+                        current.pid if current is not None else None,
+                    )
+                )
+            return usages
+        names = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
+        return simulated_usage(pod, names, self.access.clock.now().timestamp())
 
     # -- logs ---------------------------------------------------------------------------
 

@@ -28,8 +28,8 @@ KIND_MESSAGES: Final[dict[tuple[str, str], str]] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "rbac.v1.ClusterRoleBinding",
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.v1.PriorityClass",
     ("policy/v1", "PodDisruptionBudget"): "policy.v1.PodDisruptionBudget",
-    ("networking.k8s.io/v1", "Ingress"): "networking.v1.Ingress",
     ("autoscaling/v1", "HorizontalPodAutoscaler"): "autoscaling.v1.HorizontalPodAutoscaler",
+    ("networking.k8s.io/v1", "Ingress"): "networking.v1.Ingress",
     ("certificates.k8s.io/v1", "CertificateSigningRequest"): (
         "certificates.v1.CertificateSigningRequest"
     ),
