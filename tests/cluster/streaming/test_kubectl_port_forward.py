@@ -19,6 +19,9 @@ from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.controllers.waiting import eventually_sync
 from tests.cluster.kubectl_runner import Kubectl
 
+#: A Python a pod can run: --run-pods sandboxes see /usr, not this virtualenv.
+POD_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+
 KUBECTL_DIR = Path("/usr/lib/google-cloud-sdk/bin")
 
 
@@ -41,7 +44,7 @@ def served() -> Iterator[tuple[BackgroundCluster, int]]:
             "--image=python",
             "--command",
             "--",
-            sys.executable,
+            POD_PYTHON,
             "-m",
             "http.server",
             str(port),

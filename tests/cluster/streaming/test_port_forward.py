@@ -8,6 +8,7 @@ import socket as sockets
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +18,12 @@ from kubernetes.stream import portforward
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.controllers.waiting import eventually_sync
 
+#: A Python a pod can run: --run-pods sandboxes see /usr, not this virtualenv.
+POD_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
+
 ECHO = """
 import socket, sys
+
 server = socket.socket()
 server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 server.bind(("127.0.0.1", int(sys.argv[1])))
@@ -63,7 +68,7 @@ def _running_pod(core: client.CoreV1Api, name: str, port: int) -> None:
                 {
                     "name": "echo",
                     "image": "python",
-                    "command": [sys.executable, "-c", ECHO, str(port)],
+                    "command": [POD_PYTHON, "-c", ECHO, str(port)],
                 }
             ]
         },
