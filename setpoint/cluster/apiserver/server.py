@@ -18,6 +18,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver import kubernetes_service
 from setpoint.cluster.apiserver.audit import AuditLog
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
@@ -145,7 +146,7 @@ class APIServer:
         )
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
-            "/core/pods/": PodBehaviour(validator),
+            "/core/pods/": PodBehaviour(validator, storage),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),
@@ -235,6 +236,9 @@ class APIServer:
             log.info("API server listening on %s and %s", self.url, self.https_url)
         else:
             log.info("API server listening on %s", self.url)
+        await kubernetes_service.reconcile(
+            self.registry, self.operations, LOOPBACK, self.https_port or self.port
+        )
 
     def _serving_certificate(self) -> ServingCertificate:
         if self._given_certificate is not None:
