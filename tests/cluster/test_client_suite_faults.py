@@ -3,6 +3,7 @@ and the no-op PUT): each as a user observes it on the wire or through the offici
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aiohttp
@@ -10,6 +11,9 @@ import pytest
 import yaml
 from kubernetes import client
 
+from setpoint.cluster.apiserver import kubernetes_service
+from setpoint.cluster.apiserver.server import APIServer
+from setpoint.cluster.apiserver.storage.memory import MemoryStorage
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.raw_api import RawAPI, raw_api
 
@@ -198,3 +202,24 @@ async def test_managed_fields_times_with_an_offset_count_as_the_same_time(
     assert replaced.status == 200
     assert replaced.body["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     assert replaced.body["metadata"]["managedFields"][0]["time"] == stamp
+
+
+async def test_the_kubernetes_service_follows_the_port_of_a_restarted_server() -> None:
+    server = APIServer(MemoryStorage(), https_port=None)
+    await server.start()
+    try:
+        first = server.port
+        await kubernetes_service.reconcile(
+            server.registry, server.operations, "127.0.0.1", first + 1
+        )
+        services = server.registry.get("", "v1", "services")
+        slices = server.registry.get("discovery.k8s.io", "v1", "endpointslices")
+        assert services is not None and slices is not None
+        service = json.loads(server.operations.get(services, "default", "kubernetes"))
+        slice_ = json.loads(server.operations.get(slices, "default", "kubernetes"))
+    finally:
+        await server.stop()
+
+    assert service["spec"]["ports"][0]["targetPort"] == first + 1
+    assert service["spec"]["clusterIP"] == "10.96.0.1"
+    assert slice_["ports"] == [{"name": "https", "port": first + 1, "protocol": "TCP"}]
