@@ -53,8 +53,17 @@ def token_from_kubeconfig(path: Path) -> str:
 class ServerProcess:
     """One server under test: ``argv`` started with stdout/stderr sent to ``log_path``."""
 
-    def __init__(self, name: str, argv: Sequence[str], port: int, log_path: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        port: int,
+        log_path: Path,
+        ready_timeout: float = READY_TIMEOUT_SECONDS,
+    ) -> None:
         self.name = name
+        #: How long :meth:`start` waits for ``/version`` (longer under valgrind).
+        self.ready_timeout = ready_timeout
         self.argv = list(argv)
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
@@ -101,7 +110,7 @@ class ServerProcess:
         A kubeconfig left at that path by an earlier run is removed first: its token is stale.
         """
         self._process = self._spawn(kubeconfig)
-        deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+        deadline = time.monotonic() + self.ready_timeout
         async with aiohttp.ClientSession() as session:
             while True:
                 if self._process.poll() is not None:
@@ -118,8 +127,7 @@ class ServerProcess:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(
-                        f"{self.name} not ready after {READY_TIMEOUT_SECONDS:g}s; see "
-                        f"{self.log_path}"
+                        f"{self.name} not ready after {self.ready_timeout:g}s; see {self.log_path}"
                     )
                 await asyncio.sleep(READY_POLL_SECONDS)
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from setpoint.cluster.apiserver.http.duplicate_fields import duplicate_paths
+import json
+
+import pytest
+
+from setpoint.cluster.apiserver.http.duplicate_fields import (
+    duplicate_paths,
+    surely_without_duplicates,
+)
 from tests.cluster.raw_api import RawAPI
 
 DUPLICATED = (
@@ -42,3 +49,22 @@ def test_paths_of_nested_duplicates() -> None:
     assert duplicate_paths(body) == ["a", "spec.containers[0].name"]
     assert duplicate_paths(b'{"a":1,"b":{"a":2}}') == []
     assert duplicate_paths(b"not json") == []
+
+
+@pytest.mark.parametrize(
+    ("body", "proven"),
+    [
+        (b'{"metadata":{"name":"a"},"data":{"a":"1","b":"2"},"l":[{"x":1},{"x":2}]}', True),
+        (b'{"data":{"a":"1","a":"2"}}', False),
+        (b'{"data":{"a" :"1","a":"2","b":"3"}}', False),  # a key end with whitespace
+        (b'{"data":{"a\\\\":"1","b":"2","b":"3"}}', False),  # a key ending in a backslash
+        (b'{"data":{"a":":x","a":"y"}}', False),  # a value starting with a colon
+        (b'{"data":{"a":":x"}}', False),  # not proven, though nothing repeats
+    ],
+)
+def test_the_key_count_proof_never_hides_a_duplicate(body: bytes, proven: bool) -> None:
+    decoded = json.loads(body)
+
+    assert surely_without_duplicates(body, decoded) is proven
+    if proven:
+        assert duplicate_paths(body) == []

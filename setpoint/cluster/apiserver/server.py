@@ -18,6 +18,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver import kubernetes_service
 from setpoint.cluster.apiserver.admission.configuration_rules import (
     WebhookConfigurationBehaviour,
 )
@@ -175,7 +176,7 @@ class APIServer:
         limit_ranger = LimitRanger(limit_ranges)
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
-            "/core/pods/": LimitRangedPodBehaviour(limit_ranger, validator),
+            "/core/pods/": LimitRangedPodBehaviour(limit_ranger, validator, storage),
             "/core/limitranges/": LimitRangeBehaviour(limit_ranges, validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
@@ -293,6 +294,9 @@ class APIServer:
             log.info("API server listening on %s and %s", self.url, self.https_url)
         else:
             log.info("API server listening on %s", self.url)
+        await kubernetes_service.reconcile(
+            self.registry, self.operations, LOOPBACK, self.https_port or self.port
+        )
 
     def _serving_certificate(self) -> ServingCertificate:
         if self._given_certificate is not None:

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubernetes import client, config
+from kubernetes.stream import stream
 
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.kubectl_runner import Kubectl
@@ -78,3 +80,37 @@ def test_wait_for_not_ready_sees_a_gracefully_deleted_pod(kubectl: Kubectl) -> N
 
     assert waiter.returncode == 0, err
     assert out.strip() == "pod/leaving condition met"
+
+
+def test_exec_stdin_from_the_official_client_in_text_frames(
+    kubectl: Kubectl, run_pods_cluster: BackgroundCluster
+) -> None:
+    kubectl.run("run", "shell", "--image=busybox", "--command", "--", "sleep", "300")
+    kubectl.run("wait", "pod/shell", "--for=condition=Ready", "--timeout=30s")
+    api = config.new_client_from_config(config_file=str(run_pods_cluster.kubeconfig_path))
+    try:
+        session = stream(
+            client.CoreV1Api(api).connect_get_namespaced_pod_exec,
+            "shell",
+            "default",
+            command=["/bin/sh"],
+            stdin=True,
+            stdout=True,
+            stderr=True,
+            tty=False,
+            _preload_content=False,
+        )
+        session.write_stdin("echo hello\n")  # a str: sent as a WebSocket TEXT frame
+        output = ""
+        for _ in range(50):
+            session.update(timeout=0.2)
+            output += session.read_stdout()
+            if "hello" in output:
+                break
+        session.write_stdin("exit\n")
+        session.close()
+    finally:
+        api.close()
+
+    assert output == "hello\n"
+    kubectl.run("delete", "pod", "shell", "--wait")

@@ -109,8 +109,10 @@ async def test_a_stopped_node_goes_unknown_and_its_pods_move(
     )
     assert _ready((await api.request("GET", f"{NODES}/{healthy}")).body)["status"] == "True"
 
-    # Its pods tolerate nothing: evicted at once (they stay Terminating, as their kubelet is
-    # gone), and the ReplicaSet replaces them on the healthy node.
+    # Its pods tolerate an unreachable node for 300 s (the DefaultTolerationSeconds admission
+    # gave them that), then are evicted (they stay Terminating, as their kubelet is gone), and
+    # the ReplicaSet replaces them on the healthy node.
+    clock.advance(301)
     async def moved() -> list[dict[str, Any]] | None:
         pods = await _pods(api)
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]

@@ -119,8 +119,12 @@ _ROOT_PATHS: Final = (
 
 
 def json_response(code: int, body: bytes, warnings: list[str] | None = None) -> web.Response:
-    """A JSON response; ``warnings`` become ``Warning: 299 - "..."`` headers."""
-    response = web.Response(status=code, body=body, content_type=JSON_MEDIA_TYPE)
+    """A JSON response; ``warnings`` become ``Warning: 299 - "..."`` headers.
+
+    The body ends with a newline, as kube-apiserver's JSON serializer (Go's ``json.Encoder``)
+    ends every object, list and Status it writes.
+    """
+    response = web.Response(status=code, body=body + b"\n", content_type=JSON_MEDIA_TYPE)
     if warnings:
         for text in warnings:
             response.headers.add("Warning", _warning_header(text))
@@ -249,6 +253,7 @@ class APIHandler:
         parts = [part for part in request.path.split("/") if part]
         head = parts[0] if parts else ""
         if head in PUBLIC_PATHS:
+            self.authenticator.authenticate_if_credentials(request)
             return self._public(request, parts)
         # 401 unless the caller is known; then request_user(request) says who it is.
         self.authenticator.authenticate(request)
@@ -262,7 +267,7 @@ class APIHandler:
             return self.request_metrics.serve(request)
         if head not in ("api", "apis"):
             if not parts:
-                return json_response(200, self._root_body)
+                return web.Response(status=200, body=self._root_body, content_type=JSON_MEDIA_TYPE)
             raise status_errors.path_not_found()
         accept = request.headers.get("Accept")
         media_type = self._media_types.negotiate(accept)
@@ -308,7 +313,8 @@ class APIHandler:
         if parts[0] == "version":
             if len(parts) > 1:
                 raise status_errors.path_not_found()
-            return json_response(200, self._version_body)
+            # Written raw upstream (``WriteRawJSON``), not by the serializer: no newline.
+            return web.Response(status=200, body=self._version_body, content_type=JSON_MEDIA_TYPE)
         return web.Response(status=200, text="ok", content_type="text/plain")
 
     def _discovery(self, request: web.BaseRequest, body: bytes) -> web.Response:
@@ -423,7 +429,7 @@ class APIHandler:
                 if is_token_review(resource.group, resource.plural):
                     answer = review_token(obj, self.authenticator)
                     return json_response(201, encode_json(answer))
-                duplicates = check_duplicate_fields(request, body, resource)
+                duplicates = check_duplicate_fields(request, body, resource, obj)
                 result = await ops.create(resource, target.namespace, obj, write_options(request))
                 return _result(result, duplicates)
             if method == "DELETE":
@@ -462,7 +468,7 @@ class APIHandler:
             _require_verb(resource, "update")
             body = await request_body.read_body(request)
             obj = request_body.decode_object_body(request, body)
-            duplicates = check_duplicate_fields(request, body, resource)
+            duplicates = check_duplicate_fields(request, body, resource, obj)
             result = await ops.update(
                 resource, target.namespace, name, obj, write_options(request), target.subresource
             )
@@ -684,7 +690,7 @@ def _aggregated_discovery_version(accept: str | None) -> str:
 def _aggregated(request: web.BaseRequest, body: bytes, version: str) -> web.Response:
     if request.method not in ("GET", "HEAD"):
         raise _method_not_allowed()
-    response = web.Response(status=200, body=body)
+    response = web.Response(status=200, body=body + b"\n")
     # Set verbatim: client-go picks the parser from these parameters.
     response.headers["Content-Type"] = (
         f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"

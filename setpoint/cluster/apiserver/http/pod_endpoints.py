@@ -136,7 +136,7 @@ class PodEndpoints:
             body = request_body.decode_object_body(request, await request_body.read_body(request))
             result = await bind_pod(operations, resource, namespace, name, body)
             return web.Response(
-                status=result.code, body=result.body, content_type="application/json"
+                status=result.code, body=result.body + b"\n", content_type="application/json"
             )
         if subresource == "exec":
             return await self._exec(request, operations, resource, namespace, name)

@@ -1,6 +1,7 @@
 """``pods/exec`` over WebSocket, as kubectl 1.30+ speaks it (``v5.channel.k8s.io``, and v4).
 
-Every message is binary: byte 0 is the channel (0 stdin, 1 stdout, 2 stderr, 3 status,
+Every message (binary, or text as the official Python client sends stdin) carries the channel
+in byte 0 (0 stdin, 1 stdout, 2 stderr, 3 status,
 4 resize; v5 adds 255, "close this channel"), the rest the payload. The command runs where the
 kubelet says (the pod's working directory and the container's environment) and its exit is
 reported on channel 3 as a ``Status``, which kubectl turns into its exit code. Older kubectl
@@ -110,9 +111,17 @@ async def serve_exec(
 
     async def feed() -> None:
         async for message in socket:
-            if message.type != WSMsgType.BINARY or not message.data:
+            if message.type == WSMsgType.BINARY:
+                data: bytes = message.data
+            elif message.type == WSMsgType.TEXT:
+                # The official Python client writes str stdin as text frames; upstream reads
+                # every frame's bytes alike (channel byte first), whatever its opcode.
+                data = message.data.encode()
+            else:
                 continue
-            channel, payload = message.data[0], message.data[1:]
+            if not data:
+                continue
+            channel, payload = data[0], data[1:]
             if channel == STDIN and process.stdin is not None:
                 process.stdin.write(payload)
                 with contextlib.suppress(ConnectionError):

@@ -307,9 +307,12 @@ class LimitRangedPodBehaviour(PodBehaviour):
     """Pod rules with the LimitRanger plugin run on every new pod."""
 
     def __init__(
-        self, limit_ranger: LimitRanger, validator: BuiltinValidator | None = None
+        self,
+        limit_ranger: LimitRanger,
+        validator: BuiltinValidator | None = None,
+        storage: Storage | None = None,
     ) -> None:
-        super().__init__(validator)
+        super().__init__(validator, storage)
         self._limit_ranger = limit_ranger
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:

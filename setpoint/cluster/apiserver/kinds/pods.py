@@ -1,5 +1,5 @@
-"""Pods: the status a new pod starts with, container checks, and graceful deletion
-(``pod/strategy.go``).
+"""Pods: the default admission plugins (:mod:`.pod_admission`), the status a new pod starts
+with, container checks, and graceful deletion (``pod/strategy.go``).
 
 A pod that is not scheduled (no ``spec.nodeName``) or has finished is deleted at once, whatever
 grace period was asked; a running pod is only marked deleting for its grace period, and the
@@ -8,16 +8,27 @@ kubelet (simulated or real, when present) removes it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
+from setpoint.cluster.apiserver.kinds.pod_admission import (
+    ObjectReader,
+    admit_priority,
+    admit_service_account,
+    default_tolerations,
+)
 from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.storage import Storage
 from setpoint.cluster.apiserver.validation.pod_spec import validate_pod_spec
 
 #: ``spec.terminationGracePeriodSeconds`` defaults to 30 upstream.
 DEFAULT_TERMINATION_GRACE_SECONDS: Final = 30
 FINISHED_PHASES: Final = frozenset({"Succeeded", "Failed"})
+SERVICE_ACCOUNTS_ROOT: Final = "/core/serviceaccounts/"
+PRIORITY_CLASSES_ROOT: Final = "/scheduling.k8s.io/priorityclasses/"
 _COMPUTE = ("cpu", "memory")
 
 
@@ -49,15 +60,42 @@ def qos_class(spec: dict[str, Any]) -> str:
 class PodBehaviour(KindBehaviour):
     """Pod rules: Pending status on create, graceful deletion only for running pods."""
 
-    def __init__(self, validator: BuiltinValidator | None = None) -> None:
+    def __init__(
+        self, validator: BuiltinValidator | None = None, storage: Storage | None = None
+    ) -> None:
         super().__init__(validator)
+        #: Where the admission plugins read ServiceAccounts and PriorityClasses (None: nothing
+        #: is stored, as for a pod built outside a server).
+        self._storage = storage
+
+    def _read(self, root: str) -> ObjectReader:
+        def read(namespace: str | None, name: str) -> dict[str, Any] | None:
+            if self._storage is None:
+                return None
+            key = f"{root}{namespace}/{name}" if namespace is not None else f"{root}{name}"
+            record = self._storage.get(key)
+            return decode(record.value) if record is not None else None
+
+        return read
+
+    def _priority_classes(self) -> list[Mapping[str, Any]]:
+        if self._storage is None:
+            return []
+        return [decode(r.value) for r in self._storage.list(PRIORITY_CLASSES_ROOT)]
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         spec = obj.get("spec")
         if isinstance(spec, dict):
-            # The ServiceAccount admission plugin: every pod runs as a service account.
-            account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
-            spec["serviceAccountName"] = spec["serviceAccount"] = account
+            # kube-apiserver's default mutating admission plugins, in their order.
+            metadata = obj.get("metadata") or {}
+            pod_name = str(metadata.get("name") or metadata.get("generateName") or "")
+            admit_service_account(
+                spec, str(metadata.get("namespace") or ""), self._read(SERVICE_ACCOUNTS_ROOT)
+            )
+            default_tolerations(spec)
+            admit_priority(
+                spec, pod_name, self._read(PRIORITY_CLASSES_ROOT), self._priority_classes
+            )
         obj["status"] = {
             "phase": "Pending",
             "qosClass": qos_class(spec if isinstance(spec, dict) else {}),

@@ -1,6 +1,7 @@
 """Services: cluster IP allocation and its immutability (``pkg/registry/core/service``).
 
-A Service of a type other than ExternalName gets a free address from the service range when it
+A new Service's status is reset to ``{"loadBalancer": {}}``, as upstream writes it. A Service
+of a type other than ExternalName gets a free address from the service range when it
 asks for none; ``clusterIP: None`` (headless) is kept. The address, once set, cannot change.
 """
 
@@ -23,6 +24,12 @@ SERVICE_CIDR: Final = ipaddress.ip_network("10.96.0.0/12")
 #: The first address is the ``kubernetes`` Service's upstream; start after it.
 FIRST_ALLOCATED_OFFSET: Final = 10
 HEADLESS: Final = "None"
+
+
+def empty_status() -> dict[str, Any]:
+    """A Service's status as upstream serializes its zero value (``loadBalancer`` is a struct,
+    not a pointer, so it is always written): what every create answers."""
+    return {"loadBalancer": {}}
 
 
 class ServiceBehaviour(KindBehaviour):
@@ -55,6 +62,7 @@ class ServiceBehaviour(KindBehaviour):
 
     def prepare_create(self, resource: ServedResource, obj: dict[str, Any]) -> None:
         super().prepare_create(resource, obj)
+        obj["status"] = empty_status()
         spec = obj.get("spec")
         if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
             return
@@ -71,6 +79,11 @@ class ServiceBehaviour(KindBehaviour):
     def prepare_update(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]
     ) -> None:
+        status = new.get("status")
+        if isinstance(status, dict):
+            status.setdefault("loadBalancer", {})
+        elif status is None:
+            new["status"] = empty_status()
         new_spec = new.get("spec")
         old_spec = old.get("spec") or {}
         if not isinstance(new_spec, dict):

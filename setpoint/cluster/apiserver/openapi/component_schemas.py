@@ -21,6 +21,8 @@ from typing import Any, Final
 
 import msgspec
 
+from setpoint.cluster.apiserver.validation.builtin_schemas import OPTIONAL_IN_UPSTREAM
+
 #: The set of definitions matching the version /version reports (non-strict: no
 #: ``additionalProperties: false`` added by the packager).
 SCHEMA_SET: Final = "v1.32.0-local"
@@ -62,6 +64,10 @@ def _definitions_file() -> Path:
 def _source_definitions() -> dict[str, Any]:
     document = msgspec.json.decode(_definitions_file().read_bytes())
     definitions: dict[str, Any] = document["$defs"]
+    for name, optional in OPTIONAL_IN_UPSTREAM.items():
+        schema = definitions.get(name)
+        if isinstance(schema, dict) and isinstance(schema.get("required"), list):
+            schema["required"] = [field for field in schema["required"] if field not in optional]
     return definitions
 
 

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from setpoint.api.times import normalize_time
 from setpoint.cluster.apiserver.patch.field_paths import (
     FieldSet,
+    RepeatedElementError,
     compare,
+    created_fields,
     decode_fields,
     encode_fields,
     strip_untracked,
@@ -196,6 +199,27 @@ def decode_entries(value: Any, *, stored: bool = False) -> list[ManagerEntry] | 
     return entries
 
 
+def canonical_times(value: Any) -> Any:
+    """``managedFields`` sent by a client with each entry's ``time`` as the server writes it.
+
+    Upstream decodes the entries (``metav1.Time``) before comparing them with the live ones, so
+    ``2026-11-27T13:06:57+00:00`` (what the official Python client re-serializes) is the same
+    time as ``2026-11-27T13:06:57Z``; a time that does not parse is left for validation.
+    """
+    if not isinstance(value, list):
+        return value
+    for entry in value:
+        stamp = entry.get("time") if isinstance(entry, dict) else None
+        if isinstance(stamp, str) and not (
+            len(stamp) == len("2006-01-02T15:04:05Z") and stamp[-1] == "Z"
+        ):
+            try:
+                entry["time"] = normalize_time(stamp)
+            except ValueError:
+                continue
+    return value
+
+
 def is_reset(value: Any) -> bool:
     """``[]`` or ``[{}]``: the request clears all tracking (``isResetManagedFields``)."""
     return isinstance(value, list) and (value == [] or value == [{}])
@@ -277,6 +301,13 @@ def track_update(
     """
     if is_reset(requested):
         return None
+    if old is None and requested is None:
+        created = _created_entry(
+            root, new, manager, api_version, subresource, now, builtin, has_status
+        )
+        if created is not _GENERAL:
+            return cast("list[dict[str, Any]] | None", created)
+    requested = canonical_times(requested)
     live_value = (old or {}).get("metadata", {}).get("managedFields")
     comparison = compare(
         root,
@@ -318,6 +349,42 @@ def track_update(
             mine.time = now
         entries = cap_update_managers(entries)
     return encode_entries(entries)
+
+
+#: :func:`_created_entry` could not answer: take the general path.
+_GENERAL: Final[Any] = object()
+
+
+def _created_entry(
+    root: MergeNode,
+    new: dict[str, Any],
+    manager: str,
+    api_version: str,
+    subresource: str,
+    now: str,
+    builtin: bool,
+    has_status: bool,
+) -> Any:
+    """The managedFields of a create (one Update entry owning every tracked field), built
+    straight from the object: what :func:`track_update` computes for ``old=None``."""
+    if subresource:
+        return _GENERAL
+    try:
+        trie = created_fields(root, new, value_structs=builtin, drop_status=has_status)
+    except RepeatedElementError:
+        return _GENERAL
+    if not trie:
+        return None
+    return [
+        {
+            "manager": manager,
+            "operation": UPDATE,
+            "apiVersion": api_version,
+            "time": now,
+            "fieldsType": FIELDS_V1,
+            "fieldsV1": trie,
+        }
+    ]
 
 
 #: Reads a CRD by name: its revision and a function decoding it (None when it is gone).

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from setpoint.cluster.apiserver.registry.platform_defaults import PLATFORM_DEFAULTERS
+from setpoint.cluster.apiserver.schema.formats import is_base64, without_line_breaks
 
 #: Where the pod template of each workload kind lives.
 _TEMPLATE_PATHS: Final[dict[str, tuple[str, ...]]] = {
@@ -202,8 +203,26 @@ def _default_service(obj: dict[str, Any]) -> None:
                 port.setdefault("targetPort", port["port"])
 
 
+def _canonical_base64(values: Any) -> None:
+    """Rewrite base64 values wrapped over lines as one line: upstream decodes ``[]byte`` fields
+    with Go's decoder, which skips ``\\r``/``\\n``, and stores and answers the bytes re-encoded."""
+    if not isinstance(values, dict):
+        return
+    for key, value in values.items():
+        if isinstance(value, str) and ("\n" in value or "\r" in value):
+            unwrapped = without_line_breaks(value)
+            if is_base64(unwrapped):  # anything else is left for validation to refuse
+                values[key] = unwrapped
+
+
+def _default_config_map(obj: dict[str, Any]) -> None:
+    if "binaryData" in obj:
+        _canonical_base64(obj["binaryData"])
+
+
 def _default_secret(obj: dict[str, Any]) -> None:
     obj.setdefault("type", "Opaque")
+    _canonical_base64(obj.get("data"))
     # Decoding merges stringData into data (later keys win) and drops it: it is write-only.
     string_data = obj.get("stringData")
     if isinstance(string_data, dict) and all(isinstance(v, str) for v in string_data.values()):
@@ -236,6 +255,7 @@ _DEFAULTERS: Final[dict[tuple[str, str], Callable[[dict[str, Any]], None]]] = {
     ("v1", "Pod"): _default_pod,
     ("v1", "Service"): _default_service,
     ("v1", "Secret"): _default_secret,
+    ("v1", "ConfigMap"): _default_config_map,
     ("apps/v1", "Deployment"): _default_deployment,
     ("apps/v1", "ReplicaSet"): _default_replica_set,
     ("apps/v1", "StatefulSet"): _default_stateful_set,

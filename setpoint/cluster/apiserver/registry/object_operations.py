@@ -169,6 +169,14 @@ def new_uid() -> str:
     return f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{variant}{digits[17:20]}-{digits[20:]}"
 
 
+def _is_set_revision(value: Any) -> bool:
+    """Whether a create's ``resourceVersion`` is refused: upstream's storage refuses only one
+    that parses as a non-zero unsigned integer (``ParseUint``); any other value is cleared."""
+    if not isinstance(value, str) or not value.isascii() or not value.isdigit():
+        return False
+    return 0 < int(value) < 1 << 64
+
+
 @dataclass(slots=True)
 class WriteOptions:
     """Options of create/update/patch requests."""
@@ -490,7 +498,7 @@ class ObjectOperations:
                 )
         else:
             metadata.pop("namespace", None)
-        if metadata.get("resourceVersion"):
+        if _is_set_revision(metadata.get("resourceVersion")):
             raise status_errors.bad_request(
                 "resourceVersion should not be set on objects to be created"
             )

@@ -222,7 +222,9 @@ _CREDIT_CARD_RE: Final = re.compile(
 
 
 def is_base64(text: str) -> bool:
-    """Standard padded base64 (govalidator ``IsBase64``)."""
+    """Standard padded base64 (govalidator ``IsBase64``); line breaks are skipped, as Go's
+    ``base64.StdEncoding`` decoder skips them (PEM-style wrapped values decode upstream)."""
+    text = without_line_breaks(text)
     if not _BASE64_RE.match(text):
         return False
     try:
@@ -230,6 +232,13 @@ def is_base64(text: str) -> bool:
     except binascii.Error:
         return False
     return True
+
+
+def without_line_breaks(text: str) -> str:
+    """``text`` without the ``\\r`` and ``\\n`` that Go's base64 decoder ignores."""
+    if "\n" in text or "\r" in text:
+        return text.replace("\r", "").replace("\n", "")
+    return text
 
 
 def _luhn(digits: str) -> bool:

@@ -39,6 +39,11 @@ from setpoint.cluster.apiserver.schema.value_validation import ValueValidator
 
 # The schema set matching the Kubernetes version the local cluster reports (/version = 1.32).
 KUBERNETES_SCHEMA_VERSION: Final = "v1.32.0"
+#: Fields the packaged schemas still list as required that kube-apiserver 1.32 accepts
+#: without: a StatefulSet needs no governing Service (``serviceName`` became optional in 1.32).
+OPTIONAL_IN_UPSTREAM: Final[dict[str, frozenset[str]]] = {
+    "io.k8s.api.apps.v1.StatefulSetSpec": frozenset({"serviceName"}),
+}
 _SCHEMA_SET_SUFFIX: Final = "-local-strict"
 _DEFINITIONS_FILE: Final = "_definitions.json"
 _REF_PREFIX: Final = re.compile(r"^(?:/api/_definitions\.json)?#/\$defs/")
@@ -135,6 +140,10 @@ class BuiltinSchemas:
             except (OSError, msgspec.DecodeError) as error:
                 raise BuiltinSchemaError(f"cannot read {path}: {error}") from error
             definitions = document.get("$defs") or document.get("definitions") or {}
+            for name, optional in OPTIONAL_IN_UPSTREAM.items():
+                schema = definitions.get(name)
+                if isinstance(schema, dict) and isinstance(schema.get("required"), list):
+                    schema["required"] = [f for f in schema["required"] if f not in optional]
             for name, schema in definitions.items():
                 for gvk in schema.get("x-kubernetes-group-version-kind") or ():
                     key = (str(gvk.get("group", "")), str(gvk.get("version", "")), gvk.get("kind"))

@@ -50,6 +50,12 @@ def bearer_token(request: web.BaseRequest) -> str | None:
     return parts[1]
 
 
+def _has_client_certificate(request: web.BaseRequest) -> bool:
+    transport = request.transport
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    return isinstance(ssl_object, ssl.SSLObject) and bool(ssl_object.getpeercert(binary_form=True))
+
+
 @dataclass(frozen=True, slots=True)
 class TokenReviewResult:
     """A token's user (None: not authenticated), the audiences it is valid for, the error."""
@@ -77,6 +83,15 @@ class Authenticator:
             raise status_errors.unauthorized()
         set_request_user(request, user)
         return user
+
+    def authenticate_if_credentials(self, request: web.BaseRequest) -> None:
+        """For paths anyone may read (``/version``, ``/healthz``): a request without
+        credentials passes as anonymous, but one whose bearer token or client certificate fails
+        is 401 there too, as upstream (the anonymous authenticator only takes requests that
+        carry no credentials)."""
+        if bearer_token(request) is None and not _has_client_certificate(request):
+            return
+        self.authenticate(request)
 
     def _certificate(self, request: web.BaseRequest) -> UserInfo | None:
         transport = request.transport
