@@ -125,7 +125,7 @@ async def test_run_pods_report_their_processes_real_usage(tmp_path: Path) -> Non
         },
     }
     async with (
-        LocalCluster(run_pods=True, https_port=None) as cluster,
+        LocalCluster(run_pods=True) as cluster,
         raw_api(cluster.url, cluster.token) as api,
     ):
         await cluster.create_namespace("burn")
