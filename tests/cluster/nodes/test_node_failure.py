@@ -113,6 +113,7 @@ async def test_a_stopped_node_goes_unknown_and_its_pods_move(
     # gave them that), then are evicted (they stay Terminating, as their kubelet is gone), and
     # the ReplicaSet replaces them on the healthy node.
     clock.advance(301)
+
     async def moved() -> list[dict[str, Any]] | None:
         pods = await _pods(api)
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
