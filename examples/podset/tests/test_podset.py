@@ -80,14 +80,18 @@ async def test_scaling_up_and_down_and_replacing_a_deleted_pod(
     await client.patch(PodSet, "web", {"spec": {"replicas": 1}}, namespace=namespace)
     podset = await converged(client, namespace, 1)
     (victim,) = podset.status.pod_names if podset.status else []
+    victim_uid = (await client.get("v1", "Pod", victim, namespace=namespace))["metadata"]["uid"]
     await client.delete("v1", "Pod", victim, namespace=namespace)
-    replaced = await wait_for(
-        lambda: converged(client, namespace, 1),
-        lambda p: p.status is not None and p.status.pod_names != [victim],
-        timeout=30,
-        what="a replacement pod",
-    )
-    assert replaced.status is not None and replaced.status.available_replicas == 1
+
+    async def replaced() -> PodSet | None:
+        podset = await converged(client, namespace, 1)
+        # A new pod, told by its uid: an operator may give the replacement the same name (the
+        # composite version names its pods web-pod-0, web-pod-1, ...) once the victim is gone.
+        uids = [pod["metadata"]["uid"] for pod in await live_pods(client, namespace)]
+        return podset if uids and victim_uid not in uids else None
+
+    podset = await wait_for(replaced, timeout=30, what="a replacement pod")
+    assert podset.status is not None and podset.status.available_replicas == 1
 
 
 async def test_never_more_pods_than_replicas_under_a_burst_of_deletions(
