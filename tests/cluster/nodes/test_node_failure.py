@@ -172,3 +172,55 @@ def test_setpoint_cluster_node_stop_and_start(tmp_path: Path) -> None:
         assert 'nodes "nope" not found' in missing.output
     finally:
         cluster.stop()
+
+
+async def test_an_out_of_service_node_lets_its_terminating_pods_go(
+    two_nodes: tuple[FakeClock, RawAPI],
+) -> None:
+    # A node that is down for good: an administrator taints it out-of-service, and the pod
+    # garbage collector deletes the pods its dead kubelet would never finish deleting.
+    clock, api = two_nodes
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "stranded"},
+        "spec": {
+            "nodeName": "setpoint-node-0",
+            "containers": [{"name": "main", "image": "nginx"}],
+            "terminationGracePeriodSeconds": 30,
+        },
+    }
+    assert (await api.request("POST", PODS, pod)).status == 201
+
+    async def running() -> bool:
+        found = (await api.request("GET", f"{PODS}/stranded")).body
+        return bool(found.get("status", {}).get("phase") == "Running")
+
+    await eventually(running, "the pod running")
+    await _set_kubelet(api, "setpoint-node-0", "stopped")
+    clock.advance(60)
+
+    async def unknown() -> bool:
+        node = (await api.request("GET", f"{NODES}/setpoint-node-0")).body
+        return _ready(node)["status"] == "Unknown"
+
+    await eventually(unknown, "the node Unknown")
+    await api.request("DELETE", f"{PODS}/stranded")
+    clock.advance(60)  # past the grace period: its kubelet is gone, so it stays Terminating
+    found = (await api.request("GET", f"{PODS}/stranded")).body
+    assert found["metadata"].get("deletionTimestamp")
+    node = (await api.request("GET", f"{NODES}/setpoint-node-0")).body
+    taints = [*(node["spec"].get("taints") or [])]
+    taints.append({"key": "node.kubernetes.io/out-of-service", "effect": "NoExecute"})
+    reply = await api.request(
+        "PATCH",
+        f"{NODES}/setpoint-node-0",
+        {"spec": {"taints": taints}},
+        content_type="application/merge-patch+json",
+    )
+    assert reply.status == 200, reply.body
+
+    async def gone() -> bool:
+        return (await api.request("GET", f"{PODS}/stranded")).status == 404
+
+    await eventually(gone, "the terminating pod collected")

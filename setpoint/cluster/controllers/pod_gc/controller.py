@@ -1,4 +1,5 @@
-"""Deletes orphaned pods and the oldest finished pods beyond the threshold."""
+"""Deletes orphaned pods, terminating pods on out-of-service nodes, and the oldest finished
+pods beyond the threshold."""
 
 from __future__ import annotations
 
@@ -19,10 +20,26 @@ CHECK_PERIOD_SECONDS: Final = 20.0
 #: The key of the periodic sweep of finished pods (no pod has an empty namespace).
 SWEEP: Final = ObjectKey("", "")
 FINISHED: Final = ("Succeeded", "Failed")
+#: The taint an administrator puts on a node known to be gone for good (non-graceful shutdown).
+OUT_OF_SERVICE: Final = "node.kubernetes.io/out-of-service"
 
 
 def _node_of(pod: Mapping[str, Any]) -> str:
     return str((pod.get("spec") or {}).get("nodeName") or "")
+
+
+def _out_of_service(node: Mapping[str, Any]) -> bool:
+    """Not ready and tainted ``node.kubernetes.io/out-of-service`` (someone declared it gone)."""
+    ready = next(
+        (
+            c.get("status")
+            for c in (node.get("status") or {}).get("conditions") or []
+            if c.get("type") == "Ready"
+        ),
+        None,
+    )
+    taints = (node.get("spec") or {}).get("taints") or []
+    return ready != "True" and any(t.get("key") == OUT_OF_SERVICE for t in taints)
 
 
 def _phase(pod: Mapping[str, Any]) -> str:
@@ -67,7 +84,14 @@ class PodGarbageCollector(Controller):
             return None
         uid = str(pod["metadata"]["uid"])
         node = _node_of(pod)
-        if not node or self.access.get("nodes", "", node) is not None:
+        found = self.access.get("nodes", "", node) if node else None
+        if found is not None and pod["metadata"].get("deletionTimestamp"):
+            self._missing_since.pop(uid, None)
+            if _out_of_service(found):
+                # Its kubelet will never finish the deletion: upstream's gcTerminating.
+                await self._fail_and_delete(pod, condition=False)
+            return None
+        if not node or found is not None:
             self._missing_since.pop(uid, None)
             return None
         now = self.access.clock.now()
@@ -83,22 +107,26 @@ class PodGarbageCollector(Controller):
         self._missing_since.pop(uid, None)
         return None
 
-    async def _fail_and_delete(self, pod: Mapping[str, Any]) -> None:
+    async def _fail_and_delete(self, pod: Mapping[str, Any], *, condition: bool = True) -> None:
+        """Mark the pod ``Failed`` (unless it finished) and delete it at once; ``condition``:
+        with the ``DisruptionTarget`` condition saying its node is gone (the orphan case; a
+        terminating pod on an out-of-service node gets none, as upstream)."""
         meta = pod["metadata"]
         pods = self.access.resource("pods")
         status = dict(pod.get("status") or {})
         if _phase(pod) not in FINISHED:
             status["phase"] = "Failed"
-        condition = {
-            "type": "DisruptionTarget",
-            "status": "True",
-            "lastProbeTime": None,
-            "lastTransitionTime": time_text(self.access.clock),
-            "reason": "DeletionByPodGC",
-            "message": "PodGC: node no longer exists",
-        }
-        others = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
-        status["conditions"] = [*others, condition]
+        if condition:
+            target = {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": time_text(self.access.clock),
+                "reason": "DeletionByPodGC",
+                "message": "PodGC: node no longer exists",
+            }
+            others = [c for c in status.get("conditions") or [] if c.get("type") != target["type"]]
+            status["conditions"] = [*others, target]
         try:
             await self.access.write_status_in(
                 pods, meta["namespace"], meta["name"], status, uid=meta["uid"]
