@@ -1,12 +1,16 @@
-"""``setpoint cluster node stop|start NODE``: make a simulated node fail, and come back.
+"""``setpoint cluster node stop|start|add|remove NODE``: nodes failing, coming back, joining
+and leaving the local cluster.
 
 Stopping a node's kubelet is what a machine that dies or is cut off looks like to the control
 plane: its Lease is no longer renewed, its status no longer posted, nothing is done to its pods.
 The command annotates the Node (``setpoint.dev/kubelet: stopped``), which the local cluster's
 kubelet obeys; the node lifecycle controller then marks the node ``Unknown`` after its grace
 period, taints it, and its pods are evicted and replaced elsewhere. ``start`` removes the
-annotation: the kubelet registers the node again and catches up with its pods. It talks to the
-cluster over its API like any client, so it works on any local cluster (``--kubeconfig``).
+annotation: the kubelet registers the node again and catches up with its pods. ``add`` creates
+a Node labelled ``setpoint.dev/simulated-node: "true"``, which the kubelet then runs as a machine
+that joined; ``remove`` deletes it, as a machine taken away (its pods are collected by the pod
+garbage collector). It talks to the cluster over its API like any client, so it works on any
+local cluster (``--kubeconfig``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import click
 #: The Node annotation the local cluster's kubelet reads (see the kubelet's ``KUBELET_ANNOTATION``).
 KUBELET_ANNOTATION = "setpoint.dev/kubelet"
 STOPPED = "stopped"
+#: The Node label that gives a Node a simulated kubelet (the kubelet's ``SIMULATED_NODE_LABEL``).
+SIMULATED_NODE_LABEL = "setpoint.dev/simulated-node"
 
 
 async def _annotate(kubeconfig: str | None, name: str, value: str | None) -> None:
@@ -38,9 +44,46 @@ async def _annotate(kubeconfig: str | None, name: str, value: str | None) -> Non
         await client.close()
 
 
-def _run(kubeconfig: str | None, name: str, value: str | None, done: str) -> None:
+async def _create(kubeconfig: str | None, name: str) -> None:
+    from setpoint.client import Client
+
+    options = {"path": kubeconfig} if kubeconfig else {}
+    client = await Client.from_kubeconfig(**options)
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        SIMULATED_NODE_LABEL: "true",
+    }
     try:
-        asyncio.run(_annotate(kubeconfig, name, value))
+        await client.create(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+        )
+    finally:
+        await client.close()
+
+
+async def _delete(kubeconfig: str | None, name: str) -> None:
+    from setpoint.client import Client
+
+    options = {"path": kubeconfig} if kubeconfig else {}
+    client = await Client.from_kubeconfig(**options)
+    try:
+        await client.delete("v1", "Node", name)
+    finally:
+        await client.close()
+
+
+def _run(
+    kubeconfig: str | None, name: str, value: str | None, done: str, action: str = "annotate"
+) -> None:
+    try:
+        if action == "add":
+            asyncio.run(_create(kubeconfig, name))
+        elif action == "remove":
+            asyncio.run(_delete(kubeconfig, name))
+        else:
+            asyncio.run(_annotate(kubeconfig, name, value))
     except click.ClickException:
         raise
     except Exception as error:
@@ -64,7 +107,7 @@ _KUBECONFIG = click.option(
 
 @click.group()
 def node() -> None:
-    """Stop and start the kubelets of the local cluster's simulated nodes.
+    """Stop, start, add and remove the local cluster's simulated nodes.
 
     \b
     Example:
@@ -101,3 +144,30 @@ def start(name: str, kubeconfig: str | None) -> None:
       setpoint cluster node start setpoint-node-1
     """
     _run(kubeconfig, name, None, "kubelet started")
+
+
+@node.command()
+@click.argument("name")
+@_KUBECONFIG
+def add(name: str, kubeconfig: str | None) -> None:
+    """Add a simulated node NAME: a machine that joins the cluster (Ready within a moment).
+
+    \b
+    Example:
+      setpoint cluster node add setpoint-node-extra
+      kubectl get nodes
+    """
+    _run(kubeconfig, name, None, "added", action="add")
+
+
+@node.command()
+@click.argument("name")
+@_KUBECONFIG
+def remove(name: str, kubeconfig: str | None) -> None:
+    """Remove node NAME: a machine taken away (its pods are collected after 40 s).
+
+    \b
+    Example:
+      setpoint cluster node remove setpoint-node-extra
+    """
+    _run(kubeconfig, name, None, "removed", action="remove")

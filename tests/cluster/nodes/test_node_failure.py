@@ -170,6 +170,13 @@ def test_setpoint_cluster_node_stop_and_start(tmp_path: Path) -> None:
         missing = _cli("cluster", "node", "stop", "nope", "--kubeconfig", kubeconfig)
         assert missing.exit_code == 1
         assert 'nodes "nope" not found' in missing.output
+        added = _cli("cluster", "node", "add", "extra", "--kubeconfig", kubeconfig)
+        assert added.output == "node/extra added\n"
+        again = _cli("cluster", "node", "add", "extra", "--kubeconfig", kubeconfig)
+        assert again.exit_code == 1
+        assert 'nodes "extra" already exists' in again.output
+        removed = _cli("cluster", "node", "remove", "extra", "--kubeconfig", kubeconfig)
+        assert removed.output == "node/extra removed\n"
     finally:
         cluster.stop()
 
@@ -224,3 +231,55 @@ async def test_an_out_of_service_node_lets_its_terminating_pods_go(
         return (await api.request("GET", f"{PODS}/stranded")).status == 404
 
     await eventually(gone, "the terminating pod collected")
+
+
+async def test_a_node_joins_and_leaves(two_nodes: tuple[FakeClock, RawAPI]) -> None:
+    # A Node created with the simulated-node label gets a kubelet of its own; deleting it takes
+    # the machine away, and the pod garbage collector collects what was bound there.
+    clock, api = two_nodes
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "joined",
+            "labels": {"kubernetes.io/hostname": "joined", "setpoint.dev/simulated-node": "true"},
+        },
+    }
+    assert (await api.request("POST", NODES, node)).status == 201
+
+    async def ready() -> bool:
+        found = (await api.request("GET", f"{NODES}/joined")).body
+        conditions = (found.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+    await eventually(ready, "the joined node Ready")
+    lease = await api.request(
+        "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/joined"
+    )
+    assert lease.status == 200
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "there"},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": "joined"},
+            "containers": [{"name": "main", "image": "nginx"}],
+        },
+    }
+    assert (await api.request("POST", PODS, pod)).status == 201
+
+    async def running_there() -> bool:
+        found = (await api.request("GET", f"{PODS}/there")).body
+        return bool(
+            found["spec"].get("nodeName") == "joined"
+            and found.get("status", {}).get("phase") == "Running"
+        )
+
+    await eventually(running_there, "the pod running on the joined node")
+    assert (await api.request("DELETE", f"{NODES}/joined")).status == 200
+    clock.advance(41)  # the pod garbage collector's quarantine of pods on missing nodes
+
+    async def collected() -> bool:
+        return (await api.request("GET", f"{PODS}/there")).status == 404
+
+    await eventually(collected, "the pod of the removed node collected")

@@ -51,6 +51,9 @@ LEASE_RENEW_SECONDS: Final = 10.0
 #: ``setpoint cluster node stop|start`` sets and removes it.
 KUBELET_ANNOTATION: Final = "setpoint.dev/kubelet"
 KUBELET_STOPPED: Final = "stopped"
+#: A Node created with this label set to "true" gets a simulated kubelet of its own, as if a
+#: machine joined (``setpoint cluster node add``); deleting the Node removes it again.
+SIMULATED_NODE_LABEL: Final = "setpoint.dev/simulated-node"
 _MANAGED_STATUS: Final = (
     "phase",
     "conditions",
@@ -81,6 +84,8 @@ class Kubelet(Controller):
         self._runs: dict[str, SimulatedPod | ProcessPod] = {}
         #: Nodes whose kubelet is stopped (annotation ``setpoint.dev/kubelet: stopped``).
         self.stopped: set[str] = set()
+        #: Nodes added while the cluster runs (Node objects with the simulated-node label).
+        self._added: set[str] = set()
         self._process_usage = ProcessUsage()
         self._stopping: dict[str, asyncio.Task[list[str]]] = {}
         self._pods_root: Path | None = None
@@ -107,8 +112,10 @@ class Kubelet(Controller):
 
     def _my_nodes(self, node: Object) -> Iterable[ObjectKey]:
         # A node's key has no namespace: reconcile tells it from a pod's by that.
-        name = (node.get("metadata") or {}).get("name")
-        return (ObjectKey("", name),) if name in self.nodes else ()
+        meta = node.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        simulated = (meta.get("labels") or {}).get(SIMULATED_NODE_LABEL) == "true"
+        return (ObjectKey("", name),) if name in self.nodes or simulated else ()
 
     def pod_runtime(self) -> PodRuntime | None:
         return self
@@ -144,8 +151,22 @@ class Kubelet(Controller):
         self._lease_timer = self.access.clock.call_later(LEASE_RENEW_SECONDS, renew)
 
     async def _reconcile_node(self, name: str) -> None:
-        """Stop or start the kubelet of node ``name`` as its annotation says."""
+        """Run a node added with the simulated-node label, forget one removed, and stop or
+        start the kubelet of node ``name`` as its annotation says."""
         node = self.access.get("nodes", "", name)
+        if node is None:
+            if name in self._added:  # removed: its machine is gone, nothing runs there any more
+                self._added.discard(name)
+                self.nodes.pop(name, None)
+                self.stopped.discard(name)
+                log.info("node %s removed: its kubelet is gone", name)
+            return
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if name not in self.nodes and labels.get(SIMULATED_NODE_LABEL) == "true":
+            self.nodes[name] = max(self.nodes.values(), default=-1) + 1
+            self._added.add(name)
+            log.info("node %s added: its kubelet registers it", name)
+            await self._register(name, self.nodes[name])
         wanted_stopped = (
             node is not None
             and ((node.get("metadata") or {}).get("annotations") or {}).get(KUBELET_ANNOTATION)
