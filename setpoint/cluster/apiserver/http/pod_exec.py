@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 from collections.abc import Mapping
 from typing import Any, Final
 
 from aiohttp import WSMsgType, web
 
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.exec_command import exit_status, start_command, start_failure
 from setpoint.cluster.apiserver.http.spdy.remote_command import PROTOCOLS as SPDY_PROTOCOLS
 from setpoint.cluster.apiserver.http.spdy.remote_command import RemoteCommand
 from setpoint.cluster.apiserver.http.spdy.transports import serve_upgrade, wants_spdy
@@ -27,19 +27,6 @@ from setpoint.cluster.apiserver.http.spdy.transports import serve_upgrade, wants
 PROTOCOLS: Final = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 READ_CHUNK: Final = 64 * 1024
-
-
-def exit_status(code: int) -> dict[str, Any]:
-    """The Status kubectl reads on channel 3 for exit ``code``."""
-    if code == 0:
-        return {"metadata": {}, "status": "Success"}
-    return {
-        "metadata": {},
-        "status": "Failure",
-        "message": f"command terminated with non-zero exit code: exit status {code}",
-        "reason": "NonZeroExitCode",
-        "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
-    }
 
 
 def exec_container(pod: Mapping[str, Any], requested: str) -> str:
@@ -78,28 +65,10 @@ async def serve_exec(
     await socket.prepare(request)
     v5 = socket.ws_protocol == PROTOCOLS[0]
     try:
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            cwd=cwd,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env},
-            stdin=asyncio.subprocess.PIPE if want_stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT if tty else asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        process = await start_command(command, cwd, env, stdin=want_stdin, tty=tty)
     except OSError as exc:
-        missing = isinstance(exc, FileNotFoundError)
-        why = "executable file not found in $PATH" if missing else str(exc.strerror)
-        status = {
-            "metadata": {},
-            "status": "Failure",
-            "message": "Internal error occurred: error executing command in container: failed "
-            f'to exec in container: OCI runtime exec failed: exec: "{command[0]}": {why}: '
-            "unknown",
-            "reason": "InternalError",
-            "code": 500,
-        }
-        await socket.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
+        failure = start_failure(command, exc)
+        await socket.send_bytes(bytes([ERROR]) + json.dumps(failure).encode())
         await socket.close()
         return socket
 
@@ -137,9 +106,8 @@ async def serve_exec(
     feeder = asyncio.create_task(feed())
     try:
         await asyncio.gather(pump(process.stdout, STDOUT), pump(process.stderr, STDERR))
-        code = await process.wait()
-        code = code if code >= 0 else 128 - code
-        await socket.send_bytes(bytes([ERROR]) + json.dumps(exit_status(code)).encode())
+        status = exit_status(await process.wait())
+        await socket.send_bytes(bytes([ERROR]) + json.dumps(status).encode())
     finally:
         feeder.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -13,29 +13,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 from collections.abc import Mapping
 from typing import Final
 
+from setpoint.cluster.apiserver.http.exec_command import exit_status, start_command, start_failure
 from setpoint.cluster.apiserver.http.spdy.session import READ_CHUNK, Stream
 
 #: What the server accepts in ``X-Stream-Protocol-Version``, best first.
 PROTOCOLS: Final = ("v4.channel.k8s.io",)
 #: How long the command waits for the client's streams (the kubelet's stream creation timeout).
 STREAMS_TIMEOUT_SECONDS: Final = 30.0
-
-
-def exit_status(code: int) -> dict[str, object]:
-    """The Status written on the ``error`` stream for exit ``code`` (v4)."""
-    if code == 0:
-        return {"metadata": {}, "status": "Success"}
-    return {
-        "metadata": {},
-        "status": "Failure",
-        "message": f"command terminated with non-zero exit code: exit status {code}",
-        "reason": "NonZeroExitCode",
-        "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]},
-    }
 
 
 class RemoteCommand:
@@ -80,31 +67,11 @@ class RemoteCommand:
         streams = self._streams
         error = streams["error"]
         try:
-            process = await asyncio.create_subprocess_exec(
-                *self._command,
-                cwd=self._cwd,
-                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **self._env},
-                stdin=asyncio.subprocess.PIPE if "stdin" in streams else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT if self._tty else asyncio.subprocess.PIPE,
-                start_new_session=True,
+            process = await start_command(
+                self._command, self._cwd, self._env, stdin="stdin" in streams, tty=self._tty
             )
         except OSError as exc:
-            why = (
-                "executable file not found in $PATH"
-                if isinstance(exc, FileNotFoundError)
-                else str(exc.strerror)
-            )
-            status = {
-                "metadata": {},
-                "status": "Failure",
-                "message": "Internal error occurred: error executing command in container: "
-                f'failed to exec in container: OCI runtime exec failed: exec: "{self._command[0]}"'
-                f": {why}: unknown",
-                "reason": "InternalError",
-                "code": 500,
-            }
-            await error.write(json.dumps(status).encode())
+            await error.write(json.dumps(start_failure(self._command, exc)).encode())
             await self._close_all()
             return
 
@@ -129,9 +96,7 @@ class RemoteCommand:
         feeder = asyncio.create_task(feed())
         try:
             await asyncio.gather(pump(process.stdout, "stdout"), pump(process.stderr, "stderr"))
-            code = await process.wait()
-            code = code if code >= 0 else 128 - code
-            await error.write(json.dumps(exit_status(code)).encode())
+            await error.write(json.dumps(exit_status(await process.wait())).encode())
         finally:
             feeder.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
