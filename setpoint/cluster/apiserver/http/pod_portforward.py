@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import Mapping
 from typing import Any, Final
 
 from aiohttp import WSMsgType, web
 
 from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.http.pod_ports import PortUnreachable, connect_to_pod
 from setpoint.cluster.apiserver.http.spdy.port_forward import PROTOCOL as SPDY_PROTOCOL
 from setpoint.cluster.apiserver.http.spdy.port_forward import PortForwardStreams
 from setpoint.cluster.apiserver.http.spdy.transports import (
@@ -34,8 +34,6 @@ from setpoint.cluster.apiserver.http.spdy.transports import (
 
 PROTOCOLS: Final = ("v4.channel.k8s.io",)
 READ_CHUNK: Final = 64 * 1024
-#: Where a pod's ports are reached (see the module docstring).
-POD_HOST: Final = "127.0.0.1"
 
 
 def requested_ports(query: Mapping[str, Any]) -> list[int]:
@@ -74,8 +72,6 @@ async def serve_port_forward(
     ports = requested_ports(request.query)
     socket = web.WebSocketResponse(protocols=PROTOCOLS, autoping=True, heartbeat=None)
     await socket.prepare(request)
-    meta = pod.get("metadata") or {}
-    name, uid = meta.get("name", ""), meta.get("uid", "")
     writers: dict[int, asyncio.StreamWriter] = {}
     pumps: list[asyncio.Task[None]] = []
     send_lock = asyncio.Lock()
@@ -96,15 +92,9 @@ async def serve_port_forward(
             await send(2 * index + 1, prefix)
         for index, port in enumerate(ports):
             try:
-                reader, writer = await asyncio.open_connection(POD_HOST, port)
-            except OSError as exc:
-                why = os.strerror(exc.errno) if exc.errno else str(exc)
-                report = (
-                    f"error forwarding port {port} to pod {name}, uid {uid}: failed to connect "
-                    f"to localhost:{port} inside namespace: dial tcp4 {POD_HOST}:{port}: "
-                    f"connect: {why.lower()}"
-                )
-                await send(2 * index + 1, report.encode())
+                reader, writer = await connect_to_pod(pod, port)
+            except PortUnreachable as unreachable:
+                await send(2 * index + 1, str(unreachable).encode())
                 continue
             writers[index] = writer
             pumps.append(asyncio.create_task(pump(index, reader)))

@@ -5,21 +5,20 @@ For each local connection kubectl opens two streams with the same ``requestid`` 
 ``data`` stream, both naming the ``port``. Once both are there, the server connects to the
 pod's port and copies bytes both ways until either side ends; a connection that cannot be made
 is reported on the error stream in the kubelet's words ("error forwarding port 8080 to pod web,
-uid …: …"). Ports are reached on 127.0.0.1 (see :mod:`..pod_portforward`).
+uid …: …"). Ports are reached as :mod:`..pod_ports` says.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import Mapping
 from typing import Any, Final
 
+from setpoint.cluster.apiserver.http.pod_ports import PortUnreachable, connect_to_pod
 from setpoint.cluster.apiserver.http.spdy.session import READ_CHUNK, Stream
 
 PROTOCOL: Final = "portforward.k8s.io"
-POD_HOST: Final = "127.0.0.1"
 #: How long the first stream of a pair waits for the other (the kubelet's stream creation timeout).
 PAIR_TIMEOUT_SECONDS: Final = 30.0
 
@@ -28,9 +27,7 @@ class PortForwardStreams:
     """Pairs the streams of one connection and forwards each pair (see the module docstring)."""
 
     def __init__(self, pod: Mapping[str, Any]) -> None:
-        meta = pod.get("metadata") or {}
-        self._name = str(meta.get("name", ""))
-        self._uid = str(meta.get("uid", ""))
+        self._pod = pod
         self._pairs: dict[str, dict[str, Stream]] = {}
         self._ready: dict[str, asyncio.Event] = {}
 
@@ -75,15 +72,9 @@ class PortForwardStreams:
             await data.close()
             return
         try:
-            reader, writer = await asyncio.open_connection(POD_HOST, port)
-        except OSError as exc:
-            why = os.strerror(exc.errno) if exc.errno else str(exc)
-            message = (
-                f"error forwarding port {port} to pod {self._name}, uid {self._uid}: failed to "
-                f"connect to localhost:{port} inside namespace: dial tcp4 {POD_HOST}:{port}: "
-                f"connect: {why.lower()}"
-            )
-            await error.write(message.encode())
+            reader, writer = await connect_to_pod(self._pod, port)
+        except PortUnreachable as unreachable:
+            await error.write(str(unreachable).encode())
             await error.close()
             await data.close()
             return
