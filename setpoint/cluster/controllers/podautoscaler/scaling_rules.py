@@ -213,7 +213,7 @@ def _rate_limited(
     now: datetime,
 ) -> tuple[int, tuple[str, str]]:
     if desired > current:
-        limit = _scale_up_limit(history, up, current, now)
+        limit = _rate_limit(history, up, current, now, increasing=True)
         limit = max(limit, current)
         if max_replicas > limit:
             maximum, reason = limit, UP_LIMIT
@@ -222,7 +222,7 @@ def _rate_limited(
         if desired > maximum:
             return maximum, reason
     elif desired < current:
-        limit = _scale_down_limit(history, down, current, now)
+        limit = _rate_limit(history, down, current, now, increasing=False)
         limit = min(limit, current)
         if min_replicas < limit:
             minimum, reason = limit, DOWN_LIMIT
@@ -242,38 +242,34 @@ def _period_start(
     return current - added + removed
 
 
-def _scale_up_limit(
-    history: ScalingHistory, rules: Mapping[str, Any], current: int, now: datetime
+def _rate_limit(
+    history: ScalingHistory,
+    rules: Mapping[str, Any],
+    current: int,
+    now: datetime,
+    *,
+    increasing: bool,
 ) -> int:
+    """The furthest count the policies allow in one direction (upstream's
+    ``calculateScaleUpLimitWithScalingRules`` and ``calculateScaleDownLimitWithBehaviors``):
+    per policy, from the count at the start of its period, ``Pods`` adds or removes its value
+    and ``Percent`` its share (rounded up going up, down going down); ``selectPolicy`` ``Max``
+    takes the largest change, ``Min`` the smallest, ``Disabled`` none."""
     select = rules.get("selectPolicy") or "Max"
     if select == "Disabled":
         return current
-    pick = min if select == "Min" else max
+    largest_change = select != "Min"
+    pick = max if largest_change == increasing else min
     result: int | None = None
     for policy in rules.get("policies") or []:
         start = _period_start(history, policy, current, now)
         value = int(policy.get("value") or 0)
         if policy.get("type") == "Pods":
-            proposed = start + value
-        else:
+            proposed = start + value if increasing else start - value
+        elif increasing:
             proposed = math.ceil(start * (1 + value / 100))
-        result = proposed if result is None else pick(result, proposed)
-    return current if result is None else result
-
-
-def _scale_down_limit(
-    history: ScalingHistory, rules: Mapping[str, Any], current: int, now: datetime
-) -> int:
-    select = rules.get("selectPolicy") or "Max"
-    if select == "Disabled":
-        return current
-    # The largest change ("Max") is the lowest count.
-    pick = max if select == "Min" else min
-    result: int | None = None
-    for policy in rules.get("policies") or []:
-        start = _period_start(history, policy, current, now)
-        value = int(policy.get("value") or 0)
-        proposed = start - value if policy.get("type") == "Pods" else int(start * (1 - value / 100))
+        else:
+            proposed = int(start * (1 - value / 100))
         result = proposed if result is None else pick(result, proposed)
     return current if result is None else result
 
