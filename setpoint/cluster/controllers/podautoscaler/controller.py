@@ -56,6 +56,18 @@ def milli_quantity(value: int) -> str:
     return str(units)
 
 
+def _cannot_get_scale(why: str) -> _Unable:
+    """The target's scale cannot be read: ``AbleToScale=False`` and a ``FailedGetScale`` Event."""
+    return _Unable(
+        "AbleToScale",
+        "False",
+        "FailedGetScale",
+        f"the HPA controller was unable to get the target's current scale: {why}",
+        "FailedGetScale",
+        why,
+    )
+
+
 class _Unable(Exception):
     """A step failed: the condition and Event to report (upstream's wording)."""
 
@@ -233,26 +245,12 @@ class HorizontalPodAutoscalerController(Controller):
         if served is None or not ("scale" in served.subresources or served.scale_spec is not None):
             group = api_version.rpartition("/")[0]
             why = f'no matches for kind "{kind}" in group "{group}"'
-            raise _Unable(
-                "AbleToScale",
-                "False",
-                "FailedGetScale",
-                f"the HPA controller was unable to get the target's current scale: {why}",
-                "FailedGetScale",
-                why,
-            )
+            raise _cannot_get_scale(why)
         target = self.access.read_stored(served, namespace, name)
         if target is None:
             plural = served.plural if not served.group else f"{served.plural}.{served.group}"
             why = f'{plural} "{name}" not found'
-            raise _Unable(
-                "AbleToScale",
-                "False",
-                "FailedGetScale",
-                f"the HPA controller was unable to get the target's current scale: {why}",
-                "FailedGetScale",
-                why,
-            )
+            raise _cannot_get_scale(why)
         return served, target
 
     def _from_metrics(
