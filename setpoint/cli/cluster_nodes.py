@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from setpoint.client import Client
 
 #: The Node annotation the local cluster's kubelet reads (see the kubelet's ``KUBELET_ANNOTATION``).
 KUBELET_ANNOTATION = "setpoint.dev/kubelet"
@@ -27,63 +32,48 @@ STOPPED = "stopped"
 SIMULATED_NODE_LABEL = "setpoint.dev/simulated-node"
 
 
-async def _annotate(kubeconfig: str | None, name: str, value: str | None) -> None:
-    from setpoint.client import Client
-
-    options = {"path": kubeconfig} if kubeconfig else {}
-    client = await Client.from_kubeconfig(**options)
-    try:
-        await client.patch(
-            "v1",
-            "Node",
-            name,
-            {"metadata": {"annotations": {KUBELET_ANNOTATION: value}}},
-            patch_type="merge",
-        )
-    finally:
-        await client.close()
+def _annotation(value: str | None) -> Callable[[Client, str], Awaitable[object]]:
+    """Set (or, with None, remove) the kubelet annotation of a Node."""
+    patch = {"metadata": {"annotations": {KUBELET_ANNOTATION: value}}}
+    return lambda client, name: client.patch("v1", "Node", name, patch, patch_type="merge")
 
 
-async def _create(kubeconfig: str | None, name: str) -> None:
-    from setpoint.client import Client
-
-    options = {"path": kubeconfig} if kubeconfig else {}
-    client = await Client.from_kubeconfig(**options)
+async def _create(client: Client, name: str) -> object:
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
         SIMULATED_NODE_LABEL: "true",
     }
-    try:
-        await client.create(
-            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
-        )
-    finally:
-        await client.close()
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+    return await client.create(node)
 
 
-async def _delete(kubeconfig: str | None, name: str) -> None:
+async def _delete(client: Client, name: str) -> object:
+    return await client.delete("v1", "Node", name)
+
+
+async def _with_client(
+    kubeconfig: str | None, name: str, action: Callable[[Client, str], Awaitable[object]]
+) -> None:
     from setpoint.client import Client
 
     options = {"path": kubeconfig} if kubeconfig else {}
     client = await Client.from_kubeconfig(**options)
     try:
-        await client.delete("v1", "Node", name)
+        await action(client, name)
     finally:
         await client.close()
 
 
 def _run(
-    kubeconfig: str | None, name: str, value: str | None, done: str, action: str = "annotate"
+    kubeconfig: str | None,
+    name: str,
+    action: Callable[[Client, str], Awaitable[object]],
+    done: str,
 ) -> None:
     try:
-        if action == "add":
-            asyncio.run(_create(kubeconfig, name))
-        elif action == "remove":
-            asyncio.run(_delete(kubeconfig, name))
-        else:
-            asyncio.run(_annotate(kubeconfig, name, value))
+        asyncio.run(_with_client(kubeconfig, name, action))
     except click.ClickException:
         raise
     except Exception as error:
@@ -130,7 +120,7 @@ def stop(name: str, kubeconfig: str | None) -> None:
       setpoint cluster node stop setpoint-node-1
       kubectl get node setpoint-node-1 -w
     """
-    _run(kubeconfig, name, STOPPED, "kubelet stopped")
+    _run(kubeconfig, name, _annotation(STOPPED), "kubelet stopped")
 
 
 @node.command()
@@ -143,7 +133,7 @@ def start(name: str, kubeconfig: str | None) -> None:
     Example:
       setpoint cluster node start setpoint-node-1
     """
-    _run(kubeconfig, name, None, "kubelet started")
+    _run(kubeconfig, name, _annotation(None), "kubelet started")
 
 
 @node.command()
@@ -157,7 +147,7 @@ def add(name: str, kubeconfig: str | None) -> None:
       setpoint cluster node add setpoint-node-extra
       kubectl get nodes
     """
-    _run(kubeconfig, name, None, "added", action="add")
+    _run(kubeconfig, name, _create, "added")
 
 
 @node.command()
@@ -170,4 +160,4 @@ def remove(name: str, kubeconfig: str | None) -> None:
     Example:
       setpoint cluster node remove setpoint-node-extra
     """
-    _run(kubeconfig, name, None, "removed", action="remove")
+    _run(kubeconfig, name, _delete, "removed")
