@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from setpoint.api import status as api_status
+from setpoint.api.conditions import set_condition
 from setpoint.api.selectors import LabelSelector, SelectorError
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
@@ -350,29 +351,25 @@ def set_disruption_allowed_condition(budget: dict[str, Any]) -> None:
     (``SufficientPods`` / ``InsufficientPods``), as upstream's pdb helper."""
     status = budget.setdefault("status", {})
     allowed = int(status.get("disruptionsAllowed") or 0) > 0
-    wanted = {
-        "type": DISRUPTION_ALLOWED,
-        "status": "True" if allowed else "False",
-        "observedGeneration": int(status.get("observedGeneration") or 0),
-        "reason": "SufficientPods" if allowed else "InsufficientPods",
-        "message": "",
-    }
-    set_condition(status, wanted)
+    set_budget_condition(
+        status, "True" if allowed else "False", "SufficientPods" if allowed else "InsufficientPods"
+    )
 
 
-def set_condition(status: dict[str, Any], wanted: dict[str, Any]) -> None:
-    """``meta.SetStatusCondition``: replace the condition of ``wanted["type"]``, keeping its
-    ``lastTransitionTime`` unless its status changes."""
-    conditions = list(status.get("conditions") or [])
-    for index, condition in enumerate(conditions):
-        if condition.get("type") != wanted["type"]:
-            continue
-        same = condition.get("status") == wanted["status"]
-        transition = condition.get("lastTransitionTime") if same else None
-        conditions[index] = {**wanted, "lastTransitionTime": transition or _now()}
-        break
-    else:
-        conditions.append({**wanted, "lastTransitionTime": _now()})
+def set_budget_condition(
+    status: dict[str, Any], value: str, reason: str, message: str = ""
+) -> None:
+    """``meta.SetStatusCondition`` of ``DisruptionAllowed`` in ``status`` (for the budget's
+    ``observedGeneration``), on copies of the conditions: they may be a cache's."""
+    conditions = [dict(condition) for condition in status.get("conditions") or []]
+    set_condition(
+        conditions,
+        type=DISRUPTION_ALLOWED,
+        status=value,
+        reason=reason,
+        message=message,
+        observed_generation=int(status.get("observedGeneration") or 0),
+    )
     status["conditions"] = conditions
 
 

@@ -11,8 +11,7 @@ from typing import Any, ClassVar, Final
 from setpoint.api.selectors import LabelSelector, SelectorError
 from setpoint.api.times import parse_time
 from setpoint.cluster.apiserver.kinds.pod_eviction import (
-    DISRUPTION_ALLOWED,
-    set_condition,
+    set_budget_condition,
     set_disruption_allowed_condition,
 )
 from setpoint.cluster.controllers.framework.controller import Controller, Watch, controller_ref
@@ -251,16 +250,7 @@ class DisruptionController(Controller):
         """Allow no disruption when the status cannot be worked out (upstream's ``failSafe``)."""
         status = dict(budget.get("status") or {})
         status["disruptionsAllowed"] = 0
-        set_condition(
-            status,
-            {
-                "type": DISRUPTION_ALLOWED,
-                "status": "False",
-                "observedGeneration": int(status.get("observedGeneration") or 0),
-                "reason": "SyncFailed",
-                "message": message,
-            },
-        )
+        set_budget_condition(status, "False", "SyncFailed", message)
         if _same_status(budget.get("status") or {}, status):
             return
         try:
