@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from setpoint.api import status as api_status
-from setpoint.api.conditions import set_condition
+from setpoint.api.conditions import find_status_condition, set_condition
 from setpoint.api.selectors import LabelSelector, SelectorError
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
@@ -88,12 +88,9 @@ def _pdb_forbidden(name: str, why: str) -> APIError:
     return status_errors.forbidden("policy", "poddisruptionbudget", name, why)
 
 
-def is_pod_ready(pod: dict[str, Any]) -> bool:
-    """Whether the pod's ``Ready`` condition is ``True``."""
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return bool(condition.get("status") == "True")
-    return False
+def _ready(pod: dict[str, Any]) -> bool:
+    condition = find_status_condition(pod, "Ready")
+    return condition is not None and condition.get("status") == "True"
 
 
 def _can_ignore_budget(pod: dict[str, Any]) -> bool:
@@ -211,7 +208,7 @@ class PodEviction:
         unready_delete = False
         if budgets:
             budget = budgets[0]
-            if not is_pod_ready(pod) and _unhealthy_may_go(budget):
+            if not _ready(pod) and _unhealthy_may_go(budget):
                 unready_delete = True
                 delete = _with_resource_version(options, pod)
             else:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from setpoint.api.conditions import find_status_condition
 from setpoint.api.times import parse_time
 from setpoint.cluster.apiserver.kinds.resource_metrics import ContainerUsage
 from setpoint.cluster.controllers.scheduler.quantities import milli
@@ -62,16 +63,9 @@ def samples(usages: Mapping[str, Sequence[ContainerUsage]], resource: str) -> di
     return found
 
 
-def _ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition  # type: ignore[no-any-return]
-    return None
-
-
 def _unready_for_cpu(pod: Mapping[str, Any], sample: PodSample, now: datetime) -> bool:
     """Whether a pod's CPU sample is left out (upstream ``groupPods``)."""
-    condition = _ready_condition(pod)
+    condition = find_status_condition(pod, "Ready")
     started = (pod.get("status") or {}).get("startTime")
     if condition is None or not started:
         return True
