@@ -189,7 +189,9 @@ class APIHandler:
         self._server_address = server_address
         self.pod_endpoints = pod_endpoints or PodEndpoints(lambda: None)
         self.resource_metrics = ResourceMetrics(
-            self._stored_pods, self._stored_nodes, self.pod_endpoints.runtime
+            lambda namespace: self._stored("pods", namespace),
+            lambda: self._stored("nodes"),
+            self.pod_endpoints.runtime,
         )
         self._access = access or AccessControl(operations)
         #: Where each request is logged (None: no audit log, the default).
@@ -490,16 +492,11 @@ class APIHandler:
             return _result(result)
         raise _method_not_allowed()
 
-    def _stored_pods(self, namespace: str | None) -> list[dict[str, Any]]:
-        pods = self._registry.get("", "v1", "pods")
-        assert pods is not None
-        prefix = pods.storage_prefix(namespace)
-        return [decode(record.value) for record in self._operations.storage.list(prefix)]
-
-    def _stored_nodes(self) -> list[dict[str, Any]]:
-        nodes = self._registry.get("", "v1", "nodes")
-        assert nodes is not None
-        prefix = nodes.storage_prefix(None)
+    def _stored(self, plural: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Every stored core ``plural`` object (in ``namespace`` when given), decoded."""
+        served = self._registry.get("", "v1", plural)
+        assert served is not None
+        prefix = served.storage_prefix(namespace)
         return [decode(record.value) for record in self._operations.storage.list(prefix)]
 
     def _resource_metrics(self, request: web.BaseRequest, target: ResourceTarget) -> web.Response:
