@@ -25,7 +25,8 @@ from concurrent.futures import Executor
 from typing import Any, Protocol
 
 from setpoint.api.clock import Clock
-from setpoint.api.gvk import ResourceInfo, parse_api_version
+from setpoint.api.gvk import ObjectKey, ResourceInfo, parse_api_version
+from setpoint.cache.cached_object import CachedObject
 from setpoint.controller.controller import (
     DEFAULT_CACHE_SYNC_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_RECONCILES,
@@ -38,6 +39,7 @@ from setpoint.controller.handlers import (
     Handler,
     MapFunction,
 )
+from setpoint.controller.owner_chain import EnqueueRequestForOwnerChain
 from setpoint.controller.predicates import Predicate, checked_predicates
 from setpoint.controller.rate_limiters import RateLimiter
 from setpoint.controller.reconcile import ReconcilerLike, Request
@@ -114,12 +116,14 @@ class Builder:
         self._manager = manager
         self._for: _Watch | None = None
         self._owns: list[_Watch] = []
+        self._owner_chains: list[tuple[tuple[tuple[str, str], ...], tuple[Predicate, ...]]] = []
         self._watches: list[_Watch] = []
         self._sources: list[Source] = []
         self._global_predicates: list[Predicate] = []
         self._name: str | None = None
         self._options: dict[str, Any] = {}
         self._built = False
+        self._chain_sources: list[KindSource] = []
 
     def for_(
         self,
@@ -166,6 +170,23 @@ class Builder:
                 metadata_only,
             )
         )
+        return self
+
+    def owns_through(self, *path: tuple[str, str], predicates: Sequence[Predicate] = ()) -> Builder:
+        """Descendants: events anywhere down ``path`` wake the ``for_`` object that owns it all.
+
+        ``path`` goes down from a kind the ``for_`` object controls to the descendant, each an
+        ``(api_version, kind)`` pair: ``owns_through(("apps/v1", "Deployment"), ("apps/v1",
+        "ReplicaSet"), ("v1", "Pod"))`` wakes a Memcached when one of its Deployment's Pods
+        changes. Every kind of the path is watched; the first as with :meth:`owns`, each deeper
+        one through :class:`~setpoint.controller.owner_chain.EnqueueRequestForOwnerChain`, which
+        follows controller references up through the cached kinds above it.
+        """
+        if not path:
+            raise ValueError("owns_through: give the path of kinds, from a direct child down")
+        for api_version, kind in path:
+            _check_kind("owns_through", api_version, kind)
+        self._owner_chains.append((tuple(path), checked_predicates("owns_through", predicates)))
         return self
 
     def watches(
@@ -277,6 +298,7 @@ class Builder:
                     owned.api_version, owned.kind, handler, owned.predicates, owned.metadata_only
                 )
             )
+        watches.extend(self._chain_watches(watches))
         watches.extend(self._watches)
         for watch in watches:
             source = KindSource(
@@ -291,6 +313,7 @@ class Builder:
             if watch is self._for:
                 primary_source = source
             sources.append(source)
+        self._chain_sources = [s for s in sources if isinstance(s, KindSource)]
         sources.extend(self._sources)
         options = {
             "max_concurrent_reconciles": DEFAULT_MAX_CONCURRENT_RECONCILES,
@@ -308,8 +331,44 @@ class Builder:
         """Same as :meth:`build` (controller-runtime's spelling)."""
         return self.build(reconciler)
 
+    def _chain_watches(self, existing: Sequence[_Watch]) -> list[_Watch]:
+        """The watches of :meth:`owns_through`: one per kind of each path not watched yet."""
+        if not self._owner_chains:
+            return []
+        assert self._for is not None  # checked in _controller_name
+        owner = (self._for.api_version, self._for.kind)
+        seen = {(w.api_version, w.kind) for w in existing}
+        added: list[_Watch] = []
+        for path, predicates in self._owner_chains:
+            for depth, (api_version, kind) in enumerate(path):
+                if (api_version, kind) in seen:
+                    continue
+                seen.add((api_version, kind))
+                via = tuple(reversed(path[:depth]))
+                handler: Handler = (
+                    EnqueueRequestForOwnerChain(owner, via, self._cached_owner)
+                    if via
+                    else EnqueueRequestForOwner(*owner)
+                )
+                added.append(_Watch(api_version, kind, handler, predicates, False))
+        return added
+
+    def _cached_owner(
+        self, api_version: str, kind: str, namespace: str | None, name: str
+    ) -> CachedObject | None:
+        """An intermediate of an owner chain, read from the informer its watch started."""
+        group = parse_api_version(api_version).group
+        for source in self._chain_sources:
+            if source.kind != kind or parse_api_version(source.api_version).group != group:
+                continue
+            store = getattr(source.informer, "store", None)
+            if store is not None:
+                found: CachedObject | None = store.get(ObjectKey(namespace, name))
+                return found
+        return None
+
     def _controller_name(self) -> str:
-        if self._owns and self._for is None:
+        if (self._owns or self._owner_chains) and self._for is None:
             raise ValueError("owns() needs for_(): the owner kind is the for_ kind")
         if self._name is not None:
             return self._name

@@ -102,6 +102,8 @@ class _Registration:
     owns: list[tuple[str, str]]
     watches: list[tuple[tuple[str, str], MapFunction]]
     sources: list[Source]
+    #: owner-chain paths, each from a directly controlled kind down to a descendant.
+    owns_through: list[tuple[tuple[str, str], ...]]
     predicates: list[Predicate]
     for_predicates: list[Predicate]
     owns_predicates: list[Predicate]
@@ -311,8 +313,15 @@ class Operator(Manager):
             ReconcilerDeclaration(
                 name=r.name,
                 for_=r.for_,
-                owns=tuple(r.owns),
-                watches=tuple(kind for kind, _ in r.watches),
+                owns=tuple(dict.fromkeys([*r.owns, *(path[0] for path in r.owns_through)])),
+                watches=tuple(
+                    dict.fromkeys(
+                        [
+                            *(kind for kind, _ in r.watches),
+                            *(kind for path in r.owns_through for kind in path[1:]),
+                        ]
+                    )
+                ),
                 permissions=tuple(r.permissions),
                 models=dict(r.models),
                 need_leader_election=r.need_leader_election,
@@ -331,6 +340,7 @@ class Operator(Manager):
         *,
         for_: KindRef,
         owns: Sequence[KindRef] = (),
+        owns_through: Sequence[Sequence[KindRef]] = (),
         watches: Sequence[tuple[KindRef, MapFunction]] = (),
         sources: Sequence[Source] = (),
         predicates: Sequence[Predicate] = (),
@@ -349,9 +359,12 @@ class Operator(Manager):
         """Register the decorated function (or no-argument class) as a controller's reconciler.
 
         `for_`: the primary kind (its keys are the requests). `owns`: child kinds whose changes
-        re-reconcile their controlling owner. `watches`: `(kind, map_function)` pairs mapping
-        any object to requests. `sources`: custom event sources (e.g. a `ChannelSource` fed
-        from outside the cluster). `predicates` filter the events of every watched kind;
+        re-reconcile their controlling owner. `owns_through`: paths of kinds down an owner chain,
+        e.g. `[[Deployment, ReplicaSet, Pod]]`: a change of any of them wakes the primary that
+        controls the first, followed up through controller references in the cache.
+        `watches`: `(kind, map_function)` pairs mapping any object to requests. `sources`:
+        custom event sources (e.g. a `ChannelSource` fed from outside the cluster). `predicates`
+        filter the events of every watched kind;
         `for_predicates` only those of the primary kind (e.g. `GenerationChangedPredicate()`,
         which must not drop the status-only child events `owns` relies on) and
         `owns_predicates` only those of the owned kinds. `name` defaults to the primary kind in
@@ -384,6 +397,7 @@ class Operator(Manager):
                 instance,
                 for_=for_,
                 owns=owns,
+                owns_through=owns_through,
                 watches=watches,
                 sources=sources,
                 predicates=predicates,
@@ -409,6 +423,7 @@ class Operator(Manager):
         *,
         for_: KindRef,
         owns: Sequence[KindRef] = (),
+        owns_through: Sequence[Sequence[KindRef]] = (),
         watches: Sequence[tuple[KindRef, MapFunction]] = (),
         sources: Sequence[Source] = (),
         predicates: Sequence[Predicate] = (),
@@ -436,7 +451,11 @@ class Operator(Manager):
         if isinstance(watches, tuple) and len(watches) == 2 and callable(watches[1]):
             raise TypeError("watches: expected a list of (kind, map_function) pairs")
         models: dict[tuple[str, str], type[BaseModel]] = {}
-        for ref in [for_, *owns, *(ref for ref, _ in watches)]:
+        paths = [tuple(kind_of(ref, "owns_through") for ref in path) for path in owns_through]
+        if any(not path for path in paths):
+            raise ValueError("owns_through: each path needs at least one kind")
+        chain_refs = [ref for path in owns_through for ref in path]
+        for ref in [for_, *owns, *chain_refs, *(ref for ref, _ in watches)]:
             model = model_of(ref)
             if model is not None:
                 models[kind_of(ref, "kind")] = model
@@ -448,6 +467,7 @@ class Operator(Manager):
             owns=[kind_of(ref, "owns") for ref in owns],
             watches=[(kind_of(ref, "watches"), map_fn) for ref, map_fn in watches],
             sources=list(sources),
+            owns_through=paths,
             predicates=list(predicates),
             for_predicates=list(for_predicates),
             owns_predicates=list(owns_predicates),
@@ -486,6 +506,8 @@ class Operator(Manager):
         )
         for child_api_version, child_kind in registration.owns:
             builder.owns(child_api_version, child_kind, predicates=registration.owns_predicates)
+        for path in registration.owns_through:
+            builder.owns_through(*path, predicates=registration.owns_predicates)
         for (watched_api_version, watched_kind), map_fn in registration.watches:
             builder.watches(watched_api_version, watched_kind, map_fn)
         for source in registration.sources:
