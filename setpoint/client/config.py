@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit
 
 from setpoint.client.credentials import CredentialSource
 from setpoint.client.errors import ConfigError
+from setpoint.client.namespaces import DEFAULT_NAMESPACE
 
 if TYPE_CHECKING:
     from setpoint.client.exec_credential import ExecCredentialPlugin
@@ -40,8 +41,6 @@ DEFAULT_USER_AGENT = _default_user_agent()
 # TLS contexts kept per client: the static one plus a few generations of exec-plugin
 # certificates (each rotation adds one).
 MAX_CACHED_SSL_CONTEXTS = 4
-# The namespace used when neither the kubeconfig context nor the pod says otherwise.
-DEFAULT_NAMESPACE = "default"
 
 
 @dataclass(slots=True)
@@ -141,7 +140,7 @@ class ClientConfig:
         """
         from setpoint.client.kubeconfig import load_kubeconfig
 
-        return load_kubeconfig(path, context=context)
+        return load_kubeconfig(path, context=context, build=cls)
 
     @classmethod
     def in_cluster(
@@ -157,7 +156,7 @@ class ClientConfig:
         """
         from setpoint.client.in_cluster import load_in_cluster
 
-        return load_in_cluster(service_account_dir=service_account_dir, environ=environ)
+        return load_in_cluster(service_account_dir=service_account_dir, environ=environ, build=cls)
 
     @classmethod
     async def from_official_client(
@@ -170,7 +169,7 @@ class ClientConfig:
         """
         from setpoint.client.official_client_login import load_via_official_client
 
-        return await load_via_official_client(path, context=context)
+        return await load_via_official_client(path, context=context, build=cls)
 
     # --- TLS ----------------------------------------------------------------------------------
 

@@ -8,11 +8,15 @@ periodically because kubelet rotates projected tokens.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from setpoint.client.config import DEFAULT_NAMESPACE, ClientConfig
 from setpoint.client.credentials import TokenFile
 from setpoint.client.errors import ConfigError
+from setpoint.client.namespaces import DEFAULT_NAMESPACE
+
+Config = TypeVar("Config")
 
 __all__ = ["SERVICE_ACCOUNT_DIR", "load_in_cluster"]
 
@@ -23,8 +27,10 @@ def load_in_cluster(
     *,
     service_account_dir: str | os.PathLike[str] | None = None,
     environ: dict[str, str] | None = None,
-) -> ClientConfig:
-    """A :class:`ClientConfig` from the pod environment; :class:`ConfigError` outside a pod."""
+    build: Callable[..., Config],
+) -> Config:
+    """The config of the pod environment, made by ``build`` (``ClientConfig``) from its fields;
+    :class:`ConfigError` outside a pod."""
     env = os.environ if environ is None else environ
     host = env.get("KUBERNETES_SERVICE_HOST", "")
     port = env.get("KUBERNETES_SERVICE_PORT", "")
@@ -45,7 +51,7 @@ def load_in_cluster(
     if namespace_path.is_file():
         namespace = namespace_path.read_text(encoding="utf-8").strip() or DEFAULT_NAMESPACE
     credentials = TokenFile(token_path)
-    return ClientConfig(
+    return build(
         server=f"https://{host}:{port}",
         namespace=namespace,
         credentials=credentials,

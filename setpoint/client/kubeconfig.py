@@ -15,19 +15,23 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from setpoint.client.config import DEFAULT_NAMESPACE, ClientConfig
 from setpoint.client.credentials import BasicAuth, CredentialSource, StaticToken, TokenFile
 from setpoint.client.errors import ConfigError
+from setpoint.client.namespaces import DEFAULT_NAMESPACE
 
 if TYPE_CHECKING:
     from setpoint.client.exec_credential import ExecConfig
+
+#: What a loader's ``build`` makes: ``ClientConfig`` (taken as a parameter so that this module
+#: never imports the class whose constructors call it).
+Config = TypeVar("Config")
 
 __all__ = ["KubeConfig", "kubeconfig_paths", "load_kubeconfig"]
 
@@ -99,8 +103,9 @@ class KubeConfig:
     def _where(self) -> str:
         return ", ".join(str(p) for p in self.sources) or "<no kubeconfig>"
 
-    def client_config(self, context: str | None = None) -> ClientConfig:
-        """The :class:`ClientConfig` of ``context`` (default: ``current-context``)."""
+    def client_config(self, context: str | None, build: Callable[..., Config]) -> Config:
+        """The config of ``context`` (None: ``current-context``), made by ``build``
+        (``ClientConfig``) from its fields."""
         name = context or self.current_context
         if not name:
             raise ConfigError(
@@ -129,6 +134,7 @@ class KubeConfig:
                 )
         namespace = ctx.get("namespace") or DEFAULT_NAMESPACE
         return _build_config(
+            build,
             context=name,
             namespace=str(namespace),
             cluster=self.clusters[cluster_name],
@@ -155,6 +161,7 @@ def _b64(value: Any, where: str) -> bytes:
 
 
 def _build_config(
+    build: Callable[..., Config],
     *,
     context: str,
     namespace: str,
@@ -162,7 +169,7 @@ def _build_config(
     cluster_name: str,
     user: _Entry | None,
     user_name: str,
-) -> ClientConfig:
+) -> Config:
     c = cluster.body
     cw = f"{cluster.source}: clusters[{cluster_name}].cluster"
     server = c.get("server")
@@ -247,7 +254,7 @@ def _build_config(
                 "'kubernetes' package installed"
             )
     impersonation = _impersonation(user.body if user else {}, user_name)
-    return ClientConfig(
+    return build(
         **impersonation,
         server=server,
         namespace=namespace,
@@ -338,9 +345,11 @@ def load_kubeconfig(
     *,
     context: str | None = None,
     environ: Mapping[str, str] | None = None,
-) -> ClientConfig:
-    """Merge the kubeconfig files (see :func:`kubeconfig_paths`) and build the context's config."""
+    build: Callable[..., Config],
+) -> Config:
+    """Merge the kubeconfig files (see :func:`kubeconfig_paths`) and make the context's config
+    with ``build`` (``ClientConfig``: its constructor gets the fields as keywords)."""
     merged = KubeConfig()
     for item in kubeconfig_paths(path, environ=environ):
         merged.merge_file(item)
-    return merged.client_config(context)
+    return merged.client_config(context, build)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from setpoint.client.config import ClientConfig
 from setpoint.client.credentials import AuthInfo, BasicAuth, CredentialSource
 from setpoint.client.errors import ConfigError
+
+Config = TypeVar("Config")
 
 __all__ = ["OfficialClientToken", "load_via_official_client"]
 
@@ -87,9 +89,10 @@ async def _load_configuration(path: str | None, context: str | None) -> Any:
 
 
 async def load_via_official_client(
-    path: str | None = None, *, context: str | None = None
-) -> ClientConfig:
-    """Log in with the official loader and convert its ``Configuration``."""
+    path: str | None = None, *, context: str | None = None, build: Callable[..., Config]
+) -> Config:
+    """Log in with the official loader and convert its ``Configuration`` with ``build``
+    (``ClientConfig``)."""
     try:
         configuration = await _load_configuration(path, context)
     except ConfigError:
@@ -102,7 +105,7 @@ async def load_via_official_client(
     elif getattr(configuration, "username", None):
         credentials = BasicAuth(configuration.username, configuration.password or "")
     host = str(configuration.host)
-    return ClientConfig(
+    return build(
         server=host,
         credentials=credentials,
         ca_file=getattr(configuration, "ssl_ca_cert", None) or None,

@@ -16,10 +16,9 @@ from aiohttp import web
 
 from setpoint.client import Client, ClientConfig, ConfigError, TokenFile
 from setpoint.client.exec_credential import ExecConfig, ExecCredentialPlugin
-from setpoint.client.kubeconfig import load_kubeconfig
 
 from .conftest import ScriptedServer, TlsMaterial, TlsServer, json_response, status_body
-from .test_kubeconfig import write_kubeconfig
+from .test_kubeconfig import load_kubeconfig, write_kubeconfig
 
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"

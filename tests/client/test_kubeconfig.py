@@ -18,11 +18,16 @@ from setpoint.client import (
     ConnectionFailed,
     StaticToken,
     TokenFile,
+    kubeconfig,
 )
 from setpoint.client.exec_credential import ExecCredentialPlugin
-from setpoint.client.kubeconfig import load_kubeconfig
 
 from .conftest import ScriptedServer, TlsMaterial, TlsServer, json_response
+
+
+def load_kubeconfig(*args: Any, **kwargs: Any) -> ClientConfig:
+    """The loader as ``ClientConfig.from_kubeconfig`` calls it, with ``environ`` for tests."""
+    return kubeconfig.load_kubeconfig(*args, build=ClientConfig, **kwargs)
 
 
 def write_kubeconfig(
