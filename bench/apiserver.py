@@ -36,7 +36,7 @@ import aiohttp
 from bench import http_load, patch_load
 from bench.command_line import run_benchmark
 from bench.results_table import render_table
-from bench.server_process import MIB, ServerProcess, free_port, python_module_argv
+from bench.server_process import MIB, ServerProcess, start_target
 
 log = logging.getLogger("bench.apiserver")
 
@@ -125,42 +125,6 @@ NS_CREATES_16: Final = "bench-c16"
 NS_LIST: Final = "bench-list"
 NS_WATCH: Final = "bench-watch"
 NS_FILL: Final = "bench-fill"
-
-
-def _setpoint_argv(port: int, kubeconfig: Path, data_dir: Path | None) -> list[str]:
-    storage = ["--in-memory"] if data_dir is None else ["--data-dir", str(data_dir)]
-    return python_module_argv(
-        "setpoint",
-        "cluster",
-        "serve",
-        "--port",
-        str(port),
-        *storage,
-        "--kubeconfig",
-        str(kubeconfig),
-        "--log-level",
-        "warning",
-    )
-
-
-async def start_target(name: str, workdir: Path) -> ServerProcess:
-    """Start target ``name`` (memory, sqlite, kmock or ceiling) and wait until it serves."""
-    port = free_port()
-    log_path = workdir / f"{name}.log"
-    kubeconfig: Path | None = None
-    if name in ("memory", "sqlite"):
-        kubeconfig = workdir / f"{name}.kubeconfig"
-        data_dir = workdir / "sqlite-data" if name == "sqlite" else None
-        argv = _setpoint_argv(port, kubeconfig, data_dir)
-    elif name == "kmock":
-        argv = python_module_argv("bench.kmock_server", "--port", str(port))
-    elif name == "ceiling":
-        argv = python_module_argv("bench.ceiling_server", "--port", str(port))
-    else:
-        raise ValueError(f"unknown target {name!r}")
-    server = ServerProcess(name, argv, port, log_path)
-    await server.start(kubeconfig)
-    return server
 
 
 async def best_create_rate(

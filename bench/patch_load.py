@@ -189,10 +189,11 @@ async def run_alone(count: int) -> dict[str, Any]:
     import tempfile
     from pathlib import Path
 
-    from bench import apiserver, http_load
+    from bench import http_load
+    from bench.server_process import start_target
 
     with tempfile.TemporaryDirectory(prefix="setpoint-bench-") as tmp:
-        server = await apiserver.start_target("memory", Path(tmp))
+        server = await start_target("memory", Path(tmp))
         try:
             async with http_load.session(CONCURRENCY, server.headers) as http:
                 await http_load.ensure_namespace(http, server.url, NAMESPACE)

@@ -148,3 +148,39 @@ class ServerProcess:
 def python_module_argv(module: str, *args: str) -> list[str]:
     """``python -m module args...`` with this interpreter."""
     return [sys.executable, "-m", module, *args]
+
+
+def _setpoint_argv(port: int, kubeconfig: Path, data_dir: Path | None) -> list[str]:
+    storage = ["--in-memory"] if data_dir is None else ["--data-dir", str(data_dir)]
+    return python_module_argv(
+        "setpoint",
+        "cluster",
+        "serve",
+        "--port",
+        str(port),
+        *storage,
+        "--kubeconfig",
+        str(kubeconfig),
+        "--log-level",
+        "warning",
+    )
+
+
+async def start_target(name: str, workdir: Path) -> ServerProcess:
+    """Start target ``name`` (memory, sqlite, kmock or ceiling) and wait until it serves."""
+    port = free_port()
+    log_path = workdir / f"{name}.log"
+    kubeconfig: Path | None = None
+    if name in ("memory", "sqlite"):
+        kubeconfig = workdir / f"{name}.kubeconfig"
+        data_dir = workdir / "sqlite-data" if name == "sqlite" else None
+        argv = _setpoint_argv(port, kubeconfig, data_dir)
+    elif name == "kmock":
+        argv = python_module_argv("bench.kmock_server", "--port", str(port))
+    elif name == "ceiling":
+        argv = python_module_argv("bench.ceiling_server", "--port", str(port))
+    else:
+        raise ValueError(f"unknown target {name!r}")
+    server = ServerProcess(name, argv, port, log_path)
+    await server.start(kubeconfig)
+    return server

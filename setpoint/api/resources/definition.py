@@ -6,7 +6,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from setpoint.api.resources.custom_resource import CustomResource, ResourceDeclaration
+from pydantic import BaseModel
+
+from setpoint.api.resources.declaration import ResourceDeclaration
 from setpoint.api.resources.field_names import field_name_problems
 from setpoint.api.resources.schema import SchemaError, structural_schema
 
@@ -17,6 +19,18 @@ API_APPROVAL = "api-approved.kubernetes.io"
 UNAPPROVED = (
     "unapproved, experimental-only; please use https://github.com/kubernetes/enhancements/pull/1111"
 )
+
+
+def declaration_of(model: type[BaseModel]) -> ResourceDeclaration:
+    """What ``model`` (a ``CustomResource`` subclass) declares; ``TypeError`` for another model."""
+    declare = getattr(model, "declaration", None)
+    declared = declare() if callable(declare) else None
+    if not isinstance(declared, ResourceDeclaration):
+        raise TypeError(
+            f"{model.__name__} is not a custom resource model: derive it from "
+            "setpoint.CustomResource with group=..., version=..., kind=..."
+        )
+    return declared
 
 
 def _protected(group: str) -> bool:
@@ -36,9 +50,9 @@ def version_priority(version: str) -> tuple[int, int, int]:
     return (rank, int(major), int(minor or 0))
 
 
-def openapi_schema(model: type[CustomResource]) -> dict[str, Any]:
+def openapi_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The structural ``openAPIV3Schema`` of one resource version."""
-    declaration = model.declaration()
+    declaration = declaration_of(model)
     problems = field_name_problems(model)
     if problems:
         raise SchemaError(f"{model.__name__}: {'; '.join(problems)}")
@@ -65,7 +79,7 @@ def openapi_schema(model: type[CustomResource]) -> dict[str, Any]:
             properties[top] = {k: v for k, v in properties[top].items() if k != "nullable"}
     root: dict[str, Any] = {"type": "object"}
     description = (model.__doc__ or "").strip()
-    if description and model.__doc__ != CustomResource.__doc__:
+    if description:
         root["description"] = description
     root["properties"] = {name: properties[name] for name in sorted(properties)}
     required = [name for name in schema.get("required", []) if name not in ("apiVersion", "kind")]
@@ -77,8 +91,8 @@ def openapi_schema(model: type[CustomResource]) -> dict[str, Any]:
     return root
 
 
-def _version_entry(model: type[CustomResource], storage: bool) -> dict[str, Any]:
-    declaration = model.declaration()
+def _version_entry(model: type[BaseModel], storage: bool) -> dict[str, Any]:
+    declaration = declaration_of(model)
     entry: dict[str, Any] = {"name": declaration.version, "served": declaration.served}
     entry["storage"] = storage
     if declaration.deprecated:
@@ -113,7 +127,7 @@ def _same_names(first: ResourceDeclaration, other: ResourceDeclaration) -> list[
     ]
 
 
-def crd_manifest(*models: type[CustomResource]) -> dict[str, Any]:
+def crd_manifest(*models: type[BaseModel]) -> dict[str, Any]:
     """One CRD for every version of one resource: the models share group and kind.
 
     With several versions exactly one is the storage version: the one declared
@@ -121,7 +135,7 @@ def crd_manifest(*models: type[CustomResource]) -> dict[str, Any]:
     """
     if not models:
         raise TypeError("crd_manifest needs at least one CustomResource model")
-    declarations = [model.declaration() for model in models]
+    declarations = [declaration_of(model) for model in models]
     first = declarations[0]
     for model, declaration in zip(models, declarations, strict=True):
         if (declaration.group, declaration.kind) != (first.group, first.kind):
@@ -184,11 +198,11 @@ def crd_manifest(*models: type[CustomResource]) -> dict[str, Any]:
     }
 
 
-def crd_manifests(models: Iterable[type[CustomResource]]) -> list[dict[str, Any]]:
+def crd_manifests(models: Iterable[type[BaseModel]]) -> list[dict[str, Any]]:
     """One CRD per resource among ``models`` (versions grouped), sorted by CRD name."""
-    grouped: dict[tuple[str, str], list[type[CustomResource]]] = {}
+    grouped: dict[tuple[str, str], list[type[BaseModel]]] = {}
     for model in models:
-        declaration = model.declaration()
+        declaration = declaration_of(model)
         grouped.setdefault((declaration.group, declaration.kind), [])
         if model not in grouped[(declaration.group, declaration.kind)]:
             grouped[(declaration.group, declaration.kind)].append(model)
