@@ -71,6 +71,13 @@ class Metacontroller:
         self.running: dict[ObjectKey, _Running] = {}
         self._controller: Controller | None = None
 
+    def for_manager(self, manager: Manager) -> Metacontroller:
+        """The same runner (selector, workers) for another manager: `Operator.fresh()` (and
+        so the testing kit's ``run_operator``) copies it with this."""
+        twin = Metacontroller(manager, workers_per_controller=self.workers)
+        twin.selector = self.selector
+        return twin
+
     async def start(self) -> None:
         cache = self.manager.cache
         sources = [
