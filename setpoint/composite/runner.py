@@ -209,6 +209,7 @@ class Metacontroller:
                     parent_rule.get("labelSelector"), "spec.parentResource.labelSelector"
                 ),
                 controller_object=obj,
+                revision_field_paths=_field_paths(parent_rule.get("revisionHistory")),
             )
             controller = await build_controller(
                 self.manager,
@@ -259,6 +260,18 @@ class Metacontroller:
         if not controllers:
             raise ValueError("spec.resources: Required value")
         return controllers, built, syncs
+
+
+def _field_paths(history: Any) -> tuple[str, ...]:
+    """``revisionHistory.fieldPaths`` (absent or empty: ``spec``, as Metacontroller)."""
+    paths = (history or {}).get("fieldPaths") if isinstance(history, Mapping) else None
+    if paths is None:
+        return ("spec",)
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        raise ValueError(
+            "spec.parentResource.revisionHistory.fieldPaths: must be a list of dotted field paths"
+        )
+    return tuple(paths) or ("spec",)
 
 
 def _marker(kind: str) -> str:
