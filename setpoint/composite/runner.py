@@ -24,7 +24,7 @@ from setpoint.composite.crds import GROUP, VERSION
 from setpoint.composite.decorator_sync import DecoratorSync
 from setpoint.composite.related import RelatedResources
 from setpoint.composite.spec import ChildType, selector_or_everything, update_strategy
-from setpoint.composite.webhooks import Hook, make_hook
+from setpoint.composite.webhooks import Hook, WebhookHook, make_hook
 from setpoint.controller.controller import Controller
 from setpoint.controller.handlers import EnqueueRequestsFromMapFunc
 from setpoint.controller.reconcile import RetryLater
@@ -165,12 +165,20 @@ class Metacontroller:
         except Exception as error:
             raise LookupError(f"{where}: {error}") from None
 
-    def _hooks(self, spec: Mapping[str, Any]) -> dict[str, Hook | None]:
+    async def _hooks(self, spec: Mapping[str, Any]) -> dict[str, Hook | None]:
+        """The sync, finalize and customize hooks, their connection settings read. (A
+        CompositeController's ``preUpdateChild``/``postUpdateChild`` are declared by
+        Metacontroller's API but never called by it; they are ignored here too.)"""
         hooks = spec.get("hooks") or {}
-        return {
-            name: make_hook(name, hooks.get(name), self.manager.client)
+        endpoint_configs = spec.get("endpointConfigs") or []
+        built = {
+            name: make_hook(name, hooks.get(name), self.manager.client, endpoint_configs)
             for name in ("sync", "finalize", "customize")
         }
+        for hook in built.values():
+            if isinstance(hook, WebhookHook):
+                await hook.resolve()
+        return built
 
     async def _child_types(self, rules: Any, field_name: str) -> list[ChildType]:
         types = []
@@ -186,7 +194,7 @@ class Metacontroller:
     ) -> tuple[list[Controller], list[Hook], list[CompositeSync | DecoratorSync]]:
         spec = obj.get("spec") or {}
         name = obj["metadata"]["name"]
-        hooks = self._hooks(spec)
+        hooks = await self._hooks(spec)
         built = [hook for hook in hooks.values() if hook is not None]
         related = (
             RelatedResources(hooks["customize"], obj) if hooks["customize"] is not None else None

@@ -199,6 +199,44 @@ def self_signed_ca_and_server(host: str = "127.0.0.1") -> tuple[str, ssl.SSLCont
     return ca.public_bytes(serialization.Encoding.PEM).decode(), context
 
 
+def client_certificate() -> tuple[str, str, str]:
+    """A CA (PEM), and a client certificate it signed and its key (PEM), for mutual TLS."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "composite-client-ca")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "metacontroller")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .sign(ca_key, hashes.SHA256())
+    )
+    return (
+        ca.public_bytes(serialization.Encoding.PEM).decode(),
+        cert.public_bytes(serialization.Encoding.PEM).decode(),
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ).decode(),
+    )
+
+
 @pytest.fixture
 async def tls_hooks() -> AsyncIterator[tuple[HookServer, str]]:
     """A hook server over HTTPS, and the PEM of the CA that signed its certificate."""
