@@ -36,15 +36,14 @@ from setpoint.generate.project import (
     METRICS_PORT,
     PROBE_PORT,
     GenerateOptions,
-    _binding,
     _dump,
     _kustomization,
     _metrics_service,
     _notes_header,
-    _rule_yaml,
     deployment_manifest,
+    rbac_files,
 )
-from setpoint.generate.rbac import leader_election_rules, role_rules
+from setpoint.generate.rbac import role_rules
 from setpoint.manager.operator import ReconcilerDeclaration
 
 __all__ = [
@@ -222,47 +221,8 @@ def metacontroller_files(
         crd_paths.append(path)
         files[f"crd/{path}"] = _dump(crd)
     files["crd/kustomization.yaml"] = _dump(_kustomization(crd_paths))
-    files["rbac/service_account.yaml"] = _dump(
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "controller-manager"}}
-    )
-    files["rbac/role.yaml"] = _dump(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": "manager-role"},
-            "rules": _rule_yaml(rules),
-        },
-        header=_notes_header(rules) + "".join(f"# {note}\n" for note in notes),
-    )
-    files["rbac/role_binding.yaml"] = _dump(
-        _binding(
-            "ClusterRoleBinding", "manager-rolebinding", "ClusterRole", "manager-role", namespace
-        )
-    )
-    files["rbac/leader_election_role.yaml"] = _dump(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": {"name": "leader-election-role"},
-            "rules": _rule_yaml(leader_election_rules()),
-        }
-    )
-    files["rbac/leader_election_role_binding.yaml"] = _dump(
-        _binding(
-            "RoleBinding", "leader-election-rolebinding", "Role", "leader-election-role", namespace
-        )
-    )
-    files["rbac/kustomization.yaml"] = _dump(
-        _kustomization(
-            [
-                "service_account.yaml",
-                "role.yaml",
-                "role_binding.yaml",
-                "leader_election_role.yaml",
-                "leader_election_role_binding.yaml",
-            ]
-        )
-    )
+    header = _notes_header(rules) + "".join(f"# {note}\n" for note in notes)
+    files.update(rbac_files(rules, "ClusterRole", namespace, header=header))
     deployment = deployment_manifest(NAME, options)
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     container["args"] = [

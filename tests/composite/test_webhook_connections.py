@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from setpoint.client import Client
 from setpoint.composite.endpoint_config import effective_url, match_endpoint_config
@@ -21,6 +20,7 @@ from .conftest import (
     RunningMetacontroller,
     client_certificate,
     self_signed_ca_and_server,
+    serving_hooks,
 )
 from .test_composite_webhooks import config_map, config_map_for, create_thing, spec, thing_status
 
@@ -108,19 +108,8 @@ async def mutual_tls_hooks() -> AsyncIterator[tuple[HookServer, str, tuple[str, 
     client_ca, cert, key = client_certificate()
     context.verify_mode = ssl.CERT_REQUIRED
     context.load_verify_locations(cadata=client_ca)
-    server = HookServer()
-    app = web.Application()
-    app.router.add_post("/{path:.*}", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-    await site.start()
-    server.port = runner.addresses[0][1]
-    server.url = f"https://127.0.0.1:{server.port}"
-    try:
+    async with serving_hooks(context) as server:
         yield server, server_ca, (client_ca, cert, key)
-    finally:
-        await runner.cleanup()
 
 
 async def test_client_tls_presents_a_certificate_to_a_server_that_requires_one(
