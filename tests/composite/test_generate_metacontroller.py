@@ -92,6 +92,9 @@ async def test_generated_rbac_and_deployment_run_the_declared_controllers(
     result = CliRunner().invoke(cli, [*arguments, "--image", image])
     assert result.exit_code == 0, result.output
     assert "for 2 controller(s)" in result.output
+    missing = CliRunner().invoke(cli, ["generate", "metacontroller", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2
+    assert "nowhere: no such file or directory" in missing.output
     assert f"DecoratorController decorate-{shard}: its customize hook" in result.output
 
     rules = role_rules(output)

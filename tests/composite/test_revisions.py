@@ -232,3 +232,57 @@ def test_status_checks_say_why_a_child_fails_as_metacontroller() -> None:
     assert check.failure(child) == '"Ready" condition reason is "Soon" (want "Done")'
     child["status"]["conditions"][0]["reason"] = "Done"
     assert check.failure(child) is None
+
+
+async def test_an_uncontrolled_revision_matching_the_parent_selector_is_adopted(
+    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
+) -> None:
+    # A parent with spec.selector: its revisions carry its spec.template.metadata.labels.
+    await install_crds(client, PART_CRD)
+    labels = {"app": "a"}
+    parent_spec = {
+        "size": 1,
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}},
+    }
+
+    def sync(request: dict[str, Any]) -> dict[str, Any]:
+        answer = parts_of(request)
+        for child in answer["children"]:
+            child["metadata"]["labels"] = labels
+        return answer
+
+    hooks.handlers["/sync"] = sync
+    body = rolling_spec(hooks)
+    body.pop("generateSelector")
+    body["parentResource"]["revisionHistory"] = {"fieldPaths": ["spec.size"]}
+    # Left behind by a parent deleted with --cascade=orphan, say.
+    left = await client.create(
+        {
+            "apiVersion": REVISIONS[0],
+            "kind": REVISIONS[1],
+            "metadata": {
+                "name": "things-left-behind",
+                "namespace": namespace,
+                "labels": {
+                    **labels,
+                    "metacontroller.k8s.io/apiGroup": GROUP,
+                    "metacontroller.k8s.io/resource": "things",
+                },
+            },
+            "parentPatch": {"spec": {"size": 1}},
+        }
+    )
+    await metacontroller.declare("CompositeController", "things", body)
+    thing = await create_thing(client, namespace, **parent_spec)
+    adopted = await wait_for(
+        lambda: client.get(*REVISIONS, "things-left-behind", namespace=namespace),
+        lambda revision: revision.get("children"),
+        timeout=10,
+        what="the revision adopted and holding the children",
+    )
+    assert adopted["metadata"]["uid"] == left["metadata"]["uid"]
+    (owner,) = adopted["metadata"]["ownerReferences"]
+    assert (owner["uid"], owner["controller"]) == (thing["metadata"]["uid"], True)
+    assert adopted["children"] == [{"apiGroup": GROUP, "kind": "Part", "names": PARTS}]
+    assert len(await revisions(client, namespace)) == 1  # no second revision for size 1
