@@ -5,6 +5,9 @@ The command is `setpoint run` of an operator named ``metacontroller`` that holds
 leader election, metrics, probes, logging) and exits with the same codes, plus
 ``--target-label-selector``: run only the declarations whose labels match, to split them across
 instances, as Metacontroller's flag of that name does.
+
+`generate_metacontroller` is ``setpoint generate metacontroller [PATH]``: the manifests that run
+this command in a cluster (``setpoint.generate.metacontroller``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def metacontroller_group() -> None:
     Example:
       setpoint install metacontroller
       setpoint metacontroller run --kubeconfig ~/.kube/config
+      setpoint generate metacontroller controllers/ -o deploy   # RBAC + Deployment
     """
 
 
