@@ -136,7 +136,9 @@ def generate_command(
     debug: bool,
 ) -> None:  # fmt: skip
     """Write CRDs, RBAC, kustomize config, a Helm chart and a Dockerfile for TARGET;
-    `generate bundle TARGET` writes an OLM bundle instead.
+    `generate bundle TARGET` writes an OLM bundle instead; `generate metacontroller [PATH]`
+    the manifests of `setpoint metacontroller run` for the CompositeControllers and
+    DecoratorControllers in PATH (a file or directory; default: ./config).
 
     \b
     Example:
@@ -148,6 +150,11 @@ def generate_command(
     from setpoint.generate.bundle import BundleOptions, bundle_files
     from setpoint.generate.project import GenerateOptions, project_files
 
+    if target == "metacontroller":  # `setpoint metacontroller run`'s manifests
+        from setpoint.cli.metacontroller import generate_metacontroller
+
+        generate_metacontroller(bundle_target, output, image, namespace, namespaced, debug)
+        return
     is_bundle = target == "bundle" and bundle_target is not None
     if is_bundle:
         assert bundle_target is not None

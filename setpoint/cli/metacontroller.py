@@ -5,6 +5,9 @@ The command is `setpoint run` of an operator named ``metacontroller`` that holds
 leader election, metrics, probes, logging) and exits with the same codes, plus
 ``--target-label-selector``: run only the declarations whose labels match, to split them across
 instances, as Metacontroller's flag of that name does.
+
+`generate_metacontroller` is ``setpoint generate metacontroller [PATH]``: the manifests that run
+this command in a cluster (``setpoint.generate.metacontroller``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import click
 from setpoint.cli.run import run_command
 from setpoint.manager.operator import Operator
 
-__all__ = ["metacontroller_group"]
+__all__ = ["generate_metacontroller", "metacontroller_group"]
 
 #: The operator `run` hands to `setpoint run`, as TARGET ``setpoint.cli.metacontroller:OPERATOR``.
 OPERATOR: Operator | None = None
@@ -30,6 +33,7 @@ def metacontroller_group() -> None:
     Example:
       setpoint install metacontroller
       setpoint metacontroller run --kubeconfig ~/.kube/config
+      setpoint generate metacontroller controllers/ -o deploy   # RBAC + Deployment
     """
 
 
@@ -79,3 +83,44 @@ run = click.Command(
     "  setpoint metacontroller run --kubeconfig ~/.kube/config",
 )
 metacontroller_group.add_command(run)
+
+
+def generate_metacontroller(
+    path: str | None, output: str, image: str, namespace: str | None, namespaced: bool, debug: bool
+) -> None:
+    """``setpoint generate metacontroller [PATH]``: write the CRDs, RBAC and Deployment of
+    ``setpoint metacontroller run`` for the declarations in PATH (default ``config``)."""
+    from pathlib import Path
+
+    from setpoint.generate.metacontroller import declarations_in, metacontroller_files
+    from setpoint.generate.project import GenerateOptions
+
+    source = Path(path or "config")
+    if not source.exists():
+        raise click.UsageError(
+            f"{source}: no such file or directory (give the CompositeController and "
+            "DecoratorController manifests: `setpoint generate metacontroller PATH`)"
+        )
+    root = Path(output)
+    try:
+        declarations = declarations_in([source])  # (generated files hold none: harmless)
+        manifests = metacontroller_files(
+            declarations,
+            GenerateOptions(
+                target="metacontroller", image=image, namespace=namespace, namespaced=namespaced
+            ),
+        )
+    except ValueError as error:
+        if debug:
+            raise
+        raise click.UsageError(str(error)) from None
+    for relative, text in manifests.files.items():
+        destination = root / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_text(text)
+    for note in manifests.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(
+        f"wrote {len(manifests.files)} files to {root}/ for {len(manifests.controllers)} "
+        f"controller(s) in {source}; install with: kubectl apply -k {root}/default"
+    )

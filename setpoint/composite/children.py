@@ -10,12 +10,12 @@ the read is never touched.
 *Write*: children the hook did not return are deleted (uid precondition, background
 propagation). A returned child that does not exist is created with server-side apply (field
 manager per controller, controller reference to the parent). An existing one follows its type's
-``updateStrategy.method``: ``OnDelete`` leaves it alone; ``InPlace`` applies it; ``Recreate``
-deletes it when a dry-run apply shows a change (the next sync creates it again); the
-``Rolling`` variants do the same one child at a time, only while every other child of the type
-passes the ``statusChecks``. An apply is skipped (no request) when the cached child already has
-every returned field and the returned object is the one applied last time, so a hook that
-answers the same thing again costs no write.
+``updateStrategy.method``: ``OnDelete`` leaves it alone; ``InPlace`` and ``RollingInPlace``
+apply it; ``Recreate`` and ``RollingRecreate`` delete it when a dry-run apply shows a change
+(the next sync creates it again). For the ``Rolling`` methods the caller has already kept the
+children not yet rolled in their old form (see :mod:`.revisions`). An apply is skipped (no
+request) when the cached child already has every returned field and the returned object is
+the one applied last time, so a hook that answers the same thing again costs no write.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class WriteCounts:
     deleted: int = 0
     adopted: int = 0
     orphaned: int = 0
-    #: A rolling update changed one child and holds others back for the next sync.
+    #: A rolling update moved a child to the latest revision: the next child may follow.
     rollout_pending: bool = False
 
     @property
@@ -244,7 +244,6 @@ class ChildWriter:
                 continue
             await self._delete(client, obj, counts)
         reference = controller_reference_to(parent)
-        rolled: set[str] = set()
         for child in desired:
             identity = _identity(child)
             child_type = by_type[identity[0]]
@@ -260,33 +259,13 @@ class ChildWriter:
             unchanged = self._unchanged(existing, child, digest)
             if unchanged or child_type.method == "OnDelete":
                 continue
-            if child_type.rolling:
-                if identity[0] in rolled:
-                    counts.rollout_pending = True  # one child of a type per sync
-                    continue
-                if not self._others_healthy(child_type, identity, current):
-                    continue  # a change of the others' status wakes the next sync
             if child_type.method in ("Recreate", "RollingRecreate"):
                 if await self._changes(client, child, existing):
                     await self._delete(client, existing, counts)
-                    rolled.add(identity[0])
                 else:
                     self.applied[uid] = (digest, existing["metadata"].get("resourceVersion", ""))
                 continue
             await self._apply(client, child, digest, counts)
-            rolled.add(identity[0])
-
-    @staticmethod
-    def _others_healthy(
-        child_type: ChildType,
-        identity: tuple[str, str | None, str],
-        current: Mapping[tuple[str, str | None, str], Mapping[str, Any]],
-    ) -> bool:
-        return all(
-            child_type.healthy(obj)
-            for other, obj in current.items()
-            if other[0] == identity[0] and other != identity
-        )
 
     async def _apply(
         self,

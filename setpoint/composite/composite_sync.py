@@ -10,7 +10,9 @@ For the parent named by the request (read from the shared cache):
    ``controller-uid=<parent uid>`` with ``generateSelector``);
 4. the ``customize`` hook, when declared, names the related objects, read from the cache;
 5. the ``finalize`` hook (parent being deleted, finalizer present) or the ``sync`` hook is
-   called; its answer is checked whole before anything is written;
+   called; its answer is checked whole before anything is written. With a ``Rolling`` child
+   type, it is called once per ControllerRevision of the parent and the answers are
+   aggregated (see :mod:`.revisions`);
 6. the children are written (see :mod:`.children`), unless the parent is being deleted
    without a finalize hook, or the garbage collector deletes its children;
 7. ``finalized: true`` removes the finalizer; the status is replaced by the hook's;
@@ -30,19 +32,15 @@ from typing import Any
 from setpoint.api.gvk import ResourceInfo
 from setpoint.api.selectors import LabelSelector
 from setpoint.client.errors import ApiError
-from setpoint.composite.children import (
-    GC_FINALIZERS,
-    ChildWriter,
-    WriteCounts,
-    claim_children,
-)
-from setpoint.composite.hook_wire import HookError, parse_composite_response
-from setpoint.composite.object_maps import object_map
-from setpoint.composite.parent_writes import report_failure, set_finalizer, write_status
+from setpoint.composite.children import ChildWriter, WriteCounts, claim_children
+from setpoint.composite.hook_wire import CompositeResponse, HookError, parse_composite_response
+from setpoint.composite.parent_sync import ParentSync, SyncEnvironment, SyncStats, next_sync
+from setpoint.composite.parent_writes import set_finalizer, write_status
 from setpoint.composite.related import RelatedResources
+from setpoint.composite.revisions import RevisionHistory
 from setpoint.composite.spec import ChildType, declared_keys
 from setpoint.composite.webhooks import Hook
-from setpoint.controller.reconcile import Result, RetryLater
+from setpoint.controller.reconcile import Result
 
 __all__ = ["CompositeSync", "SyncEnvironment", "SyncStats"]
 
@@ -52,26 +50,7 @@ CONTROLLER_UID_LABEL = "controller-uid"
 
 
 @dataclass
-class SyncStats:
-    """Counts over the life of one controller (tests and the bench read them)."""
-
-    hook_calls: int = 0
-    writes: int = 0
-    failures: int = 0
-
-
-@dataclass
-class SyncEnvironment:
-    """What a sync uses: a client whose writes are recorded as the controller's own, the
-    shared cache and the Event recorder."""
-
-    client: Any
-    cache: Any
-    recorder: Any
-
-
-@dataclass
-class CompositeSync:
+class CompositeSync(ParentSync):
     """The sync of one CompositeController (see the module docs)."""
 
     name: str
@@ -84,6 +63,8 @@ class CompositeSync:
     parent_selector: LabelSelector = field(default_factory=LabelSelector.everything)
     controller_object: Mapping[str, Any] = field(default_factory=dict)
     field_manager: str = ""
+    #: ``parentResource.revisionHistory.fieldPaths`` (used when a child type rolls).
+    revision_field_paths: tuple[str, ...] = ("spec",)
     stats: SyncStats = field(default_factory=SyncStats)
 
     def __post_init__(self) -> None:
@@ -92,17 +73,12 @@ class CompositeSync:
         self._declared = declared_keys(self.children)
         self._types = [(t.api_version, t.kind) for t in self.children]
         self._written_status: dict[str, tuple[Any, Any]] = {}
-
-    async def sync(self, env: SyncEnvironment, namespace: str | None, name: str) -> Result | None:
-        parent = await env.cache.get(self.parent.api_version, self.parent.kind, name, namespace)
-        if parent is None:
-            return None
-        try:
-            return await self._sync(env, parent)
-        except HookError as error:
-            self.stats.failures += 1
-            await report_failure(env.client, env.recorder, self.parent, parent, str(error))
-            raise RetryLater(str(error)) from None
+        self.revisions = RevisionHistory(
+            self.parent,
+            self.children,
+            self.revision_field_paths or ("spec",),
+            self.generate_selector,
+        )
 
     def _ours(self, parent: Mapping[str, Any]) -> bool:
         metadata = parent["metadata"]
@@ -146,35 +122,30 @@ class CompositeSync:
         observed = await claim_children(
             env.client, env.cache, parent, self.children, selector, counts
         )
-        related: list[dict[str, Any]] = []
-        related_types: list[tuple[str, str]] = []
-        if self.related is not None:
-            related, related_types = await self.related.objects_for(env, parent)
         finalizing = deleting and self.finalize_hook is not None and has_finalizer
         hook = self.finalize_hook if finalizing else self.sync_hook
         if hook is None:
             return None
         namespace = metadata.get("namespace")
-        request = {
-            "controller": self.controller_object,
-            "parent": parent,
-            "children": object_map(
-                self._types, observed, parent_namespace=namespace, version=hook.version
-            ),
-            "related": object_map(
-                related_types, related, parent_namespace=namespace, version=hook.version
-            ),
-            "finalizing": finalizing,
-        }
-        self.stats.hook_calls += 1
-        answer = await hook.call(request, root_uid=metadata["uid"])
-        response = parse_composite_response(
-            answer,
-            hook=hook.name,
-            declared=self._declared,
-            parent_namespace=namespace if self.parent.namespaced else None,
-            strict=hook.strict,
-        )
+
+        async def call(revision_parent: dict[str, Any]) -> CompositeResponse:
+            answer = await self.call_hook(
+                env, hook, revision_parent, self._types, observed, finalizing=finalizing
+            )
+            return parse_composite_response(
+                answer,
+                hook=hook.name,
+                declared=self._declared,
+                parent_namespace=namespace if self.parent.namespaced else None,
+                strict=hook.strict,
+            )
+
+        if self.revisions.any_rolling and (finalizing or not deleting):
+            response, counts.rollout_pending = await self.revisions.sync(
+                env, parent, selector, observed, call
+            )
+        else:
+            response = await call(parent)
         for index, child in enumerate(response.children):
             labels = dict(child["metadata"].get("labels") or {})
             if self.generate_selector and CONTROLLER_UID_LABEL not in labels:
@@ -185,12 +156,7 @@ class CompositeSync:
                     f"{hook.name} hook: children[{index}] ({child['kind']} "
                     f"{child['metadata']['name']}): its labels do not match the parent's selector"
                 )
-        manage = not deleting or (
-            has_finalizer
-            and self.finalize_hook is not None
-            and not GC_FINALIZERS.intersection(metadata.get("finalizers") or [])
-        )
-        if manage:
+        if self.manages_children(metadata, has_finalizer):
             try:
                 await self.writer.write(
                     env.client, parent, self.children, observed, response.children, counts
@@ -206,10 +172,4 @@ class CompositeSync:
         ):
             counts.applied += 1
         self.stats.writes += counts.total
-        if counts.needs_another_sync:
-            # The hook has not seen the children it just got: show them to it once more (the
-            # events of these own writes are dropped, so nothing else would).
-            return Result(requeue_after=0)
-        if response.resync_after_seconds > 0:
-            return Result(requeue_after=response.resync_after_seconds)
-        return None
+        return next_sync(counts, response.resync_after_seconds)

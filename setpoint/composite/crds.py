@@ -3,8 +3,9 @@
 ``CompositeController`` and ``DecoratorController`` (cluster-scoped, status subresource) and
 ``ControllerRevision`` (namespaced), with the names, short names and field names of
 Metacontroller's API, so that Metacontroller's own manifests apply unchanged. The schemas are
-written here from the API's field list; hook fields setpoint does not use (``authorization``,
-``basicAuth``, ``clientTLS``, ``endpointConfigs``) are accepted and kept.
+written here from the API's field list, with its defaults; the CompositeController hooks
+``preUpdateChild`` and ``postUpdateChild``, which Metacontroller declares but never calls, are
+accepted and kept (and not called either).
 """
 
 from __future__ import annotations
@@ -42,7 +43,44 @@ _LABEL_SELECTOR = _object(
         },
     }
 )
-_KEY_REF = _object({"name": _STRING, "namespace": _STRING, "key": _STRING}, ["name", "namespace"])
+_KEY_REF = _object(
+    {"name": _STRING, "namespace": _STRING, "key": {"type": "string", "default": "ca.crt"}},
+    ["name", "namespace"],
+)
+_SECRET_REF = _object({"name": _STRING, "namespace": _STRING}, ["name", "namespace"])
+_CONNECTION = {
+    "caBundle": _object({"inline": _STRING, "secretRef": _KEY_REF, "configMapRef": _KEY_REF}),
+    "authorization": _object(
+        {
+            "type": {"type": "string", "default": "Bearer"},
+            "secretRef": _object(
+                {"name": _STRING, "namespace": _STRING, "key": _STRING},
+                ["key", "name", "namespace"],
+            ),
+        },
+        ["secretRef"],
+    ),
+    "basicAuth": _object(
+        {
+            "secretRef": _SECRET_REF,
+            "usernameKey": {"type": "string", "default": "username"},
+            "passwordKey": {"type": "string", "default": "password"},
+        },
+        ["secretRef"],
+    ),
+    "clientTLS": _object(
+        {
+            "secretRef": _SECRET_REF,
+            "certKey": {"type": "string", "default": "tls.crt"},
+            "privateKeyKey": {"type": "string", "default": "tls.key"},
+        },
+        ["secretRef"],
+    ),
+}
+_ENDPOINT_CONFIGS = {
+    "type": "array",
+    "items": _object({"host": _STRING, **_CONNECTION}, ["host"]),
+}
 _WEBHOOK = _object(
     {
         "url": _STRING,
@@ -56,10 +94,7 @@ _WEBHOOK = _object(
             {"enabled": _BOOL, "cacheTimeoutSeconds": _INT32, "cacheCleanupSeconds": _INT32}
         ),
         "responseUnMarshallMode": {"type": "string", "enum": ["loose", "strict"]},
-        "caBundle": _object({"inline": _STRING, "secretRef": _KEY_REF, "configMapRef": _KEY_REF}),
-        "authorization": _OPEN,
-        "basicAuth": _OPEN,
-        "clientTLS": _OPEN,
+        **_CONNECTION,
     }
 )
 _HOOK = _object({"version": {"type": "string", "enum": ["v1", "v2"]}, "webhook": _WEBHOOK})
@@ -69,6 +104,16 @@ _UPDATE_METHOD = {
     "enum": ["OnDelete", "Recreate", "InPlace", "RollingRecreate", "RollingInPlace"],
 }
 _HOOKS = _object({"sync": _HOOK, "finalize": _HOOK, "customize": _HOOK})
+# Declared by Metacontroller's API, never called by it (nor here): kept so manifests apply.
+_COMPOSITE_HOOKS = _object(
+    {
+        "sync": _HOOK,
+        "finalize": _HOOK,
+        "customize": _HOOK,
+        "preUpdateChild": _HOOK,
+        "postUpdateChild": _HOOK,
+    }
+)
 
 _COMPOSITE_SPEC = _object(
     {
@@ -106,8 +151,8 @@ _COMPOSITE_SPEC = _object(
                 ["apiVersion", "resource"],
             ),
         },
-        "hooks": _HOOKS,
-        "endpointConfigs": {"type": "array", "items": _OPEN},
+        "hooks": _COMPOSITE_HOOKS,
+        "endpointConfigs": _ENDPOINT_CONFIGS,
         "resyncPeriodSeconds": _INT32,
         "generateSelector": _BOOL,
     },
@@ -141,7 +186,7 @@ _DECORATOR_SPEC = _object(
             ),
         },
         "hooks": _HOOKS,
-        "endpointConfigs": {"type": "array", "items": _OPEN},
+        "endpointConfigs": _ENDPOINT_CONFIGS,
         "resyncPeriodSeconds": _INT32,
     },
     ["resources"],

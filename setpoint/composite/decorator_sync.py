@@ -20,15 +20,14 @@ from typing import Any
 from setpoint.api.gvk import ResourceInfo
 from setpoint.api.selectors import LabelSelector
 from setpoint.client.errors import ApiError, NotFound
-from setpoint.composite.children import GC_FINALIZERS, ChildWriter, WriteCounts, controlled_children
-from setpoint.composite.composite_sync import SyncEnvironment, SyncStats
+from setpoint.composite.children import ChildWriter, WriteCounts, controlled_children
 from setpoint.composite.hook_wire import HookError, parse_decorator_response
-from setpoint.composite.object_maps import object_map
-from setpoint.composite.parent_writes import report_failure, set_finalizer
+from setpoint.composite.parent_sync import ParentSync, SyncEnvironment, SyncStats, next_sync
+from setpoint.composite.parent_writes import set_finalizer
 from setpoint.composite.related import RelatedResources
 from setpoint.composite.spec import ChildType, annotation_selector_matches, declared_keys
 from setpoint.composite.webhooks import Hook
-from setpoint.controller.reconcile import Result, RetryLater
+from setpoint.controller.reconcile import Result
 
 __all__ = ["DECORATOR_ANNOTATION", "DecoratorSync"]
 
@@ -37,8 +36,11 @@ DECORATOR_ANNOTATION = "metacontroller.k8s.io/decorator-controller"
 
 
 @dataclass
-class DecoratorSync:
+class DecoratorSync(ParentSync):
     """The sync of one DecoratorController for one of its ``resources``."""
+
+    object_field = "object"
+    children_field = "attachments"
 
     name: str
     parent: ResourceInfo
@@ -64,17 +66,6 @@ class DecoratorSync:
             annotation_selector_matches(self.annotation_selector, metadata.get("annotations") or {})
         )
 
-    async def sync(self, env: SyncEnvironment, namespace: str | None, name: str) -> Result | None:
-        parent = await env.cache.get(self.parent.api_version, self.parent.kind, name, namespace)
-        if parent is None:
-            return None
-        try:
-            return await self._sync(env, parent)
-        except HookError as error:
-            self.stats.failures += 1
-            await report_failure(env.client, env.recorder, self.parent, parent, str(error))
-            raise RetryLater(str(error)) from None
-
     async def _sync(self, env: SyncEnvironment, parent: dict[str, Any]) -> Result | None:
         metadata = parent["metadata"]
         if not self.selects(parent) and self.finalizer not in (metadata.get("finalizers") or []):
@@ -93,28 +84,14 @@ class DecoratorSync:
             for obj in await controlled_children(env.cache, parent, self.attachments)
             if (obj["metadata"].get("annotations") or {}).get(DECORATOR_ANNOTATION) == self.name
         ]
-        related: list[dict[str, Any]] = []
-        related_types: list[tuple[str, str]] = []
-        if self.related is not None:
-            related, related_types = await self.related.objects_for(env, parent)
         finalizing = deleting and self.finalize_hook is not None and has_finalizer
         hook = self.finalize_hook if finalizing else self.sync_hook
         if hook is None:
             return None
         namespace = metadata.get("namespace")
-        request = {
-            "controller": self.controller_object,
-            "object": parent,
-            "attachments": object_map(
-                self._types, observed, parent_namespace=namespace, version=hook.version
-            ),
-            "related": object_map(
-                related_types, related, parent_namespace=namespace, version=hook.version
-            ),
-            "finalizing": finalizing,
-        }
-        self.stats.hook_calls += 1
-        answer = await hook.call(request, root_uid=metadata["uid"])
+        answer = await self.call_hook(
+            env, hook, parent, self._types, observed, finalizing=finalizing
+        )
         response = parse_decorator_response(
             answer,
             hook=hook.name,
@@ -148,12 +125,7 @@ class DecoratorSync:
             desired.append(
                 {**attachment, "metadata": {**attachment["metadata"], "annotations": annotations}}
             )
-        manage = not deleting or (
-            has_finalizer
-            and self.finalize_hook is not None
-            and not GC_FINALIZERS.intersection(metadata.get("finalizers") or [])
-        )
-        if manage:
+        if self.manages_children(metadata, has_finalizer):
             try:
                 await self.writer.write(
                     env.client, parent, self.attachments, observed, desired, counts
@@ -164,13 +136,7 @@ class DecoratorSync:
             await set_finalizer(env.client, self.parent, parent, self.finalizer, False)
             counts.applied += 1
         self.stats.writes += counts.total
-        if counts.needs_another_sync:
-            # The hook has not seen the children it just got: show them to it once more (the
-            # events of these own writes are dropped, so nothing else would).
-            return Result(requeue_after=0)
-        if response.resync_after_seconds > 0:
-            return Result(requeue_after=response.resync_after_seconds)
-        return None
+        return next_sync(counts, response.resync_after_seconds)
 
     async def _update_parent(
         self,

@@ -19,16 +19,18 @@ runs it, and the runtime's metrics, logs and leader election apply.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from setpoint.api.meta import is_model
+from setpoint.api.rbac import Permission
 from setpoint.api.selectors import LabelSelector
 from setpoint.client.typed_objects import as_dict
-from setpoint.composite.composite_sync import CompositeSync, SyncEnvironment
+from setpoint.composite.composite_sync import CompositeSync
 from setpoint.composite.decorator_sync import DecoratorSync
 from setpoint.composite.object_maps import ObjectMap, type_key
+from setpoint.composite.parent_sync import SyncEnvironment
 from setpoint.composite.spec import ChildType, update_strategy
 from setpoint.composite.webhooks import FunctionHook
 from setpoint.controller.reconcile import Result
@@ -131,13 +133,17 @@ def composite(
     ignore_status_changes: bool = False,
     resync: float | None = None,
     max_concurrent: int = 1,
+    revision_history: Sequence[str] | None = None,
 ) -> Callable[[HookFunction], HookFunction]:
     """Register a composite controller on ``op`` with the decorated function as sync hook.
 
     ``children``: the child kinds, or a mapping of kind to update method (``OnDelete``, the
     default, ``InPlace``, ``Recreate``, ...). The other options are the CompositeController's
     (``generateSelector``, ``parentResource.labelSelector``, ``ignoreStatusChanges``,
-    ``resyncPeriodSeconds``); ``finalize`` is the finalize hook.
+    ``resyncPeriodSeconds``, ``parentResource.revisionHistory.fieldPaths`` as
+    ``revision_history``); ``finalize`` is the finalize hook. A ``Rolling`` child type keeps
+    ControllerRevisions, so it needs the ``metacontroller.k8s.io`` CRDs in the cluster
+    (``setpoint install metacontroller``).
     """
     parent_kind = kind_of(parent, "parent")
     declared = _child_types(children)
@@ -150,57 +156,37 @@ def composite(
     )
     controller_name = name or f"{parent_kind[1].lower()}-composite"
 
-    def register(fn: HookFunction) -> HookFunction:
-        state: dict[str, CompositeSync] = {}
-
-        async def reconcile(ctx: Any, request: Any) -> Result | None:
-            sync = state.get("sync")
-            if sync is None:
-                mapper = ctx.client.mapper
-                sync = state["sync"] = CompositeSync(
-                    name=controller_name,
-                    parent=await mapper.resource_for(*parent_kind),
-                    children=[
-                        ChildType(
-                            await mapper.resource_for(*kind),
-                            *update_strategy({"method": method}, kind[1]),
-                        )
-                        for kind, method in declared
-                    ],
-                    sync_hook=_function_hook("sync", fn, model_of(parent), "parent", "children"),
-                    finalize_hook=(
-                        _function_hook("finalize", finalize, model_of(parent), "parent", "children")
-                        if finalize is not None
-                        else None
-                    ),
-                    generate_selector=generate_selector,
-                    parent_selector=selector,
-                    controller_object={"metadata": {"name": controller_name}},
-                    field_manager=op.name,
-                )
-            environment = SyncEnvironment(ctx.client, ctx.cache, ctx.recorder)
-            return await sync.sync(environment, request.namespace, request.name)
-
-        predicates = []
-        if ignore_status_changes:
-            from setpoint.composite.controllers import IgnoreStatusChanges
-
-            predicates.append(IgnoreStatusChanges())
-        op.add_reconciler(
-            reconcile,
-            for_=parent,
-            owns=[kind for kind, _ in declared],
-            for_predicates=predicates,
+    async def build(mapper: Any, fn: HookFunction) -> CompositeSync:
+        return CompositeSync(
             name=controller_name,
-            resync=resync,
-            max_concurrent=max_concurrent,
-            # As the HTTP hooks' controllers (see composite.controllers): one call per change.
-            ignore_own_writes=True,
+            parent=await mapper.resource_for(*parent_kind),
+            children=await _resolved(mapper, declared),
+            sync_hook=_function_hook("sync", fn, model_of(parent), "parent", "children"),
+            finalize_hook=(
+                _function_hook("finalize", finalize, model_of(parent), "parent", "children")
+                if finalize is not None
+                else None
+            ),
+            generate_selector=generate_selector,
+            parent_selector=selector,
+            controller_object={"metadata": {"name": controller_name}},
+            field_manager=op.name,
+            revision_field_paths=tuple(revision_history or ("spec",)),
         )
-        fn.sync_stats = lambda: state["sync"].stats if "sync" in state else None  # type: ignore[attr-defined]
-        return fn
 
-    return register
+    return _registrar(
+        op,
+        build,
+        for_=parent,
+        declared=declared,
+        name=controller_name,
+        ignore_status_changes=ignore_status_changes,
+        resync=resync,
+        max_concurrent=max_concurrent,
+        permissions=(
+            [REVISION_PERMISSION] if any(m.startswith("Rolling") for _, m in declared) else []
+        ),
+    )
 
 
 def decorator(
@@ -227,38 +213,76 @@ def decorator(
     )
     controller_name = name or f"{resource_kind[1].lower()}-decorator"
 
+    async def build(mapper: Any, fn: HookFunction) -> DecoratorSync:
+        return DecoratorSync(
+            name=controller_name,
+            parent=await mapper.resource_for(*resource_kind),
+            attachments=await _resolved(mapper, declared),
+            sync_hook=_function_hook("sync", fn, model_of(resource), "object", "attachments"),
+            finalize_hook=(
+                _function_hook("finalize", finalize, model_of(resource), "object", "attachments")
+                if finalize is not None
+                else None
+            ),
+            label_selector=selector,
+            annotation_selector=annotation_selector,
+            controller_object={"metadata": {"name": controller_name}},
+            field_manager=op.name,
+        )
+
+    return _registrar(
+        op,
+        build,
+        for_=resource,
+        declared=declared,
+        name=controller_name,
+        ignore_status_changes=ignore_status_changes,
+        resync=resync,
+        max_concurrent=1,
+    )
+
+
+async def _resolved(
+    mapper: Any, declared: Sequence[tuple[tuple[str, str], str]]
+) -> list[ChildType]:
+    return [
+        ChildType(await mapper.resource_for(*kind), *update_strategy({"method": method}, kind[1]))
+        for kind, method in declared
+    ]
+
+
+#: The permission a composite with a Rolling child type needs for its revisions.
+REVISION_PERMISSION = Permission(
+    "metacontroller.k8s.io",
+    "controllerrevisions",
+    ("get", "list", "watch", "create", "update", "patch", "delete"),
+    reason="rolling updates keep the parents' ControllerRevisions",
+)
+
+
+def _registrar(
+    op: Any,
+    build: Callable[[Any, HookFunction], Awaitable[CompositeSync | DecoratorSync]],
+    *,
+    for_: KindRef,
+    declared: Sequence[tuple[tuple[str, str], str]],
+    name: str,
+    ignore_status_changes: bool,
+    resync: float | None,
+    max_concurrent: int,
+    permissions: Sequence[Permission] = (),
+) -> Callable[[HookFunction], HookFunction]:
+    """The decorator that registers ``fn`` as the sync hook of a reconciler of ``op`` whose
+    sync (made by ``build`` at the first reconcile, when the client can map kinds) is shared
+    by composite and decorator controllers."""
+
     def register(fn: HookFunction) -> HookFunction:
-        state: dict[str, DecoratorSync] = {}
+        state: dict[str, CompositeSync | DecoratorSync] = {}
 
         async def reconcile(ctx: Any, request: Any) -> Result | None:
             sync = state.get("sync")
             if sync is None:
-                mapper = ctx.client.mapper
-                sync = state["sync"] = DecoratorSync(
-                    name=controller_name,
-                    parent=await mapper.resource_for(*resource_kind),
-                    attachments=[
-                        ChildType(
-                            await mapper.resource_for(*kind),
-                            *update_strategy({"method": method}, kind[1]),
-                        )
-                        for kind, method in declared
-                    ],
-                    sync_hook=_function_hook(
-                        "sync", fn, model_of(resource), "object", "attachments"
-                    ),
-                    finalize_hook=(
-                        _function_hook(
-                            "finalize", finalize, model_of(resource), "object", "attachments"
-                        )
-                        if finalize is not None
-                        else None
-                    ),
-                    label_selector=selector,
-                    annotation_selector=annotation_selector,
-                    controller_object={"metadata": {"name": controller_name}},
-                    field_manager=op.name,
-                )
+                sync = state["sync"] = await build(ctx.client.mapper, fn)
             environment = SyncEnvironment(ctx.client, ctx.cache, ctx.recorder)
             return await sync.sync(environment, request.namespace, request.name)
 
@@ -269,12 +293,15 @@ def decorator(
             predicates.append(IgnoreStatusChanges())
         op.add_reconciler(
             reconcile,
-            for_=resource,
+            for_=for_,
             owns=[kind for kind, _ in declared],
             for_predicates=predicates,
-            name=controller_name,
+            name=name,
             resync=resync,
-            ignore_own_writes=True,  # as composite controllers: one hook call per change
+            max_concurrent=max_concurrent,
+            permissions=permissions,
+            # As the HTTP hooks' controllers (see composite.controllers): one call per change.
+            ignore_own_writes=True,
         )
         fn.sync_stats = lambda: state["sync"].stats if "sync" in state else None  # type: ignore[attr-defined]
         return fn

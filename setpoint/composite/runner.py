@@ -24,7 +24,7 @@ from setpoint.composite.crds import GROUP, VERSION
 from setpoint.composite.decorator_sync import DecoratorSync
 from setpoint.composite.related import RelatedResources
 from setpoint.composite.spec import ChildType, selector_or_everything, update_strategy
-from setpoint.composite.webhooks import Hook, make_hook
+from setpoint.composite.webhooks import Hook, WebhookHook, make_hook
 from setpoint.controller.controller import Controller
 from setpoint.controller.handlers import EnqueueRequestsFromMapFunc
 from setpoint.controller.reconcile import RetryLater
@@ -70,6 +70,13 @@ class Metacontroller:
         self.workers = workers_per_controller
         self.running: dict[ObjectKey, _Running] = {}
         self._controller: Controller | None = None
+
+    def for_manager(self, manager: Manager) -> Metacontroller:
+        """The same runner (selector, workers) for another manager: `Operator.fresh()` (and
+        so the testing kit's ``run_operator``) copies it with this."""
+        twin = Metacontroller(manager, workers_per_controller=self.workers)
+        twin.selector = self.selector
+        return twin
 
     async def start(self) -> None:
         cache = self.manager.cache
@@ -158,12 +165,20 @@ class Metacontroller:
         except Exception as error:
             raise LookupError(f"{where}: {error}") from None
 
-    def _hooks(self, spec: Mapping[str, Any]) -> dict[str, Hook | None]:
+    async def _hooks(self, spec: Mapping[str, Any]) -> dict[str, Hook | None]:
+        """The sync, finalize and customize hooks, their connection settings read. (A
+        CompositeController's ``preUpdateChild``/``postUpdateChild`` are declared by
+        Metacontroller's API but never called by it; they are ignored here too.)"""
         hooks = spec.get("hooks") or {}
-        return {
-            name: make_hook(name, hooks.get(name), self.manager.client)
+        endpoint_configs = spec.get("endpointConfigs") or []
+        built = {
+            name: make_hook(name, hooks.get(name), self.manager.client, endpoint_configs)
             for name in ("sync", "finalize", "customize")
         }
+        for hook in built.values():
+            if isinstance(hook, WebhookHook):
+                await hook.resolve()
+        return built
 
     async def _child_types(self, rules: Any, field_name: str) -> list[ChildType]:
         types = []
@@ -179,7 +194,7 @@ class Metacontroller:
     ) -> tuple[list[Controller], list[Hook], list[CompositeSync | DecoratorSync]]:
         spec = obj.get("spec") or {}
         name = obj["metadata"]["name"]
-        hooks = self._hooks(spec)
+        hooks = await self._hooks(spec)
         built = [hook for hook in hooks.values() if hook is not None]
         related = (
             RelatedResources(hooks["customize"], obj) if hooks["customize"] is not None else None
@@ -202,6 +217,7 @@ class Metacontroller:
                     parent_rule.get("labelSelector"), "spec.parentResource.labelSelector"
                 ),
                 controller_object=obj,
+                revision_field_paths=_field_paths(parent_rule.get("revisionHistory")),
             )
             controller = await build_controller(
                 self.manager,
@@ -252,6 +268,18 @@ class Metacontroller:
         if not controllers:
             raise ValueError("spec.resources: Required value")
         return controllers, built, syncs
+
+
+def _field_paths(history: Any) -> tuple[str, ...]:
+    """``revisionHistory.fieldPaths`` (absent or empty: ``spec``, as Metacontroller)."""
+    paths = (history or {}).get("fieldPaths") if isinstance(history, Mapping) else None
+    if paths is None:
+        return ("spec",)
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        raise ValueError(
+            "spec.parentResource.revisionHistory.fieldPaths: must be a list of dotted field paths"
+        )
+    return tuple(paths) or ("spec",)
 
 
 def _marker(kind: str) -> str:

@@ -7,6 +7,7 @@ update method, a malformed selector, a bad duration) fails the start with one li
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,14 +35,30 @@ class ConditionCheck:
     status: str | None = None
     reason: str | None = None
 
-    def passes(self, child: Mapping[str, Any]) -> bool:
-        for condition in (child.get("status") or {}).get("conditions") or []:
-            if condition.get("type") != self.type:
+    def failure(self, child: Mapping[str, Any]) -> str | None:
+        """Why ``child`` fails this check (Metacontroller's words), or None when it passes."""
+        status = child.get("status")
+        conditions = status.get("conditions") if isinstance(status, Mapping) else None
+        for condition in conditions if isinstance(conditions, list) else []:
+            if not isinstance(condition, Mapping) or condition.get("type") != self.type:
                 continue
             if self.status is not None and condition.get("status") != self.status:
-                return False
-            return self.reason is None or condition.get("reason") == self.reason
-        return False
+                return (
+                    f"{_quoted(self.type)} condition status is "
+                    f"{_quoted(condition.get('status'))} (want {_quoted(self.status)})"
+                )
+            if self.reason is not None and condition.get("reason") != self.reason:
+                return (
+                    f"{_quoted(self.type)} condition reason is "
+                    f"{_quoted(condition.get('reason'))} (want {_quoted(self.reason)})"
+                )
+            return None
+        return f"required condition type missing: {_quoted(self.type)}"
+
+
+def _quoted(value: Any) -> str:
+    """A string as Go's ``%q`` writes it (a missing value is the empty string)."""
+    return json.dumps("" if value is None else str(value), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -64,9 +81,17 @@ class ChildType:
     def rolling(self) -> bool:
         return self.method.startswith("Rolling")
 
-    def healthy(self, child: Mapping[str, Any]) -> bool:
-        """Passes every status check (no checks: always healthy)."""
-        return all(check.passes(child) for check in self.status_checks)
+    @property
+    def group(self) -> str:
+        return self.resource.group
+
+    def status_check_failure(self, child: Mapping[str, Any]) -> str | None:
+        """Why ``child`` fails the ``statusChecks`` (the first failing check), or None."""
+        for check in self.status_checks:
+            failure = check.failure(child)
+            if failure is not None:
+                return failure
+        return None
 
 
 def update_strategy(

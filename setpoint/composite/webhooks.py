@@ -4,20 +4,19 @@ A webhook is named by ``url``, or by ``service`` (``name``, ``namespace``, ``por
 ``protocol`` http) plus ``path``. A service is resolved to the addresses of its Endpoints when
 it has ready ones (so a hook server running outside the cluster, behind a selector-less Service
 with hand-written Endpoints, is reached on the local cluster too), else to the in-cluster name
-``name.namespace:port``. ``timeout`` is a Go duration (default 10s). ``caBundle`` (``inline``,
-``secretRef`` or ``configMapRef``) verifies an HTTPS server signed by a private CA. With
+``name.namespace:port``. ``timeout`` is a Go duration (default 10s). ``caBundle``,
+``clientTLS``, ``authorization`` and ``basicAuth`` (or the controller's ``endpointConfigs``)
+are read once, when the controller is built (see :mod:`.endpoint_config`). With
 ``etag.enabled`` the last answer per object is kept, sent as ``If-None-Match``, and reused when
 the server answers 304 or 412.
 """
 
 from __future__ import annotations
 
-import base64
 import inspect
 import logging
-import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import aiohttp
@@ -25,6 +24,7 @@ import aiohttp
 from setpoint.client import json_codec
 from setpoint.client.client import Client
 from setpoint.client.errors import NotFound
+from setpoint.composite.endpoint_config import Connection, resolve_connection
 from setpoint.composite.hook_wire import HookError, parse_duration
 
 log = logging.getLogger("setpoint.composite")
@@ -83,7 +83,13 @@ class FunctionHook:
 class WebhookHook:
     """A hook served over HTTP(S); see the module docs for how it is found and called."""
 
-    def __init__(self, name: str, spec: Mapping[str, Any], client: Client) -> None:
+    def __init__(
+        self,
+        name: str,
+        spec: Mapping[str, Any],
+        client: Client,
+        endpoint_configs: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
         webhook = spec.get("webhook")
         if not isinstance(webhook, Mapping):
             raise ValueError(f"hooks.{name}.webhook: Required value")
@@ -114,8 +120,8 @@ class WebhookHook:
         self._session: aiohttp.ClientSession | None = None
         #: A service's resolved host and until when it is used (see `_url`).
         self._resolved: tuple[str, float] | None = None
-        self._ssl: ssl.SSLContext | None = None
-        self._ssl_loaded = False
+        self._endpoint_configs = list(endpoint_configs)
+        self._connection: Connection | None = None
 
     async def _url(self) -> str:
         webhook = self._webhook
@@ -159,50 +165,30 @@ class WebhookHook:
                 return f"{addresses[0]['ip']}:{target['port']}"
         return None
 
-    async def _ssl_context(self) -> ssl.SSLContext | None:
-        if self._ssl_loaded:
-            return self._ssl
-        bundle = self._webhook.get("caBundle")
-        if bundle:
-            pem = await self._ca_pem(bundle)
-            try:
-                self._ssl = ssl.create_default_context(cadata=pem)
-            except ssl.SSLError as error:
-                raise HookError(
-                    f"{self.name} hook: caBundle is not a PEM certificate: {error}"
-                ) from None
-        self._ssl_loaded = True
-        return self._ssl
-
-    async def _ca_pem(self, bundle: Mapping[str, Any]) -> str:
-        if bundle.get("inline"):
-            return str(bundle["inline"])
-        for field_name, kind in (("secretRef", "Secret"), ("configMapRef", "ConfigMap")):
-            ref = bundle.get(field_name)
-            if not ref:
-                continue
-            key = ref.get("key") or "ca.crt"
-            try:
-                obj = await self._client.get(
-                    "v1", kind, ref.get("name"), namespace=ref.get("namespace")
-                )
-            except NotFound:
-                raise HookError(
-                    f"{self.name} hook: caBundle.{field_name}: {kind} "
-                    f"{ref.get('namespace')}/{ref.get('name')} not found"
-                ) from None
-            value = (obj.get("data") or {}).get(key)
-            if value is None:
-                raise HookError(f"{self.name} hook: caBundle.{field_name}: no key {key!r}")
-            return base64.b64decode(value).decode() if kind == "Secret" else str(value)
-        raise HookError(f"{self.name} hook: caBundle: one of inline, secretRef, configMapRef")
+    async def resolve(self) -> None:
+        """Read the connection settings (caBundle, clientTLS, authorization, basicAuth, or the
+        matching ``endpointConfigs`` entry) once; ValueError naming the problem."""
+        try:
+            self._connection = await resolve_connection(
+                self._client, self._webhook, self._endpoint_configs
+            )
+        except ValueError as error:
+            raise ValueError(f"hooks.{self.name}.webhook: {error}") from None
 
     async def call(self, request: dict[str, Any], *, root_uid: str) -> Any:
         url = await self._url()
-        ssl_context = await self._ssl_context()
+        if self._connection is None:
+            try:
+                await self.resolve()
+            except ValueError as error:
+                raise HookError(f"{self.name} hook: {error}") from None
+        assert self._connection is not None
+        ssl_context = self._connection.ssl_context
         if self._session is None:
             self._session = aiohttp.ClientSession()
         headers = {"Content-Type": "application/json"}
+        if self._connection.authorization:
+            headers["Authorization"] = self._connection.authorization
         cached = self._etags.get(root_uid) if self.etag_enabled else None
         now = time.monotonic()
         if cached is not None and now - cached[2] > self.etag_ttl:
@@ -256,7 +242,9 @@ def _one_line(value: Any) -> str:
     return " ".join(text.split()) or "(empty body)"
 
 
-def make_hook(name: str, spec: Any, client: Client) -> Hook | None:
+def make_hook(
+    name: str, spec: Any, client: Client, endpoint_configs: Sequence[Mapping[str, Any]] = ()
+) -> Hook | None:
     """The hook of ``hooks.<name>``; None when it is not declared."""
     if spec is None:
         return None
@@ -264,4 +252,4 @@ def make_hook(name: str, spec: Any, client: Client) -> Hook | None:
         return spec
     if not isinstance(spec, Mapping):
         raise ValueError(f"hooks.{name}: must be an object")
-    return WebhookHook(name, spec, client)
+    return WebhookHook(name, spec, client, endpoint_configs)

@@ -30,7 +30,7 @@ from setpoint.generate.rbac import Rule, leader_election_rules, role_rules
 from setpoint.generate.samples import sample_object
 from setpoint.manager.operator import Operator, ReconcilerDeclaration
 
-__all__ = ["GenerateOptions", "models_of", "project_files"]
+__all__ = ["GenerateOptions", "models_of", "project_files", "rbac_files"]
 
 METRICS_PORT = 8080
 PROBE_PORT = 8081
@@ -117,47 +117,7 @@ def project_files(
 
     rules = role_rules(declarations)
     role_kind = "Role" if options.namespaced else "ClusterRole"
-    binding_kind = "RoleBinding" if options.namespaced else "ClusterRoleBinding"
-    role_meta: dict[str, Any] = {"name": "manager-role"}
-    files["rbac/service_account.yaml"] = _dump(
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "controller-manager"}}
-    )
-    files["rbac/role.yaml"] = _dump(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": role_kind,
-            "metadata": role_meta,
-            "rules": _rule_yaml(rules),
-        },
-        header=_notes_header(rules),
-    )
-    files["rbac/role_binding.yaml"] = _dump(
-        _binding(binding_kind, "manager-rolebinding", role_kind, "manager-role", namespace)
-    )
-    files["rbac/leader_election_role.yaml"] = _dump(
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": {"name": "leader-election-role"},
-            "rules": _rule_yaml(leader_election_rules()),
-        }
-    )
-    files["rbac/leader_election_role_binding.yaml"] = _dump(
-        _binding(
-            "RoleBinding", "leader-election-rolebinding", "Role", "leader-election-role", namespace
-        )
-    )
-    files["rbac/kustomization.yaml"] = _dump(
-        _kustomization(
-            [
-                "service_account.yaml",
-                "role.yaml",
-                "role_binding.yaml",
-                "leader_election_role.yaml",
-                "leader_election_role_binding.yaml",
-            ]
-        )
-    )
+    files.update(rbac_files(rules, role_kind, namespace, header=_notes_header(rules)))
 
     files["manager/manager.yaml"] = _dump(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "system"}},
@@ -196,6 +156,63 @@ def project_files(
     for path, text in chart_files(name, crds, rules, options).items():
         files[f"chart/{path}"] = text
     return dict(sorted(files.items()))
+
+
+def rbac_files(
+    rules: Sequence[Rule], role_kind: str, namespace: str, *, header: str = ""
+) -> dict[str, str]:
+    """``rbac/``: the ServiceAccount, the (Cluster)Role of ``rules`` (``header`` above it) and
+    its binding, the leader-election Role and binding, and their kustomization."""
+    binding_kind = "RoleBinding" if role_kind == "Role" else "ClusterRoleBinding"
+    return {
+        "rbac/service_account.yaml": _dump(
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {"name": "controller-manager"},
+            }
+        ),
+        "rbac/role.yaml": _dump(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": role_kind,
+                "metadata": {"name": "manager-role"},
+                "rules": _rule_yaml(rules),
+            },
+            header=header,
+        ),
+        "rbac/role_binding.yaml": _dump(
+            _binding(binding_kind, "manager-rolebinding", role_kind, "manager-role", namespace)
+        ),
+        "rbac/leader_election_role.yaml": _dump(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": {"name": "leader-election-role"},
+                "rules": _rule_yaml(leader_election_rules()),
+            }
+        ),
+        "rbac/leader_election_role_binding.yaml": _dump(
+            _binding(
+                "RoleBinding",
+                "leader-election-rolebinding",
+                "Role",
+                "leader-election-role",
+                namespace,
+            )
+        ),
+        "rbac/kustomization.yaml": _dump(
+            _kustomization(
+                [
+                    "service_account.yaml",
+                    "role.yaml",
+                    "role_binding.yaml",
+                    "leader_election_role.yaml",
+                    "leader_election_role_binding.yaml",
+                ]
+            )
+        ),
+    }
 
 
 def _add_webhooks(

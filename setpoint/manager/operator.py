@@ -294,6 +294,10 @@ class Operator(Manager):
     def fresh(self, client: Any = None, **manager_options: Any) -> Operator:
         """A new, unstarted Operator with the same name and reconcilers, and these options.
 
+        Runnables added with `add()` are copied when they have a ``for_manager(manager)``
+        method (which makes the same runnable for another manager), as
+        `setpoint.composite.Metacontroller` has.
+
         A manager runs once; tests (``setpoint.testing.run_operator``) and programs that run
         an operator again (against another cluster or namespace) start a fresh copy.
         """
@@ -304,6 +308,12 @@ class Operator(Manager):
             copy._add_webhook(webhook)
         for hub, spokes in self._conversions:
             copy.conversion(hub, *spokes)
+        for managed in self._runnables:
+            # A runnable bound to this operator (e.g. setpoint.composite.Metacontroller) says
+            # how to make its twin for the copy; others cannot be copied and are left out.
+            for_manager = getattr(managed.target, "for_manager", None)
+            if callable(for_manager):
+                copy.add(for_manager(copy))
         return copy
 
     @property

@@ -4,6 +4,7 @@ running `Metacontroller` confined to the test's namespace and its own controller
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import ipaddress
 import json
@@ -89,21 +90,28 @@ class HookServer:
         return web.Response(body=json.dumps(answer), content_type="application/json")
 
 
-@pytest.fixture
-async def hooks() -> AsyncIterator[HookServer]:
+@contextlib.asynccontextmanager
+async def serving_hooks(ssl_context: ssl.SSLContext | None = None) -> AsyncIterator[HookServer]:
+    """A HookServer on a free loopback port (HTTPS with ``ssl_context``) for the block."""
     server = HookServer()
     app = web.Application()
     app.router.add_post("/{path:.*}", server.handle)
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
     await site.start()
     server.port = runner.addresses[0][1]
-    server.url = f"http://127.0.0.1:{server.port}"
+    server.url = f"{'https' if ssl_context else 'http'}://127.0.0.1:{server.port}"
     try:
         yield server
     finally:
         await runner.cleanup()
+
+
+@pytest.fixture
+async def hooks() -> AsyncIterator[HookServer]:
+    async with serving_hooks() as server:
+        yield server
 
 
 @pytest.fixture
@@ -154,65 +162,77 @@ async def metacontroller(
                     await client.delete(obj, missing_ok=True)
 
 
-def self_signed_ca_and_server(host: str = "127.0.0.1") -> tuple[str, ssl.SSLContext]:
-    """A CA (PEM) and a server SSL context with a certificate for ``host`` that it signed."""
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "composite-test-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
+def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
     )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
+
+
+def _issue(
+    issuer: x509.Name,
+    issuer_key: ec.EllipticCurvePrivateKey,
+    subject: str,
+    *,
+    ca: bool = False,
+    ip: str | None = None,
+) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """A certificate for ``subject`` signed by ``issuer_key`` (self-signed when it is the
+    subject's own key), valid for an hour."""
+    now = datetime.datetime.now(datetime.UTC)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    key = issuer_key if ca else ec.generate_private_key(ec.SECP256R1())
+    builder = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))
-        .issuer_name(ca_name)
+        .subject_name(name)
+        .issuer_name(name if ca else issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]),
+    )
+    if ca:
+        builder = builder.add_extension(
+            x509.BasicConstraints(ca=True, path_length=None), critical=True
+        )
+    if ip is not None:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip))]),
             critical=False,
         )
-        .sign(ca_key, hashes.SHA256())
-    )
+    return builder.sign(issuer_key, hashes.SHA256()), key
+
+
+def _certificate_authority(name: str) -> tuple[str, x509.Name, ec.EllipticCurvePrivateKey]:
+    """A new CA: its PEM, name and key."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    certificate, _ = _issue(x509.Name([]), key, name, ca=True)
+    return certificate.public_bytes(serialization.Encoding.PEM).decode(), certificate.subject, key
+
+
+def self_signed_ca_and_server(host: str = "127.0.0.1") -> tuple[str, ssl.SSLContext]:
+    """A CA (PEM) and a server SSL context with a certificate for ``host`` that it signed."""
+    ca_pem, ca_name, ca_key = _certificate_authority("composite-test-ca")
+    cert, key = _issue(ca_name, ca_key, host, ip=host)
     directory = Path(tempfile.mkdtemp(prefix="composite-tls-"))
     (directory / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (directory / "tls.key").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    (directory / "tls.key").write_bytes(_pem(key))
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(directory / "tls.crt", directory / "tls.key")
-    return ca.public_bytes(serialization.Encoding.PEM).decode(), context
+    return ca_pem, context
+
+
+def client_certificate() -> tuple[str, str, str]:
+    """A CA (PEM), and a client certificate it signed and its key (PEM), for mutual TLS."""
+    ca_pem, ca_name, ca_key = _certificate_authority("composite-client-ca")
+    cert, key = _issue(ca_name, ca_key, "metacontroller")
+    return ca_pem, cert.public_bytes(serialization.Encoding.PEM).decode(), _pem(key).decode()
 
 
 @pytest.fixture
 async def tls_hooks() -> AsyncIterator[tuple[HookServer, str]]:
     """A hook server over HTTPS, and the PEM of the CA that signed its certificate."""
     ca_pem, context = self_signed_ca_and_server()
-    server = HookServer()
-    app = web.Application()
-    app.router.add_post("/{path:.*}", server.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-    await site.start()
-    server.port = runner.addresses[0][1]
-    server.url = f"https://127.0.0.1:{server.port}"
-    try:
+    async with serving_hooks(context) as server:
         yield server, ca_pem
-    finally:
-        await runner.cleanup()

@@ -57,48 +57,6 @@ async def test_update_methods_on_delete_and_recreate(
     assert third["metadata"]["uid"] != recreated["metadata"]["uid"]
 
 
-async def test_rolling_in_place_updates_one_child_at_a_time_while_the_others_pass_checks(
-    client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
-) -> None:
-    def sync(request: dict[str, Any]) -> dict[str, Any]:
-        parent = request["parent"]
-        return {
-            "children": [
-                {**config_map_for(parent), "metadata": {"name": f"cm-{i}"}} for i in range(3)
-            ]
-        }
-
-    hooks.handlers["/sync"] = sync
-    body = spec(hooks)
-    body["childResources"][0]["updateStrategy"] = {
-        "method": "RollingInPlace",
-        "statusChecks": {"conditions": [{"type": "Ready", "status": "True"}]},
-    }
-    await metacontroller.declare("CompositeController", "things", body)
-    await create_thing(client, namespace)
-
-    async def sizes() -> list[str]:
-        found = {
-            cm["metadata"]["name"]: cm.get("data", {}).get("size")
-            for cm in await client.list("v1", "ConfigMap", namespace=namespace)
-        }
-        return [found.get(f"cm-{i}", "") for i in range(3)]
-
-    await wait_for(sizes, lambda s: s == ["1", "1", "1"], timeout=10, what="3 children")
-    await client.patch(f"{GROUP}/v1", "Thing", "a", {"spec": {"size": 2}}, namespace=namespace)
-    await asyncio.sleep(1)
-    # ConfigMaps never have a Ready condition: no child may roll, so none changed.
-    assert await sizes() == ["1", "1", "1"]
-    body["childResources"][0]["updateStrategy"]["statusChecks"] = {}
-    await client.patch(
-        "metacontroller.k8s.io/v1alpha1",
-        "CompositeController",
-        "things",
-        {"spec": {"childResources": body["childResources"]}},
-    )
-    await wait_for(sizes, lambda s: s == ["2", "2", "2"], timeout=10, what="all rolled")
-
-
 async def test_spec_selector_adopts_matching_orphans_and_orphans_what_stops_matching(
     client: Client, namespace: str, hooks: HookServer, metacontroller: RunningMetacontroller
 ) -> None:

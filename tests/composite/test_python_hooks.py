@@ -92,3 +92,61 @@ async def test_a_python_decorator_labels_and_attaches(
         assert labelled["metadata"]["labels"]["decorate"] == "yes"
         plain = await client.get("v1", "ConfigMap", "plain", namespace=namespace)
         assert "decorated" not in (plain["metadata"].get("labels") or {})
+
+
+async def test_a_python_composite_with_a_rolling_child_keeps_revisions_and_asks_rbac_for_them(
+    client: Client, kubeconfig: str, namespace: str, crds: None
+) -> None:
+    op = setpoint.Operator("python-rolling")
+
+    @composite(
+        op,
+        parent=THING,
+        children={kinds.ConfigMap: "RollingRecreate"},
+        generate_selector=True,
+        revision_history=["spec.size"],
+    )
+    def sync(request: SyncRequest) -> SyncResponse:
+        size = str(request.parent["spec"]["size"])
+        children = [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n}, "data": {"s": size}}
+            for n in ("x", "y")
+        ]
+        return SyncResponse(children, status={"size": size})
+
+    (declaration,) = op.declarations
+    (permission,) = declaration.permissions
+    assert (permission.api_group, permission.resource) == (
+        "metacontroller.k8s.io",
+        "controllerrevisions",
+    )
+
+    async def sizes() -> dict[str, tuple[str, str]]:
+        found = await client.list("v1", "ConfigMap", namespace=namespace)
+        return {
+            cm["metadata"]["name"]: (cm["metadata"]["uid"], (cm.get("data") or {}).get("s"))
+            for cm in found
+            if cm["metadata"]["name"] in ("x", "y")
+        }
+
+    async with run_operator(op, kubeconfig=kubeconfig, namespace=namespace):
+        await create_thing(client, namespace)
+        before = await wait_for(sizes, lambda s: len(s) == 2, timeout=10, what="2 children")
+        await client.patch(*THING, "a", {"spec": {"size": 2}}, namespace=namespace)
+        after = await wait_for(
+            sizes,
+            lambda s: len(s) == 2 and all(size == "2" for _, size in s.values()),
+            timeout=10,
+            what="both children recreated",
+        )
+        assert all(after[name][0] != before[name][0] for name in before)
+        status = await thing_status(
+            client,
+            namespace,
+            lambda s: any(c.get("reason") == "OnLatestRevision" for c in s.get("conditions", [])),
+        )
+        (revision,) = await client.list(
+            "metacontroller.k8s.io/v1alpha1", "ControllerRevision", namespace=namespace
+        )
+        assert revision["parentPatch"] == {"spec": {"size": 2}}
+        assert status["status"]["size"] == "2"
