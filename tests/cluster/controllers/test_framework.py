@@ -125,3 +125,33 @@ async def test_again_at_once_is_rate_limited_on_the_clock() -> None:
                 assert Impatient.calls == 2
         finally:
             await manager.stop()
+
+
+async def test_a_metadata_only_informer_keeps_no_data_until_someone_reads_whole_objects() -> None:
+    """The garbage collector and the root CA publisher watch every ConfigMap for its metadata:
+    the shared informer holds no `data`, and turns whole when a controller reads objects."""
+    async with LocalCluster() as cluster:
+        assert cluster.server is not None and cluster.controllers is not None
+        async with raw_api(cluster.url, cluster.token) as api:
+            await api.request(
+                "POST",
+                "/api/v1/namespaces/default/configmaps",
+                {"metadata": {"name": "big", "labels": {"a": "b"}}, "data": {"k": "x" * 4096}},
+            )
+            informers = cluster.controllers.informers
+            configmaps = informers.informer("configmaps", metadata_only=True)
+
+            async def cached() -> Any:
+                return configmaps.get("default", "big")
+
+            obj = await eventually(cached)
+            assert configmaps.metadata_only
+            assert set(obj) == {"apiVersion", "kind", "metadata"}
+            assert obj["metadata"]["labels"] == {"a": "b"}
+
+            # A user that reads whole objects makes it list again, fully.
+            assert informers.informer("configmaps") is configmaps
+            assert not configmaps.metadata_only
+            whole = configmaps.get("default", "big")
+            assert whole is not None and whole["data"] == {"k": "x" * 4096}
+            assert whole["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]

@@ -115,7 +115,8 @@ class ClusterAccess:
     def _written(self, served: ServedResource, body: bytes) -> dict[str, Any]:
         obj: dict[str, Any] = decode(body)
         if self.informers.has(served) and obj.get("kind") != "Status":
-            self.informers.informer_for(served).observe(obj)
+            # Read-your-writes into the informer as it is (observing never asks for more).
+            self.informers.informer_for(served, metadata_only=True).observe(obj)
         return obj
 
     async def create(self, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -288,7 +289,7 @@ class ClusterAccess:
         except APIError as exc:
             raise WriteError(exc.code, exc.reason, exc.message) from exc
         if self.informers.has(served):
-            informer = self.informers.informer_for(served)
+            informer = self.informers.informer_for(served, metadata_only=True)
             obj = decode(result.body)
             if obj.get("kind") == "Status" or self.read_stored(served, ns, name) is None:
                 cached = informer.get(ns, name)

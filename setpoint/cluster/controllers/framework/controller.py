@@ -69,6 +69,8 @@ class Watch:
 
     resource: str
     to_keys: KeyMapper = own_key
+    #: The key mapper reads only apiVersion, kind and metadata (the informer may keep no more).
+    metadata_only: bool = False
 
 
 class Controller:

@@ -48,19 +48,25 @@ class InformerSet:
                 return served
         return None
 
-    def informer(self, name: str) -> Informer:
+    def informer(self, name: str, *, metadata_only: bool = False) -> Informer:
         """The informer of resource ``name`` (created, and started if the set runs)."""
         served = self.resource(name)
-        return self.informer_for(served)
+        return self.informer_for(served, metadata_only=metadata_only)
 
-    def informer_for(self, served: ServedResource) -> Informer:
-        """The informer of ``served`` (shared by every version stored under its root)."""
+    def informer_for(self, served: ServedResource, *, metadata_only: bool = False) -> Informer:
+        """The informer of ``served`` (shared by every version stored under its root).
+
+        ``metadata_only``: the caller reads only apiVersion, kind and metadata. The informer
+        keeps whole objects as soon as one caller did not say so.
+        """
         informer = self._informers.get(served.storage_root)
         if informer is None:
-            informer = Informer(self.storage, served)
+            informer = Informer(self.storage, served, metadata_only=metadata_only)
             self._informers[served.storage_root] = informer
             if self._started:
                 informer.start()
+        elif not metadata_only:
+            informer.want_whole_objects()
         return informer
 
     def has(self, served: ServedResource) -> bool:

@@ -2,8 +2,13 @@
 
 An informer reads the storage directly (list at a revision, then a watch from that revision),
 so it sees every write, the controllers' own included, in the order clients see them. Objects
-are decoded once and shared: readers must not mutate them. A watch that falls too far behind is
-dropped by the storage; the informer then lists again and reports the differences as events.
+are decoded once and shared: readers must not mutate them. An informer whose every user needs
+only metadata (the garbage collector's of every resource, say) decodes ``apiVersion``, ``kind``
+and ``metadata`` alone: msgspec skips the rest of the stored JSON, so a ConfigMap's data costs
+neither the decoding nor the memory (upstream's metadata informers, for the same reason). It
+becomes a full informer, listing again, as soon as one user asks for whole objects. A watch
+that falls too far behind is dropped by the storage; the informer then lists again and reports
+the differences as events.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
+
+import msgspec
 
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
@@ -28,6 +35,43 @@ INFORMER_WATCH_BUFFER: Final = 200_000
 Object = dict[str, Any]
 #: Called with (new, old): (obj, None) on add, (obj, old) on update, (None, old) on delete.
 Handler = Callable[[Object | None, Object | None], None]
+
+
+class _ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True):
+    """Every ObjectMeta field but ``managedFields`` (which no built-in controller reads)."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    self_link: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[dict[str, Any]] | None = None
+    finalizers: list[str] | None = None
+
+
+class _MetadataView(msgspec.Struct, rename="camel"):
+    """What a metadata-only informer keeps of an object (decoding skips everything else)."""
+
+    api_version: str = ""
+    kind: str = ""
+    metadata: _ObjectMeta = msgspec.field(default_factory=_ObjectMeta)
+
+
+_METADATA_DECODER = msgspec.json.Decoder(_MetadataView)
+
+
+def decode_metadata(value: bytes) -> Object:
+    """``apiVersion``, ``kind`` and ``metadata`` of a stored object, as a fresh dict."""
+    view = _METADATA_DECODER.decode(value)
+    metadata: dict[str, Any] = msgspec.to_builtins(view.metadata)
+    return {"apiVersion": view.api_version, "kind": view.kind, "metadata": metadata}
 
 
 class ObjectKey(NamedTuple):
@@ -57,9 +101,14 @@ def revision_of(obj: Object) -> int:
 class Informer:
     """The cache of one resource; call :meth:`start` once, then read and add handlers."""
 
-    def __init__(self, storage: Storage, resource: ServedResource) -> None:
+    def __init__(
+        self, storage: Storage, resource: ServedResource, *, metadata_only: bool = False
+    ) -> None:
         self.storage = storage
         self.resource = resource
+        #: Objects hold only apiVersion, kind and metadata (see the module docstring).
+        self.metadata_only = metadata_only
+        self._decode: Callable[[bytes], Object] = decode_metadata if metadata_only else decode
         self._objects: dict[ObjectKey, Object] = {}
         self._by_namespace: dict[str, dict[str, Object]] = {}
         self._handlers: list[Handler] = []
@@ -97,6 +146,18 @@ class Informer:
 
     # -- running ----------------------------------------------------------------------
 
+    def want_whole_objects(self) -> None:
+        """Keep whole objects from now on: a metadata-only informer lists again, fully.
+
+        Handlers see no event for it (the revisions do not change), only fuller objects.
+        """
+        if not self.metadata_only:
+            return
+        self.metadata_only = False
+        self._decode = decode
+        if self._task is not None:
+            self._relist()
+
     def start(self) -> None:
         """List now (the cache is complete when this returns), then follow the watch."""
         revision = self._relist()
@@ -120,6 +181,12 @@ class Informer:
         key = key_of(obj)
         current = self._objects.get(key)
         if current is None or revision_of(current) < revision_of(obj):
+            if self.metadata_only:
+                obj = {
+                    "apiVersion": obj.get("apiVersion", ""),
+                    "kind": obj.get("kind", ""),
+                    "metadata": obj.get("metadata") or {},
+                }
             self._put(key, obj)
 
     def forget(self, obj: Object) -> None:
@@ -130,7 +197,7 @@ class Informer:
         revision = self.storage.revision
         fresh: dict[ObjectKey, Object] = {}
         for record in self.storage.list(self.resource.storage_root):
-            obj = decode(record.value)
+            obj = self._decode(record.value)
             fresh[key_of(obj)] = obj
         old_objects = self._objects
         self._objects = {}
@@ -162,14 +229,14 @@ class Informer:
 
     def _apply(self, deleted: bool, value: bytes, prev_value: bytes | None) -> None:
         if not deleted:
-            obj = decode(value)
+            obj = self._decode(value)
             key = key_of(obj)
             old = self._objects.get(key)
             if old is None or revision_of(old) <= revision_of(obj):
                 self._put(key, obj)
-            self._notify(obj, old if old is not None else _decoded(prev_value))
+            self._notify(obj, old if old is not None else self._decoded(prev_value))
         else:
-            old = decode(value)
+            old = self._decode(value)
             key = key_of(old)
             cached = self._objects.get(key)
             self._remove(key)
@@ -187,13 +254,12 @@ class Informer:
             if not bucket:
                 del self._by_namespace[key.namespace]
 
+    def _decoded(self, value: bytes | None) -> Object | None:
+        return self._decode(value) if value else None
+
     def _notify(self, obj: Object | None, old: Object | None) -> None:
         for handler in self._handlers:
             try:
                 handler(obj, old)
             except Exception:
                 log.exception("informer handler of %s failed", self.resource.plural)
-
-
-def _decoded(value: bytes | None) -> Object | None:
-    return decode(value) if value else None

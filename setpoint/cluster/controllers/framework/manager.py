@@ -91,7 +91,9 @@ class ControllerManager:
             controller = cls(self.access(cls), self.options)
             self.controllers.append(controller)
             for watch in controller.watches():
-                self.informers.informer(watch.resource).add_handler(controller.handler_for(watch))
+                informers = self.informers
+                informer = informers.informer(watch.resource, metadata_only=watch.metadata_only)
+                informer.add_handler(controller.handler_for(watch))
         self.informers.start()
         for controller in self.controllers:
             runtime = controller.pod_runtime()
@@ -112,7 +114,10 @@ class ControllerManager:
         """
         wanted = [pair for c in self.controllers for pair in c.namespace_objects()]
         deadline = self.options.retry_clock.monotonic() + NAMESPACE_SET_UP_SECONDS
-        while any(self.informers.informer(kind).get(name, obj) is None for kind, obj in wanted):
+        while any(
+            self.informers.informer(kind, metadata_only=True).get(name, obj) is None
+            for kind, obj in wanted
+        ):
             if self.options.retry_clock.monotonic() > deadline:
                 return
             await asyncio.sleep(SET_UP_POLL_SECONDS)

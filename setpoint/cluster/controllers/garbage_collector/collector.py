@@ -73,7 +73,8 @@ class GarbageCollector(Controller):
             if root in self._watched or root in IGNORED_ROOTS or "delete" not in served.verbs:
                 continue
             self._watched.add(root)
-            informers.informer_for(served).add_handler(self._handler(root))
+            # Owner references, finalizers and uids are all it reads: metadata is enough.
+            informers.informer_for(served, metadata_only=True).add_handler(self._handler(root))
 
     def _handler(self, root: str) -> Callable[[Object | None, Object | None], None]:
         def handle(new: Object | None, old: Object | None) -> None:
@@ -140,7 +141,7 @@ class GarbageCollector(Controller):
     def _informer(self, root: str) -> Informer | None:
         for served in self.access.informers.registry:
             if served.storage_root == root:
-                return self.access.informers.informer_for(served)
+                return self.access.informers.informer_for(served, metadata_only=True)
         return None
 
     def _current(self, item: Item) -> tuple[ServedResource, Object] | None:

@@ -48,7 +48,8 @@ class NamespaceController(Controller):
             if not served.namespaced or root in self._hooked or root == "/core/events/":
                 continue
             self._hooked.add(root)
-            informers.informer_for(served).add_handler(self._on_content)
+            # Only deletion timestamps and namespaces are read: metadata is enough.
+            informers.informer_for(served, metadata_only=True).add_handler(self._on_content)
 
     def _on_content(self, new: Object | None, old: Object | None) -> None:
         if new is not None and "deletionTimestamp" not in (new.get("metadata") or {}):

@@ -50,14 +50,21 @@ class RootCAPublisher(Controller):
     def watches(self) -> list[Watch]:
         if not self.options.root_ca_pem:
             return []
-        return [Watch("namespaces", _namespace_key), Watch("configmaps", _namespace_key)]
+        # Every ConfigMap's event passes through the key mapper, which reads only metadata; the
+        # one ConfigMap reconciled is read from storage.
+        return [
+            Watch("namespaces", _namespace_key),
+            Watch("configmaps", _namespace_key, metadata_only=True),
+        ]
 
     async def reconcile(self, key: ObjectKey) -> float | None:
         namespace = self.access.get("namespaces", "", key.name)
         if namespace is None or "deletionTimestamp" in namespace["metadata"]:
             return None
         data = {CA_KEY: self.options.root_ca_pem.decode()}
-        current = self.access.get("configmaps", key.name, ROOT_CA_CONFIG_MAP)
+        current = self.access.read_stored(
+            self.access.resource("configmaps"), key.name, ROOT_CA_CONFIG_MAP
+        )
         try:
             if current is None:
                 await self.access.create(
