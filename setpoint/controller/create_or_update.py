@@ -23,6 +23,7 @@ updated in place to what the server returned, and also returned.
 
 from __future__ import annotations
 
+import base64
 import copy
 import enum
 import inspect
@@ -71,18 +72,49 @@ def differs(current: Any, desired: Any, originals: set[int] | None = None) -> bo
     if isinstance(desired, dict):
         if not isinstance(current, dict):
             return True
+        if "stringData" in desired and desired.get("kind") == "Secret":
+            return _secret_differs(current, desired, originals)
         for key, value in desired.items():
             if key not in current:
                 if value is not None:
                     return True
             elif differs(current[key], value, originals):
                 return True
-        return id(desired) in originals and any(key not in desired for key in current)
+        return id(desired) in originals and any(
+            key not in desired and not (key == "data" and "stringData" in desired)
+            for key in current
+        )
     if isinstance(desired, list):
         if not isinstance(current, list) or len(current) != len(desired):
             return True
         return any(differs(c, d, originals) for c, d in zip(current, desired, strict=True))
     return not json_equal(current, desired)
+
+
+def _secret_differs(current: dict[str, Any], desired: dict[str, Any], originals: set[int]) -> bool:
+    """:func:`differs` for a Secret written with ``stringData``, compared as the API server
+    stores it: ``stringData`` is write-only, merged into ``data`` base64-encoded, so the cached
+    Secret (which has only ``data``) equals it when the values are the same."""
+    string_data = desired.get("stringData")
+    if desired.get("apiVersion") != "v1" or not isinstance(string_data, dict):
+        string_data = {}
+    given = desired.get("data")
+    data = dict(given) if isinstance(given, dict) else {}
+    for key, value in string_data.items():
+        if isinstance(value, str):
+            data[key] = base64.b64encode(value.encode()).decode("ascii")
+    stored = {key: value for key, value in desired.items() if key != "stringData"}
+    stored["data"] = data
+    # Edited in place, the merged data replaces the stored one (keys left out are deleted) when
+    # the Secret's data was kept and edited, or dropped from the Secret.
+    tracked = {id(stored)} if id(desired) in originals else set()
+    if id(given) in originals or (given is None and id(desired) in originals):
+        tracked.add(id(data))
+    try:
+        originals.update(tracked)
+        return differs(current, stored, originals)
+    finally:
+        originals.difference_update(tracked)
 
 
 class OperationResult(enum.StrEnum):

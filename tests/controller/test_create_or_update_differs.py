@@ -71,3 +71,34 @@ def test_a_key_deleted_in_place_is_a_difference_and_a_changed_list_item_too() ->
     assert differs(*mutated(new_image))
     assert differs(*mutated(second_container))
     assert not differs(*mutated(lambda obj: obj["metadata"]["labels"].update(app="web")))
+
+
+STORED_SECRET: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "creds", "namespace": "ns"},
+    "type": "Opaque",
+    "data": {"user": "YWRtaW4=", "token": "czNjcjN0"},  # admin, s3cr3t
+}
+
+
+def test_a_secret_written_with_string_data_equals_the_stored_one_with_the_same_values() -> None:
+    """stringData is write-only: the server stores it in data, base64-encoded, so the cached
+    Secret never has it. Comparing the raw fields re-applied the Secret on every reconcile."""
+    same = {**STORED_SECRET, "data": None, "stringData": {"user": "admin", "token": "s3cr3t"}}
+    del same["data"]
+    assert not differs(STORED_SECRET, same)
+    assert differs(STORED_SECRET, {**same, "stringData": {"user": "admin", "token": "other"}})
+    mixed = {**STORED_SECRET, "data": {"user": "YWRtaW4="}, "stringData": {"token": "s3cr3t"}}
+    assert not differs(STORED_SECRET, mixed)
+
+
+def test_string_data_in_a_secret_edited_in_place_does_not_count_data_as_deleted() -> None:
+    current = copy.deepcopy(STORED_SECRET)
+    originals: set[int] = set()
+    desired = _tracked_copy(current, originals)
+    del desired["data"]
+    desired["stringData"] = {"user": "admin", "token": "s3cr3t"}
+    assert not differs(current, desired, originals)
+    desired["stringData"] = {"user": "admin"}
+    assert differs(current, desired, originals)  # token left out of data: a deletion
