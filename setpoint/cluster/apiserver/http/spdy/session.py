@@ -85,6 +85,8 @@ class SpdySession:
         self._handlers: set[asyncio.Task[None]] = set()
         self._last_stream = 0
         self.closed = False
+        #: Set once the connection is gone (every stream then ends).
+        self.ended = asyncio.Event()
 
     async def send(self, data: bytes) -> None:
         """Write frames (one writer at a time, so frames never interleave)."""
@@ -136,6 +138,7 @@ class SpdySession:
 
     def end(self) -> None:
         """The connection is gone: every stream ends."""
+        self.ended.set()
         for stream in self.streams.values():
             stream.reset()
 
