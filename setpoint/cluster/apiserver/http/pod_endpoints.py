@@ -53,6 +53,10 @@ class PodRuntime(Protocol):
         """Each running container's usage (``metrics.k8s.io``); None when not running here."""
         ...
 
+    def reachable(self, node: str) -> bool:
+        """Whether ``node``'s kubelet answers (a stopped one has no metrics)."""
+        ...
+
     def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
         """The log bytes of one container (following it if asked)."""
         ...

@@ -613,7 +613,7 @@ class Kubelet(Controller):
         """Each running container's CPU and memory (``metrics.k8s.io``); None when the pod
         does not run here. See :mod:`.resource_usage`."""
         run = self._runs.get(str(pod["metadata"].get("uid")))
-        if run is None:
+        if run is None or not self.reachable((pod.get("spec") or {}).get("nodeName") or ""):
             return None
         if isinstance(run, ProcessPod):
             usages = []
@@ -632,6 +632,11 @@ class Kubelet(Controller):
             return usages
         names = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
         return simulated_usage(pod, names, self.access.clock.now().timestamp())
+
+    def reachable(self, node: str) -> bool:
+        """Whether ``node``'s kubelet runs here and is not stopped (a stopped one cannot be
+        scraped, so its node and pods have no metrics, as with metrics-server)."""
+        return node in self.nodes and node not in self.stopped
 
     # -- logs ---------------------------------------------------------------------------
 
