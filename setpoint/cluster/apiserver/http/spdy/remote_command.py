@@ -103,4 +103,5 @@ class RemoteCommand:
 
     async def _close_all(self) -> None:
         for stream in self._streams.values():
+            stream.discard()
             await stream.close()
