@@ -184,3 +184,17 @@ def test_debug_interactive_creates_and_attaches(
     assert result.stdout == "got:hello\n"
     pod = _wait_for(any_kubectl, "target", lambda p: "terminated" in _ephemeral_state(p, name))
     assert _ephemeral_state(pod, name)["terminated"]["exitCode"] == 0
+
+
+def test_exec_into_a_debug_container_enters_the_targets_sandbox(
+    any_kubectl: Kubectl, request: pytest.FixtureRequest
+) -> None:
+    name = "long-" + request.node.callspec.id.replace(".", "-")
+    any_kubectl.run(
+        "debug", "target", "--image=busybox", "--target=target", "-c", name, "--", "sleep", "600"
+    )
+    _wait_for(any_kubectl, "target", lambda p: "running" in _ephemeral_state(p, name))
+    # The exec'd shell is in the target's PID namespace: its own PID is in that /proc.
+    script = "tr '\\0' ' ' < /proc/2/cmdline; [ -e /proc/$$/cmdline ] && echo same namespace"
+    seen = any_kubectl.run("exec", "target", "-c", name, "--", "sh", "-c", script)
+    assert seen.stdout == "sleep 3600 same namespace\n"

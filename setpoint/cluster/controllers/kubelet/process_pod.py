@@ -86,6 +86,8 @@ class Instance:
     pid: int | None = None
     #: Whether it runs in a sandbox (else in its own process group).
     sandboxed: bool = False
+    #: The init of the sandbox it joined (an ephemeral container in its target's), if any.
+    joined: int | None = None
     finished_at: datetime | None = None
     exit_code: int | None = None
     reason: str = ""
@@ -361,6 +363,7 @@ class ProcessPod:
         instance.process = process
         instance.pid = pid
         instance.sandboxed = self.isolation is not None and inside is None
+        instance.joined = inside
         instance.streams = ContainerStreams(process.stdin, bool(container.spec.get("stdinOnce")))
         self.events.append(
             ("Normal", "Started", f"Started container {container.name}", container.name)
@@ -452,8 +455,9 @@ class ProcessPod:
 
         def launch(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             options: dict[str, Any] = {"cwd": self.workdir, "env": env}
-            if self.isolation is not None and instance.pid is not None:
-                return self.isolation.enter_argv(instance.pid, argv), options
+            sandbox = instance.joined if instance.joined is not None else instance.pid
+            if self.isolation is not None and sandbox is not None:
+                return self.isolation.enter_argv(sandbox, argv), options
             return argv, options
 
         return launch
