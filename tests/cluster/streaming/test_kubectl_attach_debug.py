@@ -4,6 +4,7 @@ without a process, and debug containers that run in their target's sandbox."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from setpoint.testing.background_cluster import BackgroundCluster
@@ -198,3 +200,23 @@ def test_exec_into_a_debug_container_enters_the_targets_sandbox(
     script = "tr '\\0' ' ' < /proc/2/cmdline; [ -e /proc/$$/cmdline ] && echo same namespace"
     seen = any_kubectl.run("exec", "target", "-c", name, "--", "sh", "-c", script)
     assert seen.stdout == "sleep 3600 same namespace\n"
+
+
+async def test_an_exec_whose_client_goes_away_is_ended(cluster: BackgroundCluster) -> None:
+    headers = {"Authorization": f"Bearer {cluster.token}"}
+    url = cluster.url.replace("http", "ws", 1) + "/api/v1/namespaces/default/pods/target/exec"
+    query = "?command=sleep&command=641&stdout=true&stderr=true"
+    async with aiohttp.ClientSession() as session:
+        socket = await session.ws_connect(
+            url + query, headers=headers, protocols=("v5.channel.k8s.io",)
+        )
+        await asyncio.sleep(0.5)  # the command runs
+        await socket.close()  # kubectl interrupted: the command is killed, as by the kubelet
+    kubectl = Kubectl(cluster.kubeconfig_path, Path(cluster.kubeconfig_path).parent / "c")
+    script = "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"
+    for _ in range(50):
+        seen = kubectl.run("exec", "target", "--", "sh", "-c", script).stdout
+        if "sleep 641" not in seen:
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"the exec'd command still runs: {seen}")

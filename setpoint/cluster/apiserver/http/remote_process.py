@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final, Protocol
 
@@ -124,5 +126,7 @@ class CommandProcess:
 
     def abandon(self) -> None:
         if self._process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._process.kill()
+            # Its own process group (the session it started), so what it forked goes too:
+            # ``nsenter`` forks the command into the container's PID namespace.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
