@@ -187,3 +187,50 @@ async def test_pods_object_and_external_metrics_fail_as_without_their_apis(
     active = next(c for c in hpa["status"]["conditions"] if c["type"] == "ScalingActive")
     assert (active["status"], active["reason"]) == ("False", "FailedGetPodsMetric")
     assert active["message"] == f"the HPA was unable to compute the replica count: {pods_error}"
+
+
+async def test_a_failed_metric_blocks_scaling_down_but_not_up(
+    cluster: tuple[FakeClock, RawAPI],
+) -> None:
+    clock, api = cluster
+    deployment = _two_container_deployment()
+    deployment["spec"]["replicas"] = 2
+    deployment["spec"]["template"]["metadata"]["annotations"]["setpoint.dev/simulated-cpu"] = "10m"
+    assert (await api.request("POST", DEPLOYMENTS, deployment)).status == 201
+    pods = await _ready_pods(api, 2)
+    packets = {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": "packets"},
+            "target": {"type": "AverageValue", "averageValue": "1k"},
+        },
+    }
+    # main uses 10m of 100m: alone, the CPU metric would scale down to one replica.
+    hpa = _hpa([_container_cpu("main", 50), packets])
+    hpa["spec"]["behavior"] = {"scaleDown": {"stabilizationWindowSeconds": 0}}
+    assert (await api.request("POST", HPAS, hpa)).status == 201
+    clock.advance(15)
+
+    async def blocked() -> dict[str, Any] | None:
+        found = (await api.request("GET", f"{HPAS}/web")).body
+        conditions = {c["type"]: c for c in (found.get("status") or {}).get("conditions") or []}
+        active = conditions.get("ScalingActive")
+        return found if active and active["reason"] == "FailedGetPodsMetric" else None
+
+    await eventually(blocked, "scaling blocked by the failed metric")
+    events = [e for e in await _events(api) if e["reason"] == "FailedComputeMetricsReplicas"]
+    assert events[0]["message"].startswith("invalid metrics (1 invalid out of 2), first error")
+    assert (await api.request("GET", f"{DEPLOYMENTS}/web")).body["spec"]["replicas"] == 2
+    # Up is another matter: main at 200% of its request asks for more, the failure aside.
+    for pod in pods:
+        patch = {"metadata": {"annotations": {"setpoint.dev/simulated-cpu": "200m"}}}
+        await api.request(
+            "PATCH",
+            f"/api/v1/namespaces/{NS}/pods/{pod['metadata']['name']}",
+            patch,
+            content_type="application/merge-patch+json",
+        )
+    clock.advance(15)
+    # 8 wanted; behavior's default scale-up policies allow max(100 %, 4 pods) per 15 s: 6.
+    scaled = await _hpa_status(api, desiredReplicas=6)
+    assert _conditions(scaled)["ScalingActive"] == ("True", "ValidMetricFound")
