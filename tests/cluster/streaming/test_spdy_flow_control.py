@@ -11,6 +11,7 @@ import socket
 import struct
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -119,6 +120,13 @@ class SpdyClient:
                     for frame in self.frames.feed(chunk):
                         self._count(frame)
 
+    async def read_until(self, done: Any, limit: float = 15.0) -> None:
+        """Take frames until ``done()`` (at most ``limit`` seconds)."""
+        for _ in range(int(limit / 0.25)):
+            if done():
+                return
+            await self.read_for(0.25)
+
     def _count(self, frame: Frame) -> None:
         if frame.kind == 0:
             self.data[frame.stream_id] = self.data.get(frame.stream_id, 0) + len(frame.data)
@@ -154,13 +162,13 @@ async def _pod(api: RawAPI, namespace: str) -> str:
 
 
 async def _settled(source: Source) -> int:
-    """What the source has sent once it stopped making progress for a second."""
+    """What the source has sent once it stopped making progress for half a second."""
     last = -1
-    for _ in range(20):
+    for _ in range(40):
         if source.sent == last:
             return last
         last = source.sent
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(0.5)
     return source.sent
 
 
@@ -175,7 +183,8 @@ async def test_a_client_that_reads_nothing_holds_the_pod_back(
         # Without back-pressure the server would have read all 64 MiB into memory; now only
         # what the sockets' buffers hold left the source.
         assert 0 < sent < 16 * 1024 * 1024
-        await client.read_for(3.0)  # reading again lets the transfer go on
+        # Reading again lets the transfer go on.
+        await client.read_until(lambda: source.sent > sent)
         assert client.data.get(DATA_STREAM, 0) > 0
         assert source.sent > sent
 
@@ -188,13 +197,15 @@ async def test_a_flow_controlled_client_gets_no_more_than_its_windows(
     async with SpdyClient.connect(local_cluster, namespace, pod) as client:
         client.send(frames.settings({frames.SETTINGS_INITIAL_WINDOW_SIZE: WINDOW}))
         client.open_streams(port)
-        await client.read_for(2.0)
+        await client.read_until(lambda: client.data.get(DATA_STREAM, 0) >= WINDOW)
+        await client.read_for(0.5)  # and nothing more comes
         assert client.data.get(DATA_STREAM) == WINDOW
         client.send(frames.window_update(DATA_STREAM, 100_000))
-        await client.read_for(1.0)
+        await client.read_for(0.5)
         assert client.data.get(DATA_STREAM) == WINDOW  # the session's window is spent too
         client.send(frames.window_update(0, 100_000))
-        await client.read_for(2.0)
+        await client.read_until(lambda: client.data.get(DATA_STREAM, 0) >= WINDOW + 100_000)
+        await client.read_for(0.5)
         assert client.data.get(DATA_STREAM) == WINDOW + 100_000
 
 
@@ -209,7 +220,9 @@ async def test_the_server_gives_the_window_back_as_it_reads(
             client.open_streams(port)
             sent = 256 * 1024
             client.send(frames.data_frames(DATA_STREAM, b"y" * sent))
-            await client.read_for(2.0)
+            await client.read_until(
+                lambda: source.received == sent and client.updates.get(0, 0) >= sent - WINDOW // 2
+            )
             assert source.received == sent
             # Updates come once half a window was read: all of it but at most that half.
             for stream_id in (DATA_STREAM, 0):
