@@ -220,3 +220,26 @@ async def test_an_exec_whose_client_goes_away_is_ended(cluster: BackgroundCluste
             return
         await asyncio.sleep(0.2)
     raise AssertionError(f"the exec'd command still runs: {seen}")
+
+
+def test_kubectl_run_interactive_attaches_then_removes_the_pod(
+    any_kubectl: Kubectl, request: pytest.FixtureRequest
+) -> None:
+    # kubectl run -i makes a pod with stdin and stdinOnce, attaches, and with --rm deletes it.
+    name = "run-" + request.node.callspec.id.replace(".", "-")
+    result = any_kubectl.run(
+        "run",
+        name,
+        "-i",
+        "--rm",
+        "--restart=Never",
+        "--image=busybox",
+        "--command",
+        "--",
+        "sh",
+        "-c",
+        "read line; echo got:$line",
+        stdin="hello\n",
+    )
+    assert "got:hello" in result.stdout
+    assert f'pod "{name}" deleted' in result.stdout
