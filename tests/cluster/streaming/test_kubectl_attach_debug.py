@@ -243,3 +243,10 @@ def test_kubectl_run_interactive_attaches_then_removes_the_pod(
     )
     assert "got:hello" in result.stdout
     assert f'pod "{name}" deleted' in result.stdout
+
+
+def test_exec_into_a_container_without_a_process_is_refused(any_kubectl: Kubectl) -> None:
+    result = any_kubectl.run("exec", "idle", "--", "true", check=False)
+    assert result.returncode != 0
+    assert "container idle not found in pod idle_default" in result.stderr
+    assert result.stderr.count("unable to upgrade connection") <= 1

@@ -657,9 +657,13 @@ class Kubelet(Controller):
                 "containers are simulated: serve the cluster with --run-pods to exec into them"
             )
         found = run.container(container)
-        if found is None or not found.running():
+        current = found.current if found is not None else None
+        if found is None or current is None or not found.running() or current.pid is None:
+            # No process, no sandbox to run in (a container without a command "runs" with
+            # none): not found, as a kubelet answers for a container the runtime does not run.
+            meta = pod["metadata"]
             raise status_errors.bad_request(
-                f'unable to upgrade connection: container not found ("{container}")'
+                f"container {container} not found in pod {meta['name']}_{meta['namespace']}"
             )
         view = copy.deepcopy(pod)
         view.setdefault("status", {}).update(podIP=run.pod_ip, hostIP=run.host_ip)

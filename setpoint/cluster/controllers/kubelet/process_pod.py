@@ -456,9 +456,12 @@ class ProcessPod:
         def launch(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             options: dict[str, Any] = {"cwd": self.workdir, "env": env}
             sandbox = instance.joined if instance.joined is not None else instance.pid
-            if self.isolation is not None and sandbox is not None:
-                return self.isolation.enter_argv(sandbox, argv), options
-            return argv, options
+            if self.isolation is None:
+                return argv, options
+            if sandbox is None:
+                # Never run it outside a sandbox: there is none without a process.
+                raise ProcessLookupError(f"container has no process to run {argv[0]!r} in")
+            return self.isolation.enter_argv(sandbox, argv), options
 
         return launch
 
