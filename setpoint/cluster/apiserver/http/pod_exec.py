@@ -1,11 +1,14 @@
-"""``pods/exec`` over WebSocket, as kubectl 1.30+ speaks it (``v5.channel.k8s.io``, and v4).
+"""``pods/exec`` and ``pods/attach`` over WebSocket, as kubectl 1.30+ speaks them
+(``v5.channel.k8s.io``, and v4).
 
 Every message (binary, or text as the official Python client sends stdin) carries the channel
 in byte 0 (0 stdin, 1 stdout, 2 stderr, 3 status,
-4 resize; v5 adds 255, "close this channel"), the rest the payload. The command runs where the
-kubelet says (the pod's working directory and the container's environment) and its exit is
-reported on channel 3 as a ``Status``, which kubectl turns into its exit code. Older kubectl
-speaks SPDY: see :mod:`.spdy.remote_command`.
+4 resize; v5 adds 255, "close this channel"), the rest the payload. The session is connected
+to a :class:`~.remote_process.RemoteProcess`: for exec a command run where the kubelet says
+(the pod's working directory and the container's environment), for attach the container's
+running process. Its end is reported on channel 3 as a ``Status``, which kubectl turns into
+its exit code; a client that goes away ends the session (an exec'd command is then killed).
+Older kubectl speaks SPDY: see :mod:`.spdy.remote_command`.
 """
 
 from __future__ import annotations
