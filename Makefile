@@ -80,6 +80,7 @@ bench-micro: venv
 	$(BIN)/python -m bench.openapi
 	$(BIN)/python -m bench.cluster
 	$(BIN)/python -m bench.port_forward
+	$(BIN)/python -m bench.node_failure
 
 # The operator soak (not in `make test`: 10+ minutes): the bench's Widget operator and
 # its API server under churn, exits 1 when RSS, fds or tasks grow > 10 % after warm-up.

@@ -1,4 +1,5 @@
-"""Smoke test of ``bench.pod_start`` and ``bench.pod_logs``: ``--quick`` runs print the JSON.
+"""Smoke test of ``bench.pod_start``, ``pod_logs``, ``node_failure`` and ``port_forward``:
+``--quick`` runs print the JSON.
 
 Nothing about speed is asserted, only that the scripts run against the current code and keep
 their output keys (``bench.pod_start`` reports an error where pods cannot be isolated).
@@ -51,3 +52,20 @@ def test_pod_logs_bench_prints_its_figures() -> None:
         "healthz_during_4_tails",
         "rss_growth_mib",
     }
+
+
+def test_node_failure_bench_prints_its_figures() -> None:
+    figures = _run("bench.node_failure")
+    assert set(figures) == {
+        "default_tolerations",
+        "toleration_10s",
+        "step_seconds",
+        "real_pause_seconds",
+    }
+    one = figures["toleration_10s"]
+    assert isinstance(one, dict) and one["evicted_at"] is not None
+
+
+def test_port_forward_bench_prints_its_figures() -> None:
+    figures = _run("bench.port_forward")
+    assert {"port_forward_mib_per_s", "direct_mib_per_s", "load_average"} <= set(figures)

@@ -143,3 +143,36 @@ async def test_run_pods_report_their_processes_real_usage(tmp_path: Path) -> Non
 
         await eventually(busy, "the burner's CPU and memory in the metrics API")
         await api.request("DELETE", "/api/v1/namespaces/burn/pods/burner?gracePeriodSeconds=0")
+
+
+async def test_a_stopped_nodes_pods_and_node_have_no_metrics() -> None:
+    # metrics-server cannot scrape a kubelet that is down: the node and its pods go unreported.
+    async with (
+        LocalCluster(nodes=2, https_port=None) as cluster,
+        raw_api(cluster.url, cluster.token) as api,
+    ):
+        pod = _pod("pinned", "100m", "10Mi")
+        pod["spec"]["nodeName"] = "setpoint-node-1"
+        assert (await api.request("POST", "/api/v1/namespaces/default/pods", pod)).status == 201
+        await _running(api, "default", "pinned")
+        path = f"{METRICS}/namespaces/default/pods/pinned"
+        assert (await api.request("GET", path)).status == 200
+        stop = {"metadata": {"annotations": {"setpoint.dev/kubelet": "stopped"}}}
+        stopped = await api.request(
+            "PATCH",
+            "/api/v1/nodes/setpoint-node-1",
+            stop,
+            content_type="application/merge-patch+json",
+        )
+        assert stopped.status == 200
+
+        async def gone() -> bool:
+            return (await api.request("GET", path)).status == 404
+
+        await eventually(gone, "the pod's metrics gone")
+        nodes = (await api.request("GET", f"{METRICS}/nodes")).body["items"]
+        assert [n["metadata"]["name"] for n in nodes] == ["setpoint-node-0"]
+        missing = await api.request("GET", f"{METRICS}/nodes/setpoint-node-1")
+        assert missing.status == 404
+        listed = (await api.request("GET", f"{METRICS}/namespaces/default/pods")).body["items"]
+        assert listed == []

@@ -1,5 +1,5 @@
 """Pod subresources served for the scheduler and the kubelet: ``binding``, ``log``, ``exec``,
-``portforward``, and ``eviction`` for ``kubectl drain``.
+``attach``, ``portforward``, and ``eviction`` for ``kubectl drain``.
 
 ``binding`` assigns a pod to a node (see :mod:`..kinds.pod_binding`); ``eviction`` deletes it
 within its PodDisruptionBudget (see :mod:`..kinds.pod_eviction`). ``log`` checks the
@@ -21,8 +21,9 @@ from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import request_body
-from setpoint.cluster.apiserver.http.pod_exec import exec_container, serve_exec
+from setpoint.cluster.apiserver.http.pod_exec import exec_container, serve_exec, serve_remote
 from setpoint.cluster.apiserver.http.pod_portforward import serve_port_forward
+from setpoint.cluster.apiserver.http.remote_process import RemoteProcess
 from setpoint.cluster.apiserver.kinds.pod_binding import bind_pod
 from setpoint.cluster.apiserver.kinds.pod_eviction import PodEviction
 from setpoint.cluster.apiserver.kinds.resource_metrics import ContainerUsage
@@ -52,6 +53,10 @@ class PodRuntime(Protocol):
         """Each running container's usage (``metrics.k8s.io``); None when not running here."""
         ...
 
+    def reachable(self, node: str) -> bool:
+        """Whether ``node``'s kubelet answers (a stopped one has no metrics)."""
+        ...
+
     def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
         """The log bytes of one container (following it if asked)."""
         ...
@@ -62,6 +67,11 @@ class PodRuntime(Protocol):
         """How ``command`` runs in ``container``: the argv (wrapped to enter the container),
         working directory and environment; raises ``APIError`` when it cannot (simulated
         containers, a container not running)."""
+        ...
+
+    def attach(self, pod: dict[str, Any], container: str, stdin: bool, tty: bool) -> RemoteProcess:
+        """The running process of ``container`` to attach a session to; raises ``APIError``
+        when there is none (simulated containers, a container not running)."""
         ...
 
 
@@ -86,7 +96,7 @@ class PodEndpoints:
         return (
             resource.plural == "pods"
             and not resource.group
-            and subresource in ("binding", "log", "exec", "eviction", "portforward")
+            and subresource in ("binding", "log", "exec", "attach", "eviction", "portforward")
         )
 
     async def _exec(
@@ -140,6 +150,11 @@ class PodEndpoints:
             )
         if subresource == "exec":
             return await self._exec(request, operations, resource, namespace, name)
+        if subresource == "attach":
+            if request.method not in ("GET", "POST"):
+                raise _method_not_allowed()
+            pod = decode(operations.get_record(resource, namespace, name).value)
+            return await _serve_attach(self._runtime(), request, pod)
         if subresource == "eviction":
             return await self._evict(request, operations, resource, namespace, name)
         if subresource == "portforward":
@@ -200,6 +215,27 @@ async def _serve_exec(
     return await serve_exec(request, argv, cwd, env)
 
 
+async def _serve_attach(
+    runtime: PodRuntime | None, request: web.BaseRequest, pod: dict[str, Any]
+) -> web.StreamResponse:
+    container = exec_container(pod, request.query.get("container", ""))
+    if runtime is None:
+        raise _no_runtime()
+    query = request.query
+    # Attached before the upgrade, so a container without a process is refused with a Status.
+    attached = runtime.attach(
+        pod, container, query.get("stdin") == "true", query.get("tty") == "true"
+    )
+
+    async def start(stdin: bool, tty: bool) -> RemoteProcess:
+        return attached
+
+    try:
+        return await serve_remote(request, start)
+    finally:
+        attached.abandon()
+
+
 def _int(query: Any, key: str) -> int | None:
     value = query.get(key)
     if value is None or value == "":
@@ -246,7 +282,11 @@ def _validate_log_options(
 def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
     query = request.query
     containers = [c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or []]
-    init = [c.get("name", "") for c in (pod.get("spec") or {}).get("initContainers") or []]
+    init = [
+        c.get("name", "")
+        for key in ("initContainers", "ephemeralContainers")
+        for c in (pod.get("spec") or {}).get(key) or []
+    ]
     name = pod["metadata"]["name"]
     container = query.get("container", "")
     if not container:
@@ -277,7 +317,11 @@ def _log_options(request: web.BaseRequest, pod: dict[str, Any]) -> LogOptions:
 
 def _check_container_started(pod: dict[str, Any], options: LogOptions) -> None:
     status = pod.get("status") or {}
-    statuses = (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or [])
+    statuses = [
+        *(status.get("containerStatuses") or []),
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("ephemeralContainerStatuses") or []),
+    ]
     name = pod["metadata"]["name"]
     for container_status in statuses:
         if container_status.get("name") != options.container:

@@ -22,6 +22,11 @@ from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator,
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.storage import Storage
+from setpoint.cluster.apiserver.validation.ephemeral_containers import (
+    validate_ephemeral_containers,
+    validate_ephemeral_create,
+    validate_ephemeral_update,
+)
 from setpoint.cluster.apiserver.validation.pod_spec import validate_pod_spec
 
 #: ``spec.terminationGracePeriodSeconds`` defaults to 30 upstream.
@@ -108,7 +113,14 @@ class PodBehaviour(KindBehaviour):
         old: dict[str, Any] | None,
         subresource: str,
     ) -> list[FieldError]:
-        return [] if subresource == "status" else validate_pod_spec(obj)
+        if subresource == "status":
+            return []
+        errors = validate_pod_spec(obj) + validate_ephemeral_containers(obj)
+        if old is None:
+            errors += validate_ephemeral_create(obj)
+        elif subresource == "ephemeralcontainers":
+            errors += validate_ephemeral_update(obj, old)
+        return errors
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]

@@ -43,6 +43,11 @@ class UsageSource(Protocol):
         """The usage of each container of a running pod; None when it is not running here."""
         ...
 
+    def reachable(self, node: str) -> bool:
+        """Whether the kubelet of ``node`` answers (metrics-server leaves out the nodes, and
+        the pods of nodes, it cannot scrape)."""
+        ...
+
 
 def cpu_text(nanocores: int) -> str:
     """CPU as metrics-server writes it (``"250000000n"``)."""
@@ -164,11 +169,13 @@ class ResourceMetrics:
     def nodes(self, selector: LabelSelector | None, name: str | None = None) -> dict[str, Any]:
         """``NodeMetricsList`` of the nodes ``selector`` (and ``name``) select."""
         nodes = []
-        if self._source() is not None:
+        source = self._source()
+        if source is not None:
             nodes = [
                 node
                 for node in self._nodes()
-                if (name is None or node["metadata"].get("name") == name)
+                if source.reachable(node["metadata"].get("name", ""))
+                and (name is None or node["metadata"].get("name") == name)
                 and (selector is None or selector.matches(node["metadata"].get("labels") or {}))
             ]
         per_node: dict[str, list[ContainerUsage]] = {}

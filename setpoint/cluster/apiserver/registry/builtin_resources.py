@@ -125,7 +125,16 @@ def builtin_resources() -> list[ServedResource]:
             "pod",
             ("po",),
             ("all",),
-            subresources=("binding", "eviction", "exec", "log", "portforward", "status"),
+            subresources=(
+                "attach",
+                "binding",
+                "ephemeralcontainers",
+                "eviction",
+                "exec",
+                "log",
+                "portforward",
+                "status",
+            ),
             field_selectors=_POD_FIELDS,
         ),
         ServedResource(

@@ -717,6 +717,15 @@ class ObjectOperations:
                 new["status"] = obj["status"]
             else:
                 new.pop("status", None)
+        elif subresource == "ephemeralcontainers":
+            # pods/ephemeralcontainers writes spec.ephemeralContainers only.
+            new = self.present_object(resource, decode(record.value))
+            spec = new.setdefault("spec", {})
+            wanted = (obj.get("spec") or {}).get("ephemeralContainers")
+            if wanted:
+                spec["ephemeralContainers"] = wanted
+            else:
+                spec.pop("ephemeralContainers", None)
         elif subresource == "approval":
             # certificatesigningrequests/approval writes the conditions only (the signer
             # writes the certificate through /status).
@@ -761,7 +770,7 @@ class ObjectOperations:
         if "managedFields" in old_meta:
             new_meta["managedFields"] = old_meta["managedFields"]
         new_meta["resourceVersion"] = old_meta.get("resourceVersion")
-        if not resource.is_custom and subresource == "":
+        if not resource.is_custom and subresource in ("", "ephemeralcontainers"):
             apply_builtin_defaults(new)
         admission = self._admission_for(resource)
         admitted: list[str] = []

@@ -234,6 +234,7 @@ def _resource_entries(resources: Iterable[ServedResource]) -> Iterator[dict[str,
 
 #: Pod subresources served for the kubelet and scheduler: their kind and verbs in discovery.
 POD_SUBRESOURCES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "attach": ("PodAttachOptions", ("create", "get")),
     "binding": ("Binding", ("create",)),
     "log": ("Pod", ("get",)),
     "exec": ("PodExecOptions", ("create", "get")),

@@ -12,5 +12,8 @@ and removes it, as upstream.
 
 With ``--run-pods`` the containers' commands run as processes (:mod:`.process_pod`), each pod
 in a sandbox (:mod:`.sandbox`) with its volumes (:mod:`.pod_volumes`); their output is kept in
-rotated CRI log files (:mod:`.log_files`) and served from the end (:mod:`.container_logs`).
+rotated CRI log files (:mod:`.log_files`) and served from the end (:mod:`.container_logs`);
+``kubectl attach`` reaches a running process's stdin and output (:mod:`.container_attach`).
+Ephemeral containers (``kubectl debug``) run as another process of the pod, in their target's
+sandbox, or are simulated (:mod:`.simulated_ephemeral`).
 """

@@ -23,6 +23,7 @@ from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
 from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.framework.timestamps import micro_time_text, parse_time, time_text
+from setpoint.cluster.controllers.kubelet.container_attach import Attachment
 from setpoint.cluster.controllers.kubelet.container_env import ContainerConfigError, container_env
 from setpoint.cluster.controllers.kubelet.container_logs import read_log
 from setpoint.cluster.controllers.kubelet.node_objects import (
@@ -37,6 +38,7 @@ from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
 from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
 from setpoint.cluster.controllers.kubelet.resource_usage import ProcessUsage, simulated_usage
 from setpoint.cluster.controllers.kubelet.sandbox import Isolation, detect_isolation
+from setpoint.cluster.controllers.kubelet.simulated_ephemeral import SimulatedEphemeralContainers
 from setpoint.cluster.controllers.kubelet.simulated_pod import SimulatedPod
 from setpoint.cluster.controllers.workload_context import WriteError
 
@@ -64,6 +66,7 @@ _MANAGED_STATUS: Final = (
     "startTime",
     "containerStatuses",
     "initContainerStatuses",
+    "ephemeralContainerStatuses",
 )
 SIMULATED_LOG_LINE: Final = (
     "setpoint: this container's output is simulated (no process ran); serve the cluster "
@@ -82,6 +85,8 @@ class Kubelet(Controller):
         self.nodes = {name: index for index, name in enumerate(options.node_names())}
         self.addresses = PodAddresses()
         self._runs: dict[str, SimulatedPod | ProcessPod] = {}
+        #: The ephemeral containers of simulated pods, by pod uid.
+        self._simulated_ephemeral: dict[str, SimulatedEphemeralContainers] = {}
         #: Nodes whose kubelet is stopped (annotation ``setpoint.dev/kubelet: stopped``).
         self.stopped: set[str] = set()
         #: Nodes added while the cluster runs (Node objects with the simulated-node label).
@@ -249,6 +254,7 @@ class Kubelet(Controller):
                     None, functools.partial(shutil.rmtree, run.directory, ignore_errors=True)
                 )
             self._stopping.pop(uid, None)
+            self._simulated_ephemeral.pop(uid, None)
             self.addresses.release(uid)
 
     async def reconcile(self, key: ObjectKey) -> float | None:
@@ -288,9 +294,14 @@ class Kubelet(Controller):
         if run is None:
             run = self._start(pod, node, now)
         if isinstance(run, ProcessPod):
+            for name in run.add_ephemeral(spec.get("ephemeralContainers") or []):
+                self._pulled_ephemeral(pod, node, name)
             await run.advance()
             self._flush_events(pod, node, run)
         status = run.status(pod, now, _scheduled(pod, run))
+        ephemeral_delay = None
+        if isinstance(run, SimulatedPod):
+            ephemeral_delay = self._run_simulated_ephemeral(pod, node, run, status, now)
         current = pod.get("status") or {}
         if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
             await self.access.write_status_in(
@@ -301,7 +312,9 @@ class Kubelet(Controller):
                 uid=uid,
                 server_built=True,
             )
-        delay = run.next_change(now)
+        delay = min(
+            (d for d in (run.next_change(now), ephemeral_delay) if d is not None), default=None
+        )
         if delay is None:
             return None
         # Time may have moved during the awaits above (a test advancing a FakeClock): the
@@ -443,10 +456,51 @@ class Kubelet(Controller):
         )
         return found
 
+    def _pulled_ephemeral(self, pod: Mapping[str, Any], node: str, name: str) -> None:
+        for spec in (pod.get("spec") or {}).get("ephemeralContainers") or []:
+            if spec.get("name") == name:
+                self._event(
+                    pod,
+                    node,
+                    "Pulled",
+                    f'Container image "{spec.get("image", "")}" already present on machine',
+                    f"spec.ephemeralContainers{{{name}}}",
+                )
+
+    def _run_simulated_ephemeral(
+        self,
+        pod: Mapping[str, Any],
+        node: str,
+        run: SimulatedPod,
+        status: dict[str, Any],
+        now: Any,
+    ) -> float | None:
+        """Start a simulated pod's new ephemeral containers and add their statuses to
+        ``status``; seconds until one of them ends by itself."""
+        if not (pod.get("spec") or {}).get("ephemeralContainers"):
+            return None
+        ephemeral = self._simulated_ephemeral.setdefault(
+            run.uid, SimulatedEphemeralContainers(run.uid, self._run_seconds)
+        )
+        for name in ephemeral.add(pod, now):
+            self._pulled_ephemeral(pod, node, name)
+            path = f"spec.ephemeralContainers{{{name}}}"
+            self._event(pod, node, "Created", f"Created container: {name}", path)
+            self._event(pod, node, "Started", f"Started container {name}", path)
+        status["ephemeralContainerStatuses"] = ephemeral.statuses(now)
+        return ephemeral.next_change(now)
+
     def _flush_events(self, pod: Mapping[str, Any], node: str, run: ProcessPod) -> None:
         init_names = {c.name for c in run.init}
+        ephemeral_names = {c.name for c in run.ephemeral}
         for type_, reason, message, container in run.events:
-            kind = "initContainers" if container in init_names else "containers"
+            kind = (
+                "initContainers"
+                if container in init_names
+                else "ephemeralContainers"
+                if container in ephemeral_names
+                else "containers"
+            )
             self.access.recorder.record(
                 pod,
                 type_,
@@ -528,6 +582,10 @@ class Kubelet(Controller):
                         f"spec.containers{{{name}}}",
                     )
             status = run.status(pod, now, _scheduled(pod, run))
+            ephemeral = self._simulated_ephemeral.get(run.uid)
+            if isinstance(run, SimulatedPod) and ephemeral is not None:
+                ephemeral.kill(now)
+                status["ephemeralContainerStatuses"] = ephemeral.statuses(now)
             try:
                 await self.access.write_status_in(
                     pods,
@@ -555,7 +613,7 @@ class Kubelet(Controller):
         """Each running container's CPU and memory (``metrics.k8s.io``); None when the pod
         does not run here. See :mod:`.resource_usage`."""
         run = self._runs.get(str(pod["metadata"].get("uid")))
-        if run is None:
+        if run is None or not self.reachable((pod.get("spec") or {}).get("nodeName") or ""):
             return None
         if isinstance(run, ProcessPod):
             usages = []
@@ -574,6 +632,11 @@ class Kubelet(Controller):
             return usages
         names = [str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]
         return simulated_usage(pod, names, self.access.clock.now().timestamp())
+
+    def reachable(self, node: str) -> bool:
+        """Whether ``node``'s kubelet runs here and is not stopped (a stopped one cannot be
+        scraped, so its node and pods have no metrics, as with metrics-server)."""
+        return node in self.nodes and node not in self.stopped
 
     # -- logs ---------------------------------------------------------------------------
 
@@ -594,9 +657,13 @@ class Kubelet(Controller):
                 "containers are simulated: serve the cluster with --run-pods to exec into them"
             )
         found = run.container(container)
-        if found is None or not found.running():
+        current = found.current if found is not None else None
+        if found is None or current is None or not found.running() or current.pid is None:
+            # No process, no sandbox to run in (a container without a command "runs" with
+            # none): not found, as a kubelet answers for a container the runtime does not run.
+            meta = pod["metadata"]
             raise status_errors.bad_request(
-                f'unable to upgrade connection: container not found ("{container}")'
+                f"container {container} not found in pod {meta['name']}_{meta['namespace']}"
             )
         view = copy.deepcopy(pod)
         view.setdefault("status", {}).update(podIP=run.pod_ip, hostIP=run.host_ip)
@@ -606,6 +673,19 @@ class Kubelet(Controller):
             raise status_errors.bad_request(str(exc)) from exc
         argv, options = run.command_in(found, command, env)
         return argv, str(options["cwd"]), dict(options["env"])
+
+    def attach(self, pod: dict[str, Any], container: str, stdin: bool, tty: bool) -> Attachment:
+        """A session attached to ``container``'s running process (``--run-pods``); as the
+        kubelet, a container without one (simulated, finished, or without a command) is not
+        found."""
+        run = self._runs.get(str(pod["metadata"].get("uid")))
+        attached = run.attach(container, stdin, tty) if isinstance(run, ProcessPod) else None
+        if attached is None:
+            meta = pod["metadata"]
+            raise status_errors.bad_request(
+                f"container {container} not found in pod {meta['name']}_{meta['namespace']}"
+            )
+        return attached
 
     async def logs(self, pod: dict[str, Any], options: LogOptions) -> AsyncIterator[bytes]:
         """The container's output: its log file under --run-pods, else one line saying the

@@ -10,7 +10,10 @@ to run). Output goes to one log file per container instance (:mod:`.log_files`).
 set the container states and the pod phase; with restartPolicy Always (any exit) or OnFailure
 (non-zero) the container is started again, the second time at once and then after kubelet's
 back-off (10 s doubling to 300 s, on the cluster clock) shown as ``CrashLoopBackOff``. Init
-containers run first, one at a time.
+containers run first, one at a time. Ephemeral containers (``kubectl debug``) start once added
+and are never restarted; one with a ``targetContainerName`` runs inside that container's
+sandbox (its PID namespace and the rest), so it sees the target's processes. A container with
+``stdin: true`` keeps its stdin open for ``kubectl attach`` (:mod:`.container_attach`).
 
 When a container's main process exits, every process it left ends too (its PID namespace goes
 away; unconfined, its process group is killed). Deletion runs each container's ``preStop``
@@ -37,6 +40,7 @@ from typing import Any, Final
 
 from setpoint.api.clock import Clock, TimerHandle
 from setpoint.api.go_format import go_quote
+from setpoint.cluster.controllers.kubelet.container_attach import Attachment, ContainerStreams
 from setpoint.cluster.controllers.kubelet.container_env import ContainerConfigError
 from setpoint.cluster.controllers.kubelet.liveness import Launcher, exec_probe, watch_liveness
 from setpoint.cluster.controllers.kubelet.log_files import (
@@ -82,12 +86,16 @@ class Instance:
     pid: int | None = None
     #: Whether it runs in a sandbox (else in its own process group).
     sandboxed: bool = False
+    #: The init of the sandbox it joined (an ephemeral container in its target's), if any.
+    joined: int | None = None
     finished_at: datetime | None = None
     exit_code: int | None = None
     reason: str = ""
     message: str = ""
     readers: list[asyncio.Task[None]] = field(default_factory=list)
     prober: asyncio.Task[None] | None = None
+    #: Its stdin and the attach sessions reading its output (None: no process).
+    streams: ContainerStreams | None = None
 
     def terminated(self, container_id: str) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -111,6 +119,7 @@ class ProcessContainer:
     spec: Mapping[str, Any]
     directory: Path
     init: bool
+    ephemeral: bool = False
     instances: list[Instance] = field(default_factory=list)
     config_error: str = ""
     restart_at: float | None = None  # clock monotonic time of the next start
@@ -213,6 +222,8 @@ class ProcessPod:
         self.containers = [
             ProcessContainer(c, directory, False) for c in spec.get("containers") or []
         ]
+        self.ephemeral: list[ProcessContainer] = []
+        self.add_ephemeral(spec.get("ephemeralContainers") or [])
         for container in self.containers:
             probe = container.spec.get("readinessProbe")
             if isinstance(probe, dict):
@@ -239,12 +250,38 @@ class ProcessPod:
         for container in self.containers:
             if not container.running():
                 await self._maybe_start(container)
+        for container in self.ephemeral:
+            if container.current is None:
+                await self._start(container)
+
+    def add_ephemeral(self, specs: list[Mapping[str, Any]]) -> list[str]:
+        """Take the ephemeral containers of ``specs`` not seen yet; their names."""
+        known = {c.name for c in self.ephemeral}
+        added = []
+        for spec in specs:
+            name = str(spec.get("name", ""))
+            if name and name not in known:
+                self.ephemeral.append(ProcessContainer(spec, self.directory, False, True))
+                known.add(name)
+                added.append(name)
+        return added
+
+    def _inside(self, container: ProcessContainer) -> int | None:
+        """The sandbox an ephemeral container joins: its target's, when that one runs."""
+        target_name = str(container.spec.get("targetContainerName") or "")
+        if not container.ephemeral or not target_name or self.isolation is None:
+            return None
+        target = self.container(target_name)
+        current = target.current if target is not None else None
+        if current is None or current.finished_at is not None or not current.sandboxed:
+            return None
+        return current.pid
 
     def _wants_restart(self, container: ProcessContainer) -> bool:
         current = container.current
         if current is None:
             return True
-        if current.finished_at is None:
+        if current.finished_at is None or container.ephemeral:
             return False
         if self.restart_policy == "Always" and not container.init:
             return True
@@ -304,7 +341,10 @@ class ProcessPod:
         try:
             if self.isolation is not None and _missing(argv[0], env["PATH"]):
                 raise FileNotFoundError(argv[0])  # bwrap would only say it failed
-            process, pid = await self.spawn(argv, env, mounts)
+            inside = self._inside(container)
+            process, pid = await self.spawn(
+                argv, env, mounts, stdin=bool(container.spec.get("stdin")), inside=inside
+            )
         except OSError as exc:
             instance.finished_at = now
             instance.exit_code = START_ERROR_EXIT_CODE
@@ -322,7 +362,9 @@ class ProcessPod:
             return
         instance.process = process
         instance.pid = pid
-        instance.sandboxed = self.isolation is not None
+        instance.sandboxed = self.isolation is not None and inside is None
+        instance.joined = inside
+        instance.streams = ContainerStreams(process.stdin, bool(container.spec.get("stdinOnce")))
         self.events.append(
             ("Normal", "Started", f"Started container {container.name}", container.name)
         )
@@ -331,8 +373,8 @@ class ProcessPod:
         )
         assert process.stdout is not None and process.stderr is not None
         instance.readers = [
-            asyncio.create_task(self._copy(process.stdout, "stdout", writer)),
-            asyncio.create_task(self._copy(process.stderr, "stderr", writer)),
+            asyncio.create_task(self._copy(process.stdout, "stdout", writer, instance.streams)),
+            asyncio.create_task(self._copy(process.stderr, "stderr", writer, instance.streams)),
         ]
         self._waiters.add(asyncio.create_task(self._wait(container, instance, writer)))
         probe = exec_probe(container.spec)
@@ -348,15 +390,26 @@ class ProcessPod:
             )
 
     async def spawn(
-        self, argv: list[str], env: dict[str, str], mounts: list[Any]
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        mounts: list[Any],
+        *,
+        stdin: bool = False,
+        inside: int | None = None,
     ) -> tuple[asyncio.subprocess.Process, int]:
-        """Start ``argv`` (in a sandbox when isolated): the process and its main PID."""
-        if self.isolation is None:
+        """Start ``argv`` (in a sandbox when isolated; in the running sandbox whose init is
+        host PID ``inside`` when given): the process and its main PID. With ``stdin`` its
+        stdin is a pipe kept open for attach, else ``/dev/null``."""
+        stdin_mode = asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL
+        if self.isolation is not None and inside is not None:
+            argv = self.isolation.enter_argv(inside, argv)
+        if self.isolation is None or inside is not None:
             process = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=self.workdir,
                 env=env,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=stdin_mode,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
@@ -379,7 +432,7 @@ class ProcessPod:
                     *self.isolation.sandbox_argv(self.workdir, mounts, argv, write),
                     cwd=self.workdir,
                     env=env,
-                    stdin=asyncio.subprocess.DEVNULL,
+                    stdin=stdin_mode,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
                     start_new_session=True,
@@ -402,9 +455,13 @@ class ProcessPod:
 
         def launch(argv: list[str]) -> tuple[list[str], dict[str, Any]]:
             options: dict[str, Any] = {"cwd": self.workdir, "env": env}
-            if self.isolation is not None and instance.pid is not None:
-                return self.isolation.enter_argv(instance.pid, argv), options
-            return argv, options
+            sandbox = instance.joined if instance.joined is not None else instance.pid
+            if self.isolation is None:
+                return argv, options
+            if sandbox is None:
+                # Never run it outside a sandbox: there is none without a process.
+                raise ProcessLookupError(f"container has no process to run {argv[0]!r} in")
+            return self.isolation.enter_argv(sandbox, argv), options
 
         return launch
 
@@ -440,7 +497,11 @@ class ProcessPod:
             container.signal(signal.SIGKILL)
 
     async def _copy(
-        self, stream: asyncio.StreamReader, name: str, writer: ContainerLogWriter
+        self,
+        stream: asyncio.StreamReader,
+        name: str,
+        writer: ContainerLogWriter,
+        streams: ContainerStreams,
     ) -> None:
         # Chunks, not lines: no line is too long, and the pipe is always drained.
         while True:
@@ -448,6 +509,7 @@ class ProcessPod:
             if not data:
                 return
             writer.write(name, data)
+            streams.publish(name, data)
 
     async def _wait(
         self, container: ProcessContainer, instance: Instance, writer: ContainerLogWriter
@@ -467,6 +529,8 @@ class ProcessPod:
             for reader in instance.readers:
                 reader.cancel()
         writer.close()
+        if instance.streams is not None:
+            instance.streams.end()
         instance.finished_at = self._clock.now()
         instance.exit_code = code if code >= 0 else 128 - code
         instance.reason = "Completed" if instance.exit_code == 0 else "Error"
@@ -545,7 +609,7 @@ class ProcessPod:
         self._cancel_probers()
         stopped: list[str] = []
         running: list[tuple[ProcessContainer, asyncio.subprocess.Process]] = []
-        for container in self.init + self.containers:
+        for container in self.init + self.containers + self.ephemeral:
             current = container.current
             if current is None or current.finished_at is not None:
                 continue
@@ -602,7 +666,7 @@ class ProcessPod:
         for timer in self._timers:
             timer.cancel()
         self._cancel_probers()
-        for container in self.init + self.containers:
+        for container in self.init + self.containers + self.ephemeral:
             container.signal(signal.SIGKILL)
             current = container.current
             if current is not None and current.process is not None and current.sandboxed:
@@ -621,7 +685,7 @@ class ProcessPod:
             ready = current.started_at + timedelta(seconds=container.ready_after)
             if ready > now:
                 moments.append((ready - now).total_seconds())
-        if any(c.config_error for c in self.init + self.containers):
+        if any(c.config_error for c in self.init + self.containers + self.ephemeral):
             moments.append(2.0)
         return min(moments) if moments else None
 
@@ -660,7 +724,7 @@ class ProcessPod:
                 seconds=container.ready_after
             )
             status.update(
-                ready=ready and not container.init,
+                ready=ready and not container.init and not container.ephemeral,
                 started=True,
                 state={"running": {"startedAt": _text(current.started_at)}},
             )
@@ -775,14 +839,26 @@ class ProcessPod:
         }
         if init_statuses:
             status["initContainerStatuses"] = init_statuses
+        if self.ephemeral:
+            status["ephemeralContainerStatuses"] = [
+                self._container_status(c, now) for c in self.ephemeral
+            ]
         return status
 
     def container(self, name: str) -> ProcessContainer | None:
-        """The container (or init container) called ``name``."""
-        for container in self.init + self.containers:
+        """The container (init, regular or ephemeral) called ``name``."""
+        for container in self.init + self.containers + self.ephemeral:
             if container.name == name:
                 return container
         return None
+
+    def attach(self, name: str, stdin: bool, tty: bool) -> Attachment | None:
+        """A session attached to container ``name``'s running process (None: no process)."""
+        found = self.container(name)
+        current = found.current if found is not None else None
+        if current is None or current.finished_at is not None or current.streams is None:
+            return None
+        return current.streams.attach(stdin, tty)
 
 
 def _has_pre_stop(container: ProcessContainer) -> bool:

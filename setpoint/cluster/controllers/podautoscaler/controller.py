@@ -14,6 +14,12 @@ from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.controllers.framework.cluster_access import Identity
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
+from setpoint.cluster.controllers.podautoscaler.absent_metrics_apis import (
+    MetricFailure,
+    external_metric_failure,
+    object_metric_failure,
+    pods_metric_failure,
+)
 from setpoint.cluster.controllers.podautoscaler.replica_calculator import (
     MetricsError,
     Recommendation,
@@ -66,6 +72,14 @@ def _cannot_get_scale(why: str) -> _Unable:
         "FailedGetScale",
         why,
     )
+
+
+class _MetricFailed(Exception):
+    """One metric gave no replica count."""
+
+    def __init__(self, failure: MetricFailure) -> None:
+        super().__init__(failure.detail)
+        self.failure = failure
 
 
 class _Unable(Exception):
@@ -288,64 +302,99 @@ class HorizontalPodAutoscalerController(Controller):
         usages = self._usage(pods)
         best: tuple[int, str] | None = None
         statuses: list[dict[str, Any]] = []
-        errors: list[tuple[str, str]] = []
+        failures: list[MetricFailure] = []
         metrics = (hpa.get("spec") or {}).get("metrics") or [DEFAULT_METRIC]
         for metric in metrics:
-            if metric.get("type") != "Resource":
-                errors.append(
-                    (
-                        "FailedGetMetric",
-                        f"the HPA does not support metrics of type {metric.get('type')} here",
+            kind = metric.get("type")
+            if kind in ("Resource", "ContainerResource"):
+                try:
+                    replicas, name, metric_status = self._resource_metric(
+                        metric, namespace, pods, usages, current, now
                     )
-                )
-                continue
-            resource = (metric.get("resource") or {}).get("name") or ""
-            target = (metric.get("resource") or {}).get("target") or {}
-            utilization = (
-                target.get("averageUtilization") if target.get("type") == "Utilization" else None
-            )
-            average = (
-                milli(target.get("averageValue")) if target.get("type") == "AverageValue" else None
-            )
-            try:
-                recommendation = replicas_for_resource(
-                    current,
-                    pods,
-                    samples(usages, resource),
-                    resource,
-                    target_utilization=utilization,
-                    target_average=average,
-                    now=now,
-                )
-            except MetricsError as error:
-                kind = "utilization" if utilization is not None else "usage"
-                errors.append(
-                    (
-                        "FailedGetResourceMetric",
-                        f"failed to get {resource} {kind}: {error}",
-                    )
-                )
-                continue
-            name = (
-                f"{resource} resource utilization (percentage of request)"
-                if utilization is not None
-                else f"{resource} resource"
-            )
-            statuses.append(_metric_status(resource, recommendation))
-            if best is None or recommendation.replicas > best[0]:
-                best = (recommendation.replicas, name)
-        if best is None or (errors and len(errors) == len(metrics)):
-            reason, message = errors[0] if errors else ("FailedGetResourceMetric", "no metrics")
+                except _MetricFailed as failed:
+                    failures.append(failed.failure)
+                    continue
+                statuses.append(metric_status)
+                if best is None or replicas > best[0]:
+                    best = (replicas, name)
+            elif kind == "Pods":
+                failures.append(pods_metric_failure(metric))
+            elif kind == "Object":
+                failures.append(object_metric_failure(metric, namespace))
+            elif kind == "External":
+                failures.append(external_metric_failure(metric, namespace))
+            else:
+                why = f'unknown metric source type "{kind}"'
+                failures.append(MetricFailure("InvalidMetricSourceType", why, why))
+        for failure in failures:
+            # getUnableComputeReplicaCountCondition records one Event per failed metric.
+            self.access.event(hpa, "Warning", failure.reason, failure.detail)
+        # All metrics failed, or some did and the others would scale down: no decision.
+        if best is None or (failures and best[0] < current):
+            first = failures[0]
             raise _Unable(
                 "ScalingActive",
                 "False",
-                reason,
-                f"the HPA was unable to compute the replica count: {message}",
+                first.reason,
+                f"the HPA was unable to compute the replica count: {first.detail}",
                 "FailedComputeMetricsReplicas",
-                f"invalid metrics ({len(errors)} invalid out of {len(metrics)}), first error is: "
-                f"failed to get {message.removeprefix('failed to get ')}",
+                f"invalid metrics ({len(failures)} invalid out of {len(metrics)}), first error "
+                f"is: {first.error}",
             )
         return best[0], best[1], statuses
+
+    def _resource_metric(
+        self,
+        metric: Mapping[str, Any],
+        namespace: str,
+        pods: list[Mapping[str, Any]],
+        usages: dict[str, list[ContainerUsage]],
+        current: int,
+        now: datetime,
+    ) -> tuple[int, str, dict[str, Any]]:
+        """A ``Resource`` or ``ContainerResource`` metric: the replicas it asks for, its name
+        and its ``currentMetrics`` entry; :class:`_MetricFailed` when it cannot be computed."""
+        kind = str(metric.get("type"))
+        source = metric.get("resource" if kind == "Resource" else "containerResource") or {}
+        resource = source.get("name") or ""
+        container = str(source.get("container") or "") if kind == "ContainerResource" else ""
+        target = source.get("target") or {}
+        utilization = (
+            target.get("averageUtilization") if target.get("type") == "Utilization" else None
+        )
+        average = (
+            milli(target.get("averageValue")) if target.get("type") == "AverageValue" else None
+        )
+        try:
+            recommendation = replicas_for_resource(
+                current,
+                pods,
+                samples(usages, resource, container, namespace),
+                resource,
+                target_utilization=utilization,
+                target_average=average,
+                now=now,
+                container=container,
+            )
+        except MetricsError as error:
+            what = "utilization" if utilization is not None else "usage"
+            message = f"failed to get {resource} {what}: {error}"
+            reason = (
+                "FailedGetResourceMetric"
+                if kind == "Resource"
+                else ("FailedGetContainerResourceMetric")
+            )
+            raise _MetricFailed(MetricFailure(reason, message, message)) from error
+        name = (
+            f"{resource} resource utilization (percentage of request)"
+            if utilization is not None
+            else f"{resource} resource"
+        )
+        return (
+            recommendation.replicas,
+            name,
+            _metric_status(resource, recommendation, container),
+        )
 
     def _usage(self, pods: list[Mapping[str, Any]]) -> dict[str, list[ContainerUsage]]:
         runtime = self.access.pod_runtime()
@@ -389,10 +438,17 @@ class HorizontalPodAutoscalerController(Controller):
         await self.access.update_status(HPAS, {**hpa, "status": status})
 
 
-def _metric_status(resource: str, recommendation: Recommendation) -> dict[str, Any]:
+def _metric_status(
+    resource: str, recommendation: Recommendation, container: str = ""
+) -> dict[str, Any]:
     current: dict[str, Any] = {"averageValue": milli_quantity(recommendation.raw_average)}
     if recommendation.utilization is not None:
         current["averageUtilization"] = recommendation.utilization
+    if container:
+        return {
+            "type": "ContainerResource",
+            "containerResource": {"name": resource, "container": container, "current": current},
+        }
     return {"type": "Resource", "resource": {"name": resource, "current": current}}
 
 

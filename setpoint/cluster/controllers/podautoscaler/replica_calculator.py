@@ -45,10 +45,25 @@ class Recommendation:
     utilization: int | None
 
 
-def samples(usages: Mapping[str, Sequence[ContainerUsage]], resource: str) -> dict[str, PodSample]:
-    """Per pod name, the sum of its containers' usage of ``resource`` (cpu or memory)."""
+def samples(
+    usages: Mapping[str, Sequence[ContainerUsage]],
+    resource: str,
+    container: str = "",
+    namespace: str = "",
+) -> dict[str, PodSample]:
+    """Per pod name, the sum of its containers' usage of ``resource`` (cpu or memory), or
+    the usage of ``container`` only (a ``ContainerResource`` metric: every pod with metrics
+    must report it, as ``getContainerMetrics``)."""
     found = {}
     for pod_name, containers in usages.items():
+        if container:
+            containers = [c for c in containers if c.name == container]
+            if not containers:
+                raise MetricsError(
+                    f"unable to get metrics for resource {resource}: failed to get container "
+                    f"metrics: container {container} not present in metrics for pod "
+                    f"{namespace}/{pod_name}"
+                )
         if not containers:
             continue
         if resource == "cpu":
@@ -77,13 +92,16 @@ def _unready_for_cpu(pod: Mapping[str, Any], sample: PodSample, now: datetime) -
     return condition.get("status") == "False" and start + INITIAL_READINESS_DELAY > transition
 
 
-def _requests(pods: Sequence[Mapping[str, Any]], resource: str) -> dict[str, int]:
-    """Per pod, the sum of its containers' requests of ``resource`` in milli-units."""
+def _requests(pods: Sequence[Mapping[str, Any]], resource: str, only: str = "") -> dict[str, int]:
+    """Per pod, the sum of its containers' requests of ``resource`` in milli-units (of
+    container ``only`` when given)."""
     requests = {}
     for pod in pods:
         name = pod["metadata"]["name"]
         total = 0
         for container in (pod.get("spec") or {}).get("containers") or []:
+            if only and container.get("name") != only:
+                continue
             value = ((container.get("resources") or {}).get("requests") or {}).get(resource)
             if value is None:
                 raise MetricsError(
@@ -104,6 +122,7 @@ def replicas_for_resource(
     target_utilization: int | None,
     target_average: int | None,
     now: datetime,
+    container: str = "",
 ) -> Recommendation:
     """The replica count that brings ``resource`` to its target (``GetResourceReplicas`` for a
     utilization target, ``GetRawResourceReplicas`` for an average value in milli-units)."""
@@ -137,7 +156,7 @@ def replicas_for_resource(
     if not metrics:
         raise MetricsError("did not receive metrics for targeted pods (pods might be unready)")
     if target_utilization is not None:
-        requests = _requests(pods, resource)
+        requests = _requests(pods, resource, container)
 
         def ratio(values: Mapping[str, int]) -> tuple[float, int, int]:
             total_usage = sum(values.values())

@@ -24,6 +24,8 @@ FLAG_FIN: Final = 0x01
 PROTOCOL_ERROR, INVALID_STREAM, REFUSED_STREAM, CANCEL = 1, 2, 3, 5
 #: Largest payload of one frame (24-bit length).
 MAX_PAYLOAD: Final = (1 << 24) - 1
+#: The ``SETTINGS`` id of a stream's initial flow-control window.
+SETTINGS_INITIAL_WINDOW_SIZE: Final = 7
 
 _WORDS: Final = (
     "options",
@@ -122,6 +124,8 @@ class Frame:
     data: bytes = b""
     #: PING id, RST_STREAM / GOAWAY status, WINDOW_UPDATE delta.
     value: int = 0
+    #: SETTINGS: value per setting id.
+    settings: dict[int, int] = field(default_factory=dict)
 
     @property
     def fin(self) -> bool:
@@ -210,9 +214,16 @@ class FrameReader:
             if kind == GOAWAY:
                 last, status = struct.unpack_from(">II", payload, 0)
                 return Frame(kind, flags, last & 0x7FFFFFFF, value=status)
+            if kind == SETTINGS:
+                (count,) = struct.unpack_from(">I", payload, 0)
+                settings = {}
+                for index in range(count):
+                    id_word, value = struct.unpack_from(">II", payload, 4 + 8 * index)
+                    settings[id_word & 0xFFFFFF] = value
+                return Frame(kind, flags, settings=settings)
         except struct.error as exc:
             raise ProtocolError(f"control frame {kind}: {exc}") from exc
-        return Frame(kind, flags)  # SETTINGS and anything unknown: nothing to act on
+        return Frame(kind, flags)  # anything unknown: nothing to act on
 
 
 def control_frame(kind: int, flags: int, payload: bytes) -> bytes:
@@ -247,6 +258,17 @@ def rst_stream(stream_id: int, status: int) -> bytes:
 def ping(ping_id: int) -> bytes:
     """``PING`` (a reply repeats the peer's id)."""
     return control_frame(PING, 0, struct.pack(">I", ping_id))
+
+
+def window_update(stream_id: int, delta: int) -> bytes:
+    """``WINDOW_UPDATE``: ``delta`` more bytes may be sent on ``stream_id`` (0: the session)."""
+    return control_frame(WINDOW_UPDATE, 0, struct.pack(">II", stream_id, delta))
+
+
+def settings(values: dict[int, int]) -> bytes:
+    """``SETTINGS`` with ``values`` (setting id -> value, no flags)."""
+    entries = b"".join(struct.pack(">II", key, value) for key, value in values.items())
+    return control_frame(SETTINGS, 0, struct.pack(">I", len(values)) + entries)
 
 
 def goaway(last_stream_id: int, status: int = 0) -> bytes:

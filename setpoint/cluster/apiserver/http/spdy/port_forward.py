@@ -100,5 +100,6 @@ class PortForwardStreams:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await upstream
             writer.close()
+            data.discard()
             await data.close()
             await error.close()

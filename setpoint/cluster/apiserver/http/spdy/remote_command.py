@@ -1,11 +1,13 @@
-"""Exec over SPDY, as kubectl before 1.30 speaks it (``kubectl exec``, ``kubectl cp``).
+"""Exec and attach over SPDY, as kubectl before 1.30 speaks them (``kubectl exec``, ``cp``,
+``attach``).
 
 The client offers ``v4.channel.k8s.io`` (and older) in ``X-Stream-Protocol-Version`` and opens
 one stream per standard stream it wants, named by the ``streamtype`` header: ``error`` first,
 then ``stdin`` (with ``-i``), ``stdout``, ``stderr`` (without a TTY) and ``resize`` (with one).
-Once they are all there the command runs: ``stdin`` feeds it, its output goes to ``stdout`` and
-``stderr``, and its end is reported on ``error`` as a ``Status`` (v4; kubectl turns it into its
-exit code), as the kubelet's remote command server does.
+Once they are all there the command runs (or the container is attached): ``stdin`` feeds it,
+its output goes to ``stdout`` and ``stderr``, and its end is reported on ``error`` as a
+``Status`` (v4; kubectl turns it into its exit code), as the kubelet's remote command server
+does.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from setpoint.cluster.apiserver.http.exec_command import exit_status, start_command, start_failure
-from setpoint.cluster.apiserver.http.spdy.session import READ_CHUNK, Stream
+from setpoint.cluster.apiserver.http.remote_process import ProcessStarter, StartFailed
+from setpoint.cluster.apiserver.http.spdy.session import Stream
 
 #: What the server accepts in ``X-Stream-Protocol-Version``, best first.
 PROTOCOLS: Final = ("v4.channel.k8s.io",)
@@ -26,14 +28,10 @@ STREAMS_TIMEOUT_SECONDS: Final = 30.0
 
 
 class RemoteCommand:
-    """Collects the streams of one exec and runs the command once they are there."""
+    """Collects the streams of one exec or attach and starts the process once they are there."""
 
-    def __init__(
-        self, query: Mapping[str, str], command: list[str], cwd: str, env: dict[str, str]
-    ) -> None:
-        self._command = command
-        self._cwd = cwd
-        self._env = env
+    def __init__(self, query: Mapping[str, str], start: ProcessStarter) -> None:
+        self._start = start
         tty = query.get("tty") == "true"
         self._expected = {"error"}
         if query.get("stdin") == "true":
@@ -67,45 +65,43 @@ class RemoteCommand:
         streams = self._streams
         error = streams["error"]
         try:
-            process = await start_command(
-                self._command, self._cwd, self._env, stdin="stdin" in streams, tty=self._tty
-            )
-        except OSError as exc:
-            await error.write(json.dumps(start_failure(self._command, exc)).encode())
+            process = await self._start("stdin" in streams, self._tty)
+        except StartFailed as failed:
+            await error.write(json.dumps(failed.status).encode())
             await self._close_all()
             return
 
         async def feed() -> None:
             stdin = streams.get("stdin")
-            if stdin is None or process.stdin is None:
+            if stdin is None:
                 return
             while chunk := await stdin.read():
-                process.stdin.write(chunk)
-                with contextlib.suppress(ConnectionError):
-                    await process.stdin.drain()
-            process.stdin.close()
+                await process.write_stdin(chunk)
+            process.close_stdin()
 
-        async def pump(source: asyncio.StreamReader | None, name: str) -> None:
-            target = streams.get(name)
-            if source is None:
-                return
-            while chunk := await source.read(READ_CHUNK):
+        async def pump() -> None:
+            async for name, chunk in process.output():
+                target = streams.get("stdout" if self._tty else name)
                 if target is not None:
                     await target.write(chunk)
+            await error.write(json.dumps(await process.status()).encode())
 
         feeder = asyncio.create_task(feed())
+        output = asyncio.create_task(pump())
+        # The output's end ends the session, and so does the connection's.
+        gone = asyncio.create_task(error.session.ended.wait())
         try:
-            await asyncio.gather(pump(process.stdout, "stdout"), pump(process.stderr, "stderr"))
-            await error.write(json.dumps(exit_status(await process.wait())).encode())
+            await asyncio.wait([output, gone], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            feeder.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await feeder
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
+            for task in (feeder, output, gone):
+                task.cancel()
+            for task in (feeder, output, gone):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            process.abandon()
             await self._close_all()
 
     async def _close_all(self) -> None:
         for stream in self._streams.values():
+            stream.discard()
             await stream.close()

@@ -20,6 +20,8 @@ from setpoint.cluster.apiserver.http.spdy.frames import ProtocolError
 from setpoint.cluster.apiserver.http.spdy.session import SpdySession, Stream
 
 TUNNEL_PREFIX: Final = "SPDY/3.1+"
+#: Chunks received and not yet taken by the session before the connection stops being read.
+RECEIVED_CHUNKS: Final = 16
 UPGRADE: Final = "SPDY/3.1"
 PROTOCOL_HEADER: Final = "X-Stream-Protocol-Version"
 
@@ -68,15 +70,23 @@ async def serve_tunnel(
 
 
 class _RawConnection(asyncio.Protocol):
-    """The upgraded connection's protocol: bytes in go to the session."""
+    """The upgraded connection's protocol: bytes in go to the session, with back-pressure both
+    ways (reading pauses while the session has not taken what came; writers wait while the
+    socket's buffer is full)."""
 
-    def __init__(self, session_ready: asyncio.Future[SpdySession]) -> None:
-        self._session_ready = session_ready
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._reading_paused = False
+        self._writable = asyncio.Event()
+        self._writable.set()
         self.closed = asyncio.Event()
 
     def data_received(self, data: bytes) -> None:
         self._queue.put_nowait(data)
+        if self._queue.qsize() >= RECEIVED_CHUNKS and not self._reading_paused:
+            self._reading_paused = True
+            self._transport.pause_reading()
 
     def eof_received(self) -> bool:
         self._queue.put_nowait(None)
@@ -84,10 +94,28 @@ class _RawConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._queue.put_nowait(None)
+        self._writable.set()
         self.closed.set()
 
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
     async def next(self) -> bytes | None:
-        return await self._queue.get()
+        data = await self._queue.get()
+        if self._reading_paused and self._queue.qsize() < RECEIVED_CHUNKS // 2:
+            self._reading_paused = False
+            with contextlib.suppress(RuntimeError):
+                self._transport.resume_reading()
+        return data
+
+    async def write(self, data: bytes) -> None:
+        if self._transport.is_closing():
+            raise ConnectionError("connection closed")
+        self._transport.write(data)
+        await self._writable.wait()
 
 
 async def serve_upgrade(
@@ -117,16 +145,9 @@ async def serve_upgrade(
     )
     await response.prepare(request)
     original = transport.get_protocol()
-    loop = asyncio.get_running_loop()
-    connection = _RawConnection(loop.create_future())
+    connection = _RawConnection(transport)
     transport.set_protocol(connection)
-
-    async def write(data: bytes) -> None:
-        if transport.is_closing():
-            raise ConnectionError("connection closed")
-        transport.write(data)
-
-    session = SpdySession(write, on_stream)
+    session = SpdySession(connection.write, on_stream)
     try:
         while (data := await connection.next()) is not None:
             await session.feed(data)
