@@ -161,8 +161,14 @@ class AnsibleOperator(Operator):
         child = _gvk(created.api_version, created.kind)
         if child in watch.blacklist:
             return
+        # Operator SDK's proxy (inject_owner.go, addWatchToController in proxy.go): only what
+        # the cache can watch (all namespaces, or the dependent's among them); tied by owner
+        # reference, or by annotation when namespaced, or cluster-scoped with
+        # watchClusterScopedResources.
+        if self._namespaces is not None and created.namespace not in self._namespaces:
+            return
         if not created.by_owner_reference and not (
-            watch.watch_cluster_scoped_resources or self._namespaces is None
+            created.namespaced or watch.watch_cluster_scoped_resources
         ):
             return
         key = (watch.name, created.api_version, created.kind, created.by_owner_reference)

@@ -91,12 +91,19 @@ def parse_request_path(path: str) -> RequestInfo | None:
 
 @dataclass(frozen=True)
 class DependentCreated:
-    """A dependent of ``owner`` of kind ``api_version``/``kind`` was created or read."""
+    """A dependent of ``owner`` of kind ``api_version``/``kind`` was created or read.
+
+    ``namespace`` is the dependent's (``""`` for a cluster-scoped one), ``namespaced`` whether
+    its kind is namespaced, ``by_owner_reference`` whether it is tied to the owner by an owner
+    reference (else by the ``operator-sdk/primary-resource`` annotations).
+    """
 
     owner: Owner
     api_version: str
     kind: str
     by_owner_reference: bool
+    namespace: str = ""
+    namespaced: bool = True
 
 
 DependentListener = Callable[[DependentCreated], Awaitable[None]]
@@ -283,7 +290,14 @@ class OwnerInjectingProxy:
             annotations[PRIMARY_RESOURCE_TYPE_ANNOTATION] = owner.group_kind
         if self.on_dependent is not None:
             await self.on_dependent(
-                DependentCreated(owner, info.api_version, resource.kind, by_reference)
+                DependentCreated(
+                    owner,
+                    info.api_version,
+                    resource.kind,
+                    by_reference,
+                    namespace=(namespace or "") if resource.namespaced else "",
+                    namespaced=resource.namespaced,
+                )
             )
         return json.dumps(obj).encode()
 
@@ -295,16 +309,23 @@ class OwnerInjectingProxy:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str):
             return
+        namespace = str(metadata.get("namespace") or "")
+        # An object without a namespace is of a cluster-scoped kind (reads name theirs).
+        namespaced = bool(namespace)
         for reference in metadata.get("ownerReferences") or []:
             if (
                 reference.get("apiVersion") == owner.api_version
                 and reference.get("kind") == owner.kind
             ):
-                await self.on_dependent(DependentCreated(owner, api_version, kind, True))
+                await self.on_dependent(
+                    DependentCreated(owner, api_version, kind, True, namespace, namespaced)
+                )
                 return
         annotations = metadata.get("annotations") or {}
         if annotations.get(PRIMARY_RESOURCE_TYPE_ANNOTATION) == owner.group_kind:
-            await self.on_dependent(DependentCreated(owner, api_version, kind, False))
+            await self.on_dependent(
+                DependentCreated(owner, api_version, kind, False, namespace, namespaced)
+            )
 
     async def _forward(
         self, request: web.Request, body: bytes, info: RequestInfo | None, owner: Owner | None
