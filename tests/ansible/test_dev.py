@@ -48,6 +48,7 @@ def _deployment_label(kubeconfig: str, cache: Path) -> str:
     ).stdout  # fmt: skip
 
 
+@pytest.mark.slow  # a cluster and an operator as processes, twice: about 25 s
 @pytest.mark.timeout(300)
 def test_dev_runs_an_ansible_project_and_reruns_it_when_a_role_changes(tmp_path: Path) -> None:
     project = tmp_path / "memcached-operator"

@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)
 GROUP = "options.test.setpoint.dev"
 API = f"{GROUP}/v1"
 RUN_TIMEOUT = 60.0
-KINDS = ("Picky", "Pair", "Noted", "Raw", "Cooked", "Keeper", "Wide", "Narrow")
+KINDS = ("Picky", "Pair", "Noted", "Raw", "Cooked", "Keeper", "Wide", "Narrow", "Global")
 
 PLAYBOOK = """
 - hosts: localhost
@@ -57,6 +57,16 @@ PLAYBOOK = """
             name: "{{ ansible_operator_meta.name }}-dependent"
             namespace: "{{ ansible_operator_meta.namespace }}"
       loop: [ConfigMap, Secret]
+
+    - name: a ConfigMap where the (cluster-scoped) resource says
+      when: target_namespace is defined
+      kubernetes.core.k8s:
+        definition:
+          apiVersion: v1
+          kind: ConfigMap
+          metadata:
+            name: "{{ ansible_operator_meta.name }}-dependent"
+            namespace: "{{ target_namespace }}"
 
     - name: a ClusterRole
       when: cluster_dependent | default(false)
@@ -88,7 +98,7 @@ def _watch(kind: str, scratch: Path, extra: str = "", variables: str = "") -> st
     )
 
 
-def _crd(kind: str) -> dict[str, Any]:
+def _crd(kind: str, scope: str = "Namespaced") -> dict[str, Any]:
     plural = kind.lower() + "s"
     open_object = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
     return {
@@ -103,7 +113,7 @@ def _crd(kind: str) -> dict[str, Any]:
                 "plural": plural,
                 "singular": kind.lower(),
             },
-            "scope": "Namespaced",
+            "scope": scope,
             "versions": [
                 {
                     "name": "v1",
@@ -162,8 +172,11 @@ async def operator(
             "Wide", scratch, "  watchClusterScopedResources: true\n", ", cluster_dependent: true"
         )
         + _watch("Narrow", scratch, "", ", cluster_dependent: true")
+        + _watch("Global", scratch)
     )
-    await install_crds(api, *(_crd(kind) for kind in KINDS))
+    await install_crds(
+        api, *(_crd(kind, "Cluster" if kind == "Global" else "Namespaced") for kind in KINDS)
+    )
     op = load_operator(project, artifacts_root=tmp_path_factory.mktemp("runs"))
     async with run_operator(op, kubeconfig=kubeconfig) as running:
         assert isinstance(running, AnsibleOperator)
@@ -348,3 +361,40 @@ async def test_cluster_scoped_dependents_are_watched_only_when_asked(
                 await api.delete("rbac.authorization.k8s.io/v1", "ClusterRole", name)
             except NotFound:
                 pass
+
+
+async def test_a_cluster_scoped_resource_owns_what_it_creates_in_a_namespace(
+    api: Client, operator: AnsibleOperator, shared_namespace: str
+) -> None:
+    ns = shared_namespace
+    name = f"global-{ns}"
+    owner = await api.create(
+        {"apiVersion": API, "kind": "Global", "metadata": {"name": name},
+         "spec": {"targetNamespace": ns}}
+    )  # fmt: skip
+    await wait_for(
+        lambda: api.get(API, "Global", name),
+        _successful,
+        timeout=RUN_TIMEOUT,
+        what="the Global reconciled",
+    )
+    dependent = await api.get("v1", "ConfigMap", f"{name}-dependent", namespace=ns)
+    # Operator SDK's reference: these four fields, no controller, no blockOwnerDeletion
+    assert dependent["metadata"]["ownerReferences"] == [
+        {"apiVersion": API, "kind": "Global", "name": name, "uid": owner["metadata"]["uid"]}
+    ]
+    assert "annotations" not in dependent["metadata"]
+    await api.delete(API, "Global", name)
+    await wait_for(
+        lambda: _absent(api, "v1", "ConfigMap", f"{name}-dependent", ns),
+        timeout=RUN_TIMEOUT,
+        what="the garbage collector to delete the ConfigMap",
+    )
+
+
+async def _absent(api: Client, api_version: str, kind: str, name: str, namespace: str) -> bool:
+    try:
+        await api.get(api_version, kind, name, namespace=namespace)
+    except NotFound:
+        return True
+    return False
