@@ -23,13 +23,14 @@ next read in the same run (or the next run) sees them even before the watch deli
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import BasicAuth, web
+from aiohttp import web
 
 from setpoint.ansible.kubeconfig import Owner, decode_owner
 from setpoint.api.gvk import ResourceInfo
@@ -265,7 +266,9 @@ class OwnerInjectingProxy:
 
     async def _inject_owner(self, body: bytes, info: RequestInfo, owner: Owner) -> bytes:
         resource = await self._resource(info)
-        if resource is None:
+        if resource is None or not {"get", "list", "watch"} <= set(resource.verbs):
+            # Virtual resources (reviews, token requests) are not stored: nothing to own or
+            # watch (Operator SDK's IsVirtualResource).
             return body
         try:
             obj = json.loads(body)
@@ -410,9 +413,11 @@ def _owner_of(request: web.Request) -> Owner | None:
     if not header or not header.lower().startswith("basic "):
         return None
     try:
-        user = BasicAuth.decode(header).login
-    except ValueError:
+        # RFC 7617 credentials; aiohttp deprecates its BasicAuth helper.
+        credentials = base64.b64decode(header[6:].strip(), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
         return None
+    user, _, _ = credentials.partition(":")
     return decode_owner(user)
 
 
