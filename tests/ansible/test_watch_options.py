@@ -3,7 +3,9 @@
 ``watchClusterScopedResources``.
 
 One operator (all namespaces, as Operator SDK's default) runs one watch per option, each on its
-own kind and the same playbook, for the whole module: Ansible runs cost a second or two each.
+own kind and the same playbook, for the whole module: Ansible runs cost a second or two each
+(and a module run about half a second more: only the kinds whose tests read the status report
+it with k8s_status).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ PLAYBOOK = """
           rules: []
 
     - name: report
+      when: report | default(false)
       operator_sdk.util.k8s_status:
         api_version: "{{ cr.apiVersion }}"
         kind: "{{ cr.kind }}"
@@ -159,9 +162,9 @@ async def operator(
     (project / "watches.yaml").write_text(
         _watch("Picky", scratch, "  selector: {matchLabels: {tier: gold}}\n")
         + _watch("Pair", scratch, "  maxConcurrentReconciles: 2\n")
-        + _watch("Noted", scratch, "  watchAnnotationsChanges: true\n")
-        + _watch("Raw", scratch, "  markUnsafe: true\n")
-        + _watch("Cooked", scratch)
+        + _watch("Noted", scratch, "  watchAnnotationsChanges: true\n", ", report: true")
+        + _watch("Raw", scratch, "  markUnsafe: true\n", ", report: true")
+        + _watch("Cooked", scratch, "", ", report: true")
         + _watch(
             "Keeper",
             scratch,
@@ -228,8 +231,7 @@ async def test_selector_reconciles_only_the_matching_resources(
     # the one left out first: its event is handled (and dropped) before the other's
     await _create(api, "Picky", "plain", ns, {"message": "plain"}, labels={"tier": "bronze"})
     await _create(api, "Picky", "gold", ns, {"message": "gold"}, labels={"tier": "gold"})
-    gold = await _reconciled(api, "Picky", "gold", ns)
-    assert gold["status"]["message"] == "gold"
+    await _reconciled(api, "Picky", "gold", ns)
     plain = await api.get(API, "Picky", "plain", namespace=ns)
     assert "status" not in plain
     assert await _run_notes(api, ns, "plain") == []
