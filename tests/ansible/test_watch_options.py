@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(300)
 GROUP = "options.test.setpoint.dev"
 API = f"{GROUP}/v1"
 RUN_TIMEOUT = 60.0
-KINDS = ("Picky", "Pair", "Noted", "Raw", "Cooked", "Keeper", "Wide", "Narrow", "Global")
+KINDS = ("Picky", "Pair", "Noted", "Raw", "Cooked", "Keeper", "Wide", "Narrow", "Global", "Loner")
 
 PLAYBOOK = """
 - hosts: localhost
@@ -176,6 +176,12 @@ async def operator(
         )
         + _watch("Narrow", scratch, "", ", cluster_dependent: true")
         + _watch("Global", scratch)
+        + _watch(
+            "Loner",
+            scratch,
+            "  manageStatus: false\n  watchDependentResources: false\n",
+            ", namespaced_dependents: true",
+        )
     )
     await install_crds(
         api, *(_crd(kind, "Cluster" if kind == "Global" else "Namespaced") for kind in KINDS)
@@ -392,6 +398,36 @@ async def test_a_cluster_scoped_resource_owns_what_it_creates_in_a_namespace(
         timeout=RUN_TIMEOUT,
         what="the garbage collector to delete the ConfigMap",
     )
+
+
+async def test_without_status_management_or_dependent_watches(
+    api: Client, operator: AnsibleOperator, shared_namespace: str
+) -> None:
+    ns = shared_namespace
+    await _create(api, "Loner", "loner", ns, {})
+    await wait_for(
+        lambda: _run_notes(api, ns, "loner"),
+        timeout=RUN_TIMEOUT,
+        what="the first run's Event",
+    )
+    loner = await api.get(API, "Loner", "loner", namespace=ns)
+    assert "status" not in loner  # manageStatus: false writes no conditions
+    # the run's dependents still get their owner, but nothing watches them
+    dependent = await api.get("v1", "ConfigMap", "loner-dependent", namespace=ns)
+    assert dependent["metadata"]["ownerReferences"][0]["uid"] == loner["metadata"]["uid"]
+    await api.delete("v1", "ConfigMap", "loner-dependent", namespace=ns)
+    await api.patch(API, "Loner", "loner", {"spec": {"again": True}}, namespace=ns)
+    # a watched ConfigMap would have run it, or been counted: "... (and 1 more)"
+    notes = await wait_for(
+        lambda: _run_notes(api, ns, "loner"),
+        lambda notes: len(notes) == 2,
+        timeout=RUN_TIMEOUT,
+        what="the second run's Event",
+    )
+    assert any(
+        note.endswith(f"trigger: Loner {ns}/loner spec changed (generation 2)") for note in notes
+    ), notes
+    assert "status" not in await api.get(API, "Loner", "loner", namespace=ns)
 
 
 async def _absent(api: Client, api_version: str, kind: str, name: str, namespace: str) -> bool:
