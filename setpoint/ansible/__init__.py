@@ -6,7 +6,10 @@ watch, each reconcile running the role or playbook with ``ansible-runner`` and t
 variables (:mod:`.parameters`), conditions in the CR's status (:mod:`.status`), and a proxy
 between Ansible and the API server (:mod:`.proxy`) that makes the CR the owner of what the run
 creates and serves reads from the operator's cache. Dependents are watched as they appear
-(:mod:`.operator`), and each run's trigger is logged and recorded (:mod:`.triggers`).
+(:mod:`.operator`), and each run's trigger is logged and recorded (:mod:`.triggers`). The
+operator serves Operator SDK's ``ansible_operator_*`` metrics (:mod:`.metrics`) and receives the
+``osdk_metric`` module's user-defined ones (:mod:`.user_metrics`); ``setpoint run`` installs what
+the project's requirements.yml lists and is missing (:mod:`.requirements`).
 
 The pieces, from the outside in: :func:`load_operator` reads a watches.yaml
 (:mod:`.watches`) into an :class:`AnsibleOperator`, an ``Operator`` whose reconcilers are

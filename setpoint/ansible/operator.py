@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from setpoint.ansible.metrics import record_build_info
 from setpoint.ansible.proxy import (
     PRIMARY_RESOURCE_ANNOTATION,
     PRIMARY_RESOURCE_TYPE_ANNOTATION,
@@ -36,6 +37,7 @@ from setpoint.ansible.triggers import (
     TriggeringOwnerHandler,
     Triggers,
 )
+from setpoint.ansible.user_metrics import DEFAULT_USER_METRICS_PORT, UserMetricsServer
 from setpoint.ansible.watches import GroupVersionKind, Watch, load_watches
 from setpoint.controller.handlers import Handler
 from setpoint.controller.predicates import (
@@ -97,7 +99,9 @@ class AnsibleOperator(Operator):
     ``snake_case_parameters``: when given, overrides every watch's ``snakeCaseParameters``
     (``False`` keeps the CR's field names as they are). ``artifacts_root``: where runs keep
     their directories (default: ``$SETPOINT_ANSIBLE_ARTIFACTS`` or ``/tmp/setpoint-ansible``).
-    Other options are the ``Operator``'s.
+    ``user_metrics_port``: where the ``osdk_metric`` module's metrics are received on
+    127.0.0.1 (Operator SDK's 5050; a free port when taken, ``0`` for any). Other options are
+    the ``Operator``'s.
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class AnsibleOperator(Operator):
         client: Any = None,
         *,
         artifacts_root: Path | None = None,
+        user_metrics_port: int = DEFAULT_USER_METRICS_PORT,
         **manager_options: Any,
     ) -> None:
         super().__init__(name, client, **manager_options)
@@ -114,6 +119,9 @@ class AnsibleOperator(Operator):
         self.artifacts_root = artifacts_root or default_artifacts_root()
         self.triggers = Triggers()
         self.proxy = _Proxy(self)
+        self.user_metrics = UserMetricsServer(user_metrics_port)
+        self.add(self.user_metrics, needs_leader_election=False)
+        record_build_info()
         self._manager_options = dict(manager_options)
         self._dependent_watches: set[tuple[str, str, str, bool]] = set()
         self._dependent_lock = asyncio.Lock()
@@ -125,12 +133,21 @@ class AnsibleOperator(Operator):
     def fresh(self, client: Any = None, **manager_options: Any) -> AnsibleOperator:
         """A new, unstarted copy with the same watches (a manager runs once)."""
         return AnsibleOperator(
-            self.watches, self.name, client, artifacts_root=self.artifacts_root, **manager_options
+            self.watches,
+            self.name,
+            client,
+            artifacts_root=self.artifacts_root,
+            user_metrics_port=self.user_metrics.port,
+            **manager_options,
         )
 
     def _register(self, watch: Watch) -> None:
         reconciler = AnsibleReconciler(
-            watch, self.proxy, artifacts_root=self.artifacts_root, triggers=self.triggers
+            watch,
+            self.proxy,
+            artifacts_root=self.artifacts_root,
+            triggers=self.triggers,
+            user_metrics=self.user_metrics,
         )
         self.reconcilers[watch.gvk] = reconciler
         changes: Predicate = or_(GenerationChanged(), NoGeneration())
@@ -161,8 +178,14 @@ class AnsibleOperator(Operator):
         child = _gvk(created.api_version, created.kind)
         if child in watch.blacklist:
             return
+        # Operator SDK's proxy (inject_owner.go, addWatchToController in proxy.go): only what
+        # the cache can watch (all namespaces, or the dependent's among them); tied by owner
+        # reference, or by annotation when namespaced, or cluster-scoped with
+        # watchClusterScopedResources.
+        if self._namespaces is not None and created.namespace not in self._namespaces:
+            return
         if not created.by_owner_reference and not (
-            watch.watch_cluster_scoped_resources or self._namespaces is None
+            created.namespaced or watch.watch_cluster_scoped_resources
         ):
             return
         key = (watch.name, created.api_version, created.kind, created.by_owner_reference)

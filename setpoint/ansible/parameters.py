@@ -128,7 +128,9 @@ def make_parameters(
     """The extra variables of a run for the CR ``obj`` (see the module docs)."""
     spec = obj.get("spec")
     if not isinstance(spec, Mapping):
+        # Operator SDK gives a CR without a spec (a Secret, a ConfigMap) an empty one.
         spec = {}
+        obj = {**obj, "spec": spec}
     parameters: dict[str, Any] = _convert_keys(spec) if snake_case else dict(spec)
     if unsafe:
         parameters = {key: mark_unsafe(value) for key, value in parameters.items()}

@@ -23,13 +23,14 @@ next read in the same run (or the next run) sees them even before the watch deli
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import BasicAuth, web
+from aiohttp import web
 
 from setpoint.ansible.kubeconfig import Owner, decode_owner
 from setpoint.api.gvk import ResourceInfo
@@ -91,12 +92,19 @@ def parse_request_path(path: str) -> RequestInfo | None:
 
 @dataclass(frozen=True)
 class DependentCreated:
-    """A dependent of ``owner`` of kind ``api_version``/``kind`` was created or read."""
+    """A dependent of ``owner`` of kind ``api_version``/``kind`` was created or read.
+
+    ``namespace`` is the dependent's (``""`` for a cluster-scoped one), ``namespaced`` whether
+    its kind is namespaced, ``by_owner_reference`` whether it is tied to the owner by an owner
+    reference (else by the ``operator-sdk/primary-resource`` annotations).
+    """
 
     owner: Owner
     api_version: str
     kind: str
     by_owner_reference: bool
+    namespace: str = ""
+    namespaced: bool = True
 
 
 DependentListener = Callable[[DependentCreated], Awaitable[None]]
@@ -258,7 +266,9 @@ class OwnerInjectingProxy:
 
     async def _inject_owner(self, body: bytes, info: RequestInfo, owner: Owner) -> bytes:
         resource = await self._resource(info)
-        if resource is None:
+        if resource is None or not {"get", "list", "watch"} <= set(resource.verbs):
+            # Virtual resources (reviews, token requests) are not stored: nothing to own or
+            # watch (Operator SDK's IsVirtualResource).
             return body
         try:
             obj = json.loads(body)
@@ -283,7 +293,14 @@ class OwnerInjectingProxy:
             annotations[PRIMARY_RESOURCE_TYPE_ANNOTATION] = owner.group_kind
         if self.on_dependent is not None:
             await self.on_dependent(
-                DependentCreated(owner, info.api_version, resource.kind, by_reference)
+                DependentCreated(
+                    owner,
+                    info.api_version,
+                    resource.kind,
+                    by_reference,
+                    namespace=(namespace or "") if resource.namespaced else "",
+                    namespaced=resource.namespaced,
+                )
             )
         return json.dumps(obj).encode()
 
@@ -295,16 +312,23 @@ class OwnerInjectingProxy:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api_version, str) or not isinstance(kind, str):
             return
+        namespace = str(metadata.get("namespace") or "")
+        # An object without a namespace is of a cluster-scoped kind (reads name theirs).
+        namespaced = bool(namespace)
         for reference in metadata.get("ownerReferences") or []:
             if (
                 reference.get("apiVersion") == owner.api_version
                 and reference.get("kind") == owner.kind
             ):
-                await self.on_dependent(DependentCreated(owner, api_version, kind, True))
+                await self.on_dependent(
+                    DependentCreated(owner, api_version, kind, True, namespace, namespaced)
+                )
                 return
         annotations = metadata.get("annotations") or {}
         if annotations.get(PRIMARY_RESOURCE_TYPE_ANNOTATION) == owner.group_kind:
-            await self.on_dependent(DependentCreated(owner, api_version, kind, False))
+            await self.on_dependent(
+                DependentCreated(owner, api_version, kind, False, namespace, namespaced)
+            )
 
     async def _forward(
         self, request: web.Request, body: bytes, info: RequestInfo | None, owner: Owner | None
@@ -389,9 +413,11 @@ def _owner_of(request: web.Request) -> Owner | None:
     if not header or not header.lower().startswith("basic "):
         return None
     try:
-        user = BasicAuth.decode(header).login
-    except ValueError:
+        # RFC 7617 credentials; aiohttp deprecates its BasicAuth helper.
+        credentials = base64.b64decode(header[6:].strip(), validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
         return None
+    user, _, _ = credentials.partition(":")
     return decode_owner(user)
 
 

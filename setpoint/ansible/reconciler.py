@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from setpoint.ansible.kubeconfig import Owner, write_kubeconfig
+from setpoint.ansible.metrics import RECONCILES, gvk_label, record_result
 from setpoint.ansible.parameters import make_parameters
 from setpoint.ansible.runner import RunOutcome, RunSpec, mapping_of, run_ansible
 from setpoint.ansible.status import (
@@ -80,9 +81,12 @@ class AnsibleReconciler:
         *,
         artifacts_root: Path,
         triggers: Triggers,
+        user_metrics: ProxyAddress | None = None,
     ) -> None:
         self.watch = watch
         self.proxy = proxy
+        #: Where the ``osdk_metric`` module posts (told to runs as SETPOINT_ANSIBLE_METRICS_URL).
+        self.user_metrics = user_metrics
         self.artifacts_root = artifacts_root
         self.triggers = triggers
         #: Seconds of the latest runs (the bench reads them), oldest first.
@@ -102,6 +106,7 @@ class AnsibleReconciler:
                 period = parse_go_duration(annotations[RECONCILE_PERIOD_ANNOTATION])
             except ValueError as error:
                 message = f"annotation {RECONCILE_PERIOD_ANNOTATION}: {error}"
+                record_result(watch.gvk, succeeded=False)
                 if watch.manage_status:
                     await self._write_conditions(
                         ctx, lambda current: failed_conditions(current, message, None)
@@ -156,6 +161,7 @@ class AnsibleReconciler:
         if fresh_metadata.get("deletionTimestamp") is not None and finalizer is not None:
             requeue = FINALIZER_RETRY_SECONDS
         if watch.manage_status and outcome.result is not None:
+            record_result(watch.gvk, outcome.succeeded)
             if outcome.succeeded:
                 result = outcome.result
                 await self._write_conditions(
@@ -235,6 +241,9 @@ class AnsibleReconciler:
             extra={"job": ident, "trigger": trigger},
         )
         proxy_url = await self.proxy.url()
+        environment = {}
+        if self.user_metrics is not None:
+            environment["SETPOINT_ANSIBLE_METRICS_URL"] = await self.user_metrics.url()
         kubeconfig = await asyncio.to_thread(_write_kubeconfig, owner, proxy_url, directory)
         try:
             outcome = await run_ansible(
@@ -246,10 +255,12 @@ class AnsibleReconciler:
                 verbosity=verbosity,
                 rotate_artifacts=artifacts,
                 on_event=_task_logger(ctx.log, ident),
+                environment=environment,
             )
         finally:
             kubeconfig.unlink(missing_ok=True)
         self.run_seconds.append(outcome.seconds)
+        RECONCILES.labels(gvk_label(gvk)).observe(outcome.seconds)
         counts = _counts(outcome.result)
         if outcome.succeeded:
             ctx.log.info(

@@ -204,12 +204,13 @@ async def run_ansible(
     verbosity: int = 0,
     rotate_artifacts: int = 20,
     on_event: Callable[[Mapping[str, Any]], None] | None = None,
+    environment: Mapping[str, str] | None = None,
 ) -> RunOutcome:
     """Run the role or playbook in a worker thread; returns what it did.
 
     ``kubeconfig`` is given to the run as ``K8S_AUTH_KUBECONFIG`` and ``KUBECONFIG``, which the
-    ``kubernetes.core`` modules read. A cancelled call stops the run (``ansible-runner``
-    terminates ``ansible-playbook``) before raising.
+    ``kubernetes.core`` modules read; ``environment`` adds variables. A cancelled call stops
+    the run (``ansible-runner`` terminates ``ansible-playbook``) before raising.
     """
     binaries = str(Path(sys.executable).parent)
     envvars = {
@@ -218,6 +219,7 @@ async def run_ansible(
         "ANSIBLE_COLLECTIONS_PATH": ansible_collections_path(),
         # ansible-playbook of the operator's environment, even when it is not activated.
         "PATH": os.pathsep.join([binaries, os.environ.get("PATH", "")]),
+        **(environment or {}),
     }
     collector = _EventCollector(on_event)
     cancelled = threading.Event()

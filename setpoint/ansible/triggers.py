@@ -185,6 +185,21 @@ class TriggeringAnnotationHandler(EnqueueRequestsFromMapFunc):
         namespace, _, name = primary.rpartition("/")
         if not name:
             return []
-        key = ObjectKey(namespace or None, name)
-        self.triggers.note(key, f"dependent {_describe(obj)} changed")
-        return [key]
+        return [ObjectKey(namespace or None, name)]
+
+    def _note(self, what: str, *objects: CachedObject) -> None:
+        keys = {key: obj for obj in objects for key in self._owners(obj)}
+        for key, obj in keys.items():
+            self.triggers.note(key, f"dependent {_describe(obj)} {what}")
+
+    def on_create(self, obj: CachedObject, queue: RequestQueue) -> None:
+        self._note("added", obj)
+        super().on_create(obj, queue)
+
+    def on_update(self, old: CachedObject, new: CachedObject, queue: RequestQueue) -> None:
+        self._note("changed", old, new)
+        super().on_update(old, new, queue)
+
+    def on_delete(self, obj: CachedObject, queue: RequestQueue) -> None:
+        self._note("deleted", obj)
+        super().on_delete(obj, queue)

@@ -10,6 +10,11 @@ only when a sample file changes, so that what the user changed with kubectl mean
 In a project made by ``setpoint init`` (found from the current directory when TARGET is left
 out) the samples are its ``config/samples``; elsewhere they are generated from the models once.
 File changes are watched with ``watchfiles``.
+
+An Ansible operator (a ``watches.yaml``, or its directory; found from the current directory
+when TARGET is left out) is run the same way: its CRDs are the project's ``config/crd/bases``
+ones or generated from the watched kinds, its samples are ``config/samples``, and a change of
+watches.yaml, a role, a playbook or a CRD restarts the operator, which runs every CR again.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ class DevSession:
     root: Path
     watched: Path
     samples: Path | None
+    ansible: bool = False
 
 
 def find_project(start: Path) -> tuple[Path, str] | None:
@@ -62,6 +68,24 @@ def find_project(start: Path) -> tuple[Path, str] | None:
         settings = project_settings(directory)
         if settings is not None:
             return directory, f"{settings[0]}.operator"
+    return None
+
+
+def find_ansible_project(start: Path) -> Path | None:
+    """The directory holding the watches.yaml of the Ansible project ``start`` is in."""
+    for directory in (start, *start.parents):
+        if (directory / "watches.yaml").is_file():
+            return directory
+    return None
+
+
+def _ansible_target(target: str) -> Path | None:
+    """The project directory of an Ansible operator TARGET (watches.yaml or its directory)."""
+    path = Path(target)
+    if path.is_file() and path.suffix in (".yaml", ".yml"):
+        return path.resolve().parent
+    if path.is_dir() and (path / "watches.yaml").is_file():
+        return path.resolve()
     return None
 
 
@@ -168,7 +192,26 @@ class _Changes:
             return file.suffix in (".yaml", ".yml")
         if "__pycache__" in file.parts or any(part.startswith(".") for part in file.parts):
             return False
+        if self.session.ansible:
+            return self._ansible_source(file)
         return file.suffix == ".py"
+
+    def _ansible_source(self, file: Path) -> bool:
+        """watches.yaml, roles, playbooks (any file: templates, files) and the CRDs."""
+        try:
+            parts = file.relative_to(self.session.watched).parts
+        except ValueError:
+            return False
+        if parts[:1] == ("config",):
+            return parts[:2] == ("config", "crd")
+        return parts[:1] in (("roles",), ("playbooks",)) or file.suffix in (".yaml", ".yml")
+
+    def reloads(self, paths: set[str]) -> bool:
+        """Whether the changes need the operator restarted (and the CRDs installed again)."""
+        if self.session.ansible:
+            samples = self.session.samples
+            return any(samples is None or Path(path).parent != samples for path in paths)
+        return any(path.endswith(".py") for path in paths)
 
     def samples_changed(self, paths: set[str]) -> bool:
         samples = self.session.samples
@@ -195,21 +238,30 @@ def _watch(session: DevSession) -> Iterator[set[str]]:
 def _session(
     target: str | None, samples: bool | None, watch_dir: str | None, workdir: Path
 ) -> DevSession:
+    ansible_root = _ansible_target(target) if target is not None else None
     if target is None:
         found = find_project(Path.cwd())
-        if found is None:
+        ansible_root = find_ansible_project(Path.cwd()) if found is None else None
+        if found is None and ansible_root is None:
             raise click.UsageError(
                 "no TARGET and no project here: run it in a project made by `setpoint init` "
-                "(or a directory below), or give TARGET (a module or a .py file)"
+                "(or a directory below) or an Ansible operator's (watches.yaml), or give TARGET "
+                "(a module, a .py file or a watches.yaml)"
             )
-        root, target = found
+        root, target = found if found is not None else (Path.cwd(), str(ansible_root))
     else:
         location = Path(target.split(":", 1)[0])
         found_root = _project_root_of(location.resolve()) if location.exists() else None
         root = found_root or _project_root_of(Path.cwd()) or Path.cwd()
-    watched = Path(watch_dir).resolve() if watch_dir else _watched_directory_in(target, root)
+    if ansible_root is not None:  # commands run in the project: the TARGET path is absolute
+        root, target = ansible_root, str(Path(target).resolve())
+        watched = Path(watch_dir).resolve() if watch_dir else ansible_root
+    else:
+        watched = Path(watch_dir).resolve() if watch_dir else _watched_directory_in(target, root)
     project_samples = root / "config" / "samples"
-    in_project = project_settings(root) is not None
+    in_project = project_settings(root) is not None or (
+        ansible_root is not None and project_samples.is_dir()
+    )
     if samples is None:
         samples = in_project
     sample_dir: Path | None = None
@@ -218,7 +270,13 @@ def _session(
             sample_dir = project_samples.resolve()
         else:
             sample_dir = _generated_samples(target, root, workdir)
-    return DevSession(target=target, root=root.resolve(), watched=watched, samples=sample_dir)
+    return DevSession(
+        target=target,
+        root=root.resolve(),
+        watched=watched,
+        samples=sample_dir,
+        ansible=ansible_root is not None,
+    )
 
 
 def _watched_directory_in(target: str, root: Path) -> Path:
@@ -319,7 +377,7 @@ def dev_command(
             names = sorted({Path(path).name for path in paths})
             if _Changes(session).samples_changed(paths):
                 samples_due = True
-            if any(path.endswith(".py") for path in paths):
+            if _Changes(session).reloads(paths):
                 _say(f"changed: {', '.join(names)}; reloading")
                 reload = True
                 if once:

@@ -271,6 +271,17 @@ def _crds_from(source: str) -> list[dict[str, Any]]:
 
         return metacontroller_crds()
     path = Path(source)
+    from setpoint.cli.run import ansible_operators
+
+    ansible = ansible_operators(source)
+    if ansible:  # an Ansible operator's watches.yaml: its kinds (with config/crd/bases' CRDs)
+        from setpoint.ansible.resources import resource_models
+        from setpoint.generate.ansible_project import ansible_crds
+
+        watched = resource_models([w for op in ansible for w in getattr(op, "watches", [])])
+        if not watched:
+            raise click.UsageError(f"TARGET {source!r} watches no custom resource kind")
+        return ansible_crds(crd_manifests(watched), path if path.is_dir() else path.parent)
     # A project directory is a TARGET (its models), even with a generated config/ inside.
     if path.is_dir() and not project_directories(path):
         documents: list[dict[str, Any]] = []

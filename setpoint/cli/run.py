@@ -223,7 +223,7 @@ def run_command(
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--log-level") from None
     try:
-        managers = ansible_operators(target) or find_managers(target)
+        managers = ansible_operators(target, install_requirements=True) or find_managers(target)
     except TargetError as error:
         raise click.UsageError(str(error)) from None
     if as_groups and not as_user:
@@ -268,9 +268,10 @@ def run_command(
     sys.exit(asyncio.run(run_operators(managers, debug=debug)))
 
 
-def ansible_operators(target: str) -> list[Manager] | None:
+def ansible_operators(target: str, *, install_requirements: bool = False) -> list[Manager] | None:
     """A watches.yaml, or a directory holding one: an Operator SDK-style Ansible operator
-    (``setpoint.ansible``); None for any other TARGET."""
+    (``setpoint.ansible``); None for any other TARGET. ``install_requirements``: install what
+    the project's requirements.yml lists and is missing (``setpoint run``)."""
     path = Path(target)
     watches = path if path.is_file() and path.suffix in (".yaml", ".yml") else path / "watches.yaml"
     if not watches.is_file():
@@ -281,11 +282,15 @@ def ansible_operators(target: str) -> list[Manager] | None:
             "(pip install 'setpoint[ansible]', then python -m setpoint.ansible.install_collections)"
         )
     from setpoint.ansible import WatchesError, load_operator
+    from setpoint.ansible.requirements import RequirementsError, ensure_requirements
 
     try:
-        return [load_operator(watches)]
-    except WatchesError as error:
+        operator = load_operator(watches)
+        if install_requirements:
+            ensure_requirements(watches.parent)
+    except (WatchesError, RequirementsError) as error:
         raise TargetError(str(error)) from None
+    return [operator]
 
 
 def _ready_check(manager: Manager) -> HealthCheck:

@@ -26,7 +26,7 @@ from setpoint.generate.project import (
     container_args,
 )
 
-__all__ = ["IMAGE_PROJECT_DIRECTORY", "ansible_project_files"]
+__all__ = ["IMAGE_PROJECT_DIRECTORY", "ansible_crds", "ansible_project_files"]
 
 #: Where the Dockerfile puts the project inside the image (Operator SDK's image uses it too).
 IMAGE_PROJECT_DIRECTORY = "/opt/ansible"
@@ -48,6 +48,19 @@ def ansible_project_files(
         result["rbac/role.yaml"] = _merged_role(result["rbac/role.yaml"], role_path)
     result["Dockerfile"] = _dockerfile(options)
     return dict(sorted(result.items()))
+
+
+def ansible_crds(crds: list[dict[str, Any]], project: Path) -> list[dict[str, Any]]:
+    """``crds`` (generated from the watched kinds), each replaced by the project's own
+    ``config/crd/bases/<group>_<plural>.yaml`` when it has one (``setpoint install``)."""
+    bases = project / "config" / "crd" / "bases"
+    result = []
+    for crd in crds:
+        spec = crd["spec"]
+        given = bases / f"{spec['group']}_{spec['names']['plural']}.yaml"
+        loaded = yaml.safe_load(given.read_text()) if given.is_file() else None
+        result.append(loaded if isinstance(loaded, dict) else crd)
+    return result
 
 
 def _merged_role(generated: str, given_path: Path) -> str:

@@ -77,3 +77,10 @@ def test_finalizer_vars_win_and_unsafe_marks_strings() -> None:
     assert parameters["state"] == "absent"
     assert parameters["name"] == {"__ansible_unsafe": "{{ lookup('env', 'HOME') }}"}
     assert "__secret" in parameters  # the core group: an empty group name
+
+
+def test_a_resource_without_spec_gets_an_empty_one_as_in_operator_sdk() -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"}}
+    parameters = make_parameters(secret, group="", kind="Secret")
+    assert parameters["__secret"] == {**secret, "spec": {}}  # _<group>_<kind>, group ""
+    assert parameters["__secret_spec"] == {}
