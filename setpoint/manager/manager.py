@@ -337,6 +337,12 @@ class Manager:
             self.readyz.add("webhook", self._webhook_ready_check)
         self._webhook_converters[path] = converter
 
+    @property
+    def serves_webhooks(self) -> bool:
+        """Whether an admission or conversion webhook was added (the manager then starts the
+        webhook server, unless ``webhook_port=-1``)."""
+        return bool(self._webhook_handlers or self._webhook_converters)
+
     def _webhook_declarations(self) -> list[WebhookDeclaration]:
         """What ``webhooks_local`` registers (an ``Operator`` knows its typed handlers)."""
         return []
