@@ -192,8 +192,14 @@ def project_files(
     files["prometheus/kustomization.yaml"] = _dump(_kustomization(["monitor.yaml"]))
     files["Dockerfile"] = _dockerfile(options)
     from setpoint.generate.chart import chart_files
+    from setpoint.generate.webhooks import plural_of, webhook_declarations
 
-    for path, text in chart_files(name, crds, rules, options).items():
+    webhooks = webhook_declarations(operators)
+    plurals = {(d.api_version, d.kind): plural_of(d) for d in webhooks}
+    chart = chart_files(
+        name, crds, rules, options, webhooks, lambda api_version, kind: plurals[(api_version, kind)]
+    )
+    for path, text in chart.items():
         files[f"chart/{path}"] = text
     return dict(sorted(files.items()))
 

@@ -37,7 +37,8 @@ def webhook_declarations(operators: Sequence[Operator]) -> list[WebhookDeclarati
     return [webhook for operator in operators for webhook in operator.webhooks if webhook.kind]
 
 
-def _plural(declaration: WebhookDeclaration) -> str:
+def plural_of(declaration: WebhookDeclaration) -> str:
+    """The resource (plural) the declaration's webhook rules name."""
     model = getattr(declaration.handler, "model", None)
     if isinstance(model, type) and issubclass(model, CustomResource) and model.__resource__:
         return model.__resource__.plural
@@ -52,7 +53,7 @@ def webhook_files(
     kustomization: Any,
 ) -> dict[str, str]:
     """The files, by path under ``config/``."""
-    plurals = {(d.api_version, d.kind): _plural(d) for d in declarations}
+    plurals = {(d.api_version, d.kind): plural_of(d) for d in declarations}
     service_name = f"{name}-{SERVICE}"
 
     def client_config(path: str) -> dict[str, Any]:

@@ -196,6 +196,11 @@ class Operator(Manager):
         """The admission webhooks registered (defaulters, validators, raw handlers)."""
         return list(self._webhooks)
 
+    @property
+    def conversions(self) -> list[tuple[type[BaseModel], tuple[type[BaseModel], ...]]]:
+        """The conversions registered with :meth:`conversion`: ``(hub, spokes)`` each."""
+        return list(self._conversions)
+
     def _add_webhook(self, declaration: WebhookDeclaration) -> None:
         self.add_webhook(declaration.path, declaration.handler)
         self._webhooks.append(declaration)
