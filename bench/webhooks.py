@@ -18,14 +18,19 @@ each in its own process, in the same run:
   between the two servers; the best round of each (other processes only ever slow a round
   down). The aim for setpoint's server is >= 2,000/s on one core.
 
-Times are wall-clock milliseconds on a shared 2-core machine; the ratio to the echo is the
-figure to compare across machines.
+- **The review path alone**: microseconds per review of setpoint's handler path (decode, the
+  typed validator or defaulter, the answer, encode) and of the echo's, in this process with no
+  HTTP or TLS: what a webhook server's own code costs, without the transport both share.
+
+Times are wall-clock on a shared 2-core machine; the ratio to the echo is the figure to
+compare across machines.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import statistics
 import subprocess
 import tempfile
@@ -206,9 +211,65 @@ async def _reviews_per_second(server: WebhookProcess, ca_pem: bytes, count: int)
     return (count // CONCURRENCY) * CONCURRENCY / elapsed
 
 
+def _review_body() -> bytes:
+    obj = _configmap("r")
+    obj["metadata"]["namespace"] = "default"
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": str(uuid.uuid4()),
+            "operation": "CREATE",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "object": obj,
+        },
+    }
+    return json.dumps(review).encode()
+
+
+async def _review_path_microseconds(count: int) -> dict[str, float]:
+    """Microseconds per review of the handler path alone, no HTTP or TLS: setpoint's (decode,
+    AdmissionRequest, the typed handler, the answer, encode) for the validator and the
+    defaulter of ``bench.webhook_server_process``, and the echo's (json in, json out). Rounds
+    alternate between the three; the best round of each."""
+    from bench.webhook_server_process import echo_answer, setpoint_handlers
+    from setpoint.webhook.review import AdmissionRequest
+    from setpoint.webhook.server import _DECODE, _ENCODE
+
+    body = _review_body()
+    handlers = setpoint_handlers()
+
+    async def setpoint_path(path: str) -> None:
+        request = AdmissionRequest.from_review(_DECODE(body))
+        answer = await handlers[path](request)
+        _ENCODE(answer.to_review(request.uid, request.api_version))
+
+    async def echo_path() -> None:
+        echo_answer(body)
+
+    paths = {
+        "validate": lambda: setpoint_path("/validate"),
+        "mutate": lambda: setpoint_path("/mutate"),
+        "echo": echo_path,
+    }
+    best: dict[str, float] = {}
+    for _ in range(ROUNDS):
+        for name, run in paths.items():
+            started = time.perf_counter()
+            for _ in range(count):
+                await run()
+            elapsed = (time.perf_counter() - started) / count * 1e6
+            best[name] = min(best.get(name, elapsed), elapsed)
+    return {
+        "review_path_setpoint_validate_us": round(best["validate"], 1),
+        "review_path_setpoint_mutate_us": round(best["mutate"], 1),
+        "review_path_echo_us": round(best["echo"], 1),
+    }
+
+
 async def measure(sizes: Sizes) -> dict[str, Any]:
     """Run every measurement; the figures by name."""
-    figures: dict[str, Any] = {}
+    figures: dict[str, Any] = await _review_path_microseconds(sizes.reviews)
     certificate = generate_serving_certificate()
     bundle = base64.b64encode(certificate.certificate_pem).decode()
     with tempfile.TemporaryDirectory(prefix="bench-webhooks-") as workdir:
@@ -240,6 +301,10 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         finally:
             for server in servers:
                 server.stop()
+    for path in ("validate", "mutate"):
+        figures[f"review_path_{path}_ratio_to_echo"] = round(
+            figures[f"review_path_setpoint_{path}_us"] / figures["review_path_echo_us"], 2
+        )
     if figures.get("reviews_per_second_echo"):
         figures["reviews_per_second_ratio_to_echo"] = round(
             figures["reviews_per_second_setpoint"] / figures["reviews_per_second_echo"], 2

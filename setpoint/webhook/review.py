@@ -8,15 +8,17 @@ with the request's ``uid``. :class:`MalformedReview` marks a body that is not a 
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+import msgspec
 
 from setpoint.api.field_errors import FieldError
 from setpoint.api.status import invalid as invalid_status
 
 REVIEW_VERSIONS: Final = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+_ENCODE: Final = msgspec.json.Encoder().encode
 
 
 class MalformedReview(ValueError):
@@ -153,9 +155,7 @@ class AdmissionResponse:
         response["status"] = status
         if self.patch:
             response["patchType"] = "JSONPatch"
-            response["patch"] = base64.b64encode(
-                json.dumps(self.patch, separators=(",", ":")).encode()
-            ).decode("ascii")
+            response["patch"] = base64.b64encode(_ENCODE(self.patch)).decode("ascii")
         if self.warnings:
             response["warnings"] = list(self.warnings)
         return {"apiVersion": api_version, "kind": "AdmissionReview", "response": response}
