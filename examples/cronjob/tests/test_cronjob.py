@@ -194,3 +194,85 @@ def test_more_than_100_missed_runs_is_an_error() -> None:
     now = datetime(2026, 1, 15, 10, 0, tzinfo=UTC)
     with pytest.raises(TooManyMissedRuns, match=r"Too many missed start times \(> 100\)"):
         next_schedule("* * * * *", earliest=now - timedelta(hours=2), now=now)
+
+
+@pytest.mark.parametrize("policy", ["Forbid", "Replace", "Allow"])
+async def test_concurrency_policy_decides_what_happens_to_a_run_while_a_job_is_active(
+    client: Client, kubeconfig: str, namespace: str, policy: str
+) -> None:
+    # The Job's container has no command: it runs until deleted, so the first Job stays active.
+    await install_crds(client, _crd())
+    created = await client.create(cronjob(namespace, concurrencyPolicy=policy))
+    start = datetime.fromisoformat(created["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    first_run = start.replace(second=0) + timedelta(minutes=1)
+    second_run = first_run + timedelta(minutes=1)
+    clock = FakeClock(first_run + timedelta(seconds=5))
+    first, second = (f"hello-{int(run.timestamp())}" for run in (first_run, second_run))
+
+    async def jobs() -> dict[str, dict[str, Any]]:
+        listed = await client.list(*kinds.Job, namespace=namespace)
+        return {job["metadata"]["name"]: job for job in listed}
+
+    async def next_run_is(moment: datetime) -> bool:
+        obj = await client.get(f"{GROUP}/v1", "CronJob", "hello", namespace=namespace)
+        conditions = (obj.get("status") or {}).get("conditions") or [{}]
+        return conditions[0].get("message") == f"next run at {format_time(moment)}"
+
+    async with run_operator(
+        op, kubeconfig=kubeconfig, namespace=namespace, clock=clock, webhook_port=-1
+    ):
+        await wait_for(jobs, lambda found: first in found, timeout=TIMEOUT)
+        await wait_for(
+            lambda: client.get(f"{GROUP}/v1", "CronJob", "hello", namespace=namespace),
+            lambda obj: bool((obj.get("status") or {}).get("active")),
+            timeout=TIMEOUT,
+        )
+        clock.set(second_run + timedelta(seconds=5))
+        # The reconcile at the second run has happened once the next run is the third.
+        await wait_for(lambda: next_run_is(second_run + timedelta(minutes=1)), timeout=TIMEOUT)
+        if policy == "Forbid":
+            assert sorted(await jobs()) == [first]
+        elif policy == "Replace":
+            found = await wait_for(jobs, lambda found: second in found, timeout=TIMEOUT)
+            replaced = found.get(first)
+            assert replaced is None or replaced["metadata"].get("deletionTimestamp")
+        else:
+            found = await wait_for(jobs, lambda found: second in found, timeout=TIMEOUT)
+            assert not found[first]["metadata"].get("deletionTimestamp")
+
+
+async def test_finished_jobs_beyond_the_history_limit_are_deleted(
+    client: Client, kubeconfig: str, namespace: str
+) -> None:
+    await install_crds(client, _crd())
+    body = cronjob(namespace, successfulJobsHistoryLimit=0)
+    # A command that ends: the (simulated) container exits 0 after a second.
+    containers = body["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    containers[0]["args"] = ["/bin/sh", "-c", "date"]
+    created = await client.create(body)
+    start = datetime.fromisoformat(created["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    first_run = start.replace(second=0) + timedelta(minutes=1)
+    name = f"hello-{int(first_run.timestamp())}"
+    clock = FakeClock(first_run + timedelta(seconds=5))
+
+    async def job() -> dict[str, Any] | None:
+        found = {
+            j["metadata"]["name"]: j for j in await client.list(*kinds.Job, namespace=namespace)
+        }
+        return found.get(name)
+
+    async with run_operator(
+        op, kubeconfig=kubeconfig, namespace=namespace, clock=clock, webhook_port=-1
+    ):
+        await wait_for(job, timeout=TIMEOUT)
+        # Complete, then deleted: no successful Job is kept.
+        await wait_for(lambda: _gone_or_deleting(job), timeout=TIMEOUT, what=f"Job {name} deleted")
+        status = (await client.get(f"{GROUP}/v1", "CronJob", "hello", namespace=namespace))[
+            "status"
+        ]
+        assert status["lastScheduleTime"] == format_time(first_run)
+
+
+async def _gone_or_deleting(probe: Any) -> bool:
+    found = await probe()
+    return found is None or bool(found["metadata"].get("deletionTimestamp"))

@@ -116,6 +116,12 @@ async def reconcile_cronjob(
         if scheduled is not None and (most_recent is None or scheduled > most_recent):
             most_recent = scheduled
 
+    # The last schedule time survives its Jobs: the tutorial clears it when none is left, so
+    # with a history limit of 0 it starts the deleted run again (from the creation time).
+    previous = cronjob.status.last_schedule_time if cronjob.status is not None else None
+    if previous is not None and (most_recent is None or previous > most_recent):
+        most_recent = previous
+
     # 2. What is running, and when the last run was scheduled.
     await ctx.patch_status(
         {
@@ -155,24 +161,29 @@ async def reconcile_cronjob(
         await ctx.set_condition("Ready", "False", "InvalidSchedule", str(error))
         ctx.recorder.warning(cronjob, "InvalidSchedule", str(error))
         return None
-    again = None if following is None else setpoint.Result(requeue_at=following)
+    if missed is not None:
+        await _run(ctx, cronjob, missed, active)
+    # Written last: once it names the next run, this run's work is done.
     next_run = "never" if following is None else format_time(following)
     await ctx.set_condition("Ready", "True", "Scheduled", f"next run at {next_run}")
-    if missed is None:
-        return again
+    return None if following is None else setpoint.Result(requeue_at=following)
 
-    if spec.concurrency_policy == "Forbid" and active:
+
+async def _run(
+    ctx: setpoint.Context, cronjob: CronJob, scheduled: datetime, active: list[dict[str, Any]]
+) -> None:
+    """Start the run scheduled at ``scheduled``, as ``concurrencyPolicy`` allows."""
+    policy = cronjob.spec.concurrency_policy
+    if policy == "Forbid" and active:
         ctx.log.info("concurrency policy blocks concurrent runs, skipping; %d active", len(active))
-        return again
-    if spec.concurrency_policy == "Replace":
+        return
+    if policy == "Replace":
         for job in active:
             await ctx.client.delete(job, propagation_policy="Background", missing_ok=True)
-
-    job = job_for(cronjob, missed)
+    job = job_for(cronjob, scheduled)
     set_controller_reference(cronjob, job)
     try:
         await ctx.client.create(job)
     except AlreadyExists:
-        return again  # created by an earlier run whose write the cache has not seen yet
+        return  # created by an earlier run whose write the cache has not seen yet
     ctx.recorder.normal(cronjob, "SuccessfulCreate", f"Created job {job['metadata']['name']}")
-    return again
