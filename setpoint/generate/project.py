@@ -208,16 +208,27 @@ def _add_webhooks(
     files: dict[str, str], operators: Sequence[Operator], name: str, namespace: str
 ) -> None:
     """``webhook/``, ``certmanager/`` and their place in ``default/`` when the operators serve
-    admission webhooks (:mod:`setpoint.generate.webhooks`)."""
-    from setpoint.generate.webhooks import webhook_declarations, webhook_files
+    admission or conversion webhooks (:mod:`setpoint.generate.webhooks`)."""
+    from setpoint.generate.webhooks import (
+        conversion_patches,
+        converted_crds,
+        webhook_declarations,
+        webhook_files,
+    )
 
     declarations = webhook_declarations(operators)
-    if not declarations:
+    converted = converted_crds(operators)
+    if not declarations and not converted:
         return
     files.update(webhook_files(declarations, name, namespace, _dump, _kustomization))
+    patches = conversion_patches(converted, name, namespace, _dump)
+    files.update(patches)
     default = yaml.safe_load(files["default/kustomization.yaml"])
     default["resources"] = [*default["resources"], "../webhook", "../certmanager"]
-    default["patches"] = [{"path": "manager_webhook_patch.yaml"}]
+    default["patches"] = [
+        {"path": "manager_webhook_patch.yaml"},
+        *({"path": path.removeprefix("default/")} for path in sorted(patches)),
+    ]
     files["default/kustomization.yaml"] = _dump(default)
 
 

@@ -167,3 +167,56 @@ def test_a_chart_without_webhooks_has_no_webhook_templates_or_values() -> None:
     assert "chart/templates/webhook.yaml" not in files
     assert "webhook" not in yaml.safe_load(files["chart/values.yaml"])
     assert "webhook" not in files["chart/templates/deployment.yaml"]
+
+
+def _render_default(files: dict[str, str], root: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    rendered = subprocess.run(
+        ["kubectl", "kustomize", str(root / "default")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load_all(rendered) if o}
+
+
+def test_a_converted_kinds_crd_calls_the_webhook_service_in_config_default_only(
+    tmp_path: Path,
+) -> None:
+    from tests.webhook.cronjob_versions import CronJobV1, CronJobV2
+
+    converting = setpoint.Operator("cron")
+    converting.conversion(CronJobV1, CronJobV2)
+    files = project_files(
+        [converting], [CronJobV1, CronJobV2], GenerateOptions(target="cron.operator")
+    )
+    # config/crd stays installable alone (setpoint install, tests): no webhook in it.
+    (crd,) = [t for p, t in files.items() if p.startswith("crd/batch")]
+    assert "conversion" not in yaml.safe_load(crd)["spec"]
+    # A conversion-only operator has no admission configurations.
+    assert "webhook/manifests.yaml" not in files
+    objects = _render_default(files, tmp_path)
+    rendered = objects[("CustomResourceDefinition", "cronjobs.batch.tutorial.kubebuilder.io")]
+    assert rendered["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "cron-system/cron-serving-cert"
+    }
+    assert rendered["spec"]["conversion"] == {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {
+                    "name": "cron-webhook-service",
+                    "namespace": "cron-system",
+                    "path": "/convert",
+                }
+            },
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+    # ... which is the Service the configuration renders, with the certificate's DNS name.
+    assert ("Service", "cron-webhook-service") in objects
+    certificate = objects[("Certificate", "cron-serving-cert")]
+    assert "cron-webhook-service.cron-system.svc" in certificate["spec"]["dnsNames"]
