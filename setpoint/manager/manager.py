@@ -347,6 +347,10 @@ class Manager:
         """What ``webhooks_local`` registers (an ``Operator`` knows its typed handlers)."""
         return []
 
+    def _converted_crds(self) -> list[str]:
+        """The CRDs whose conversion ``webhooks_local`` points here (an ``Operator`` knows)."""
+        return []
+
     def _webhook_configuration_name(self) -> str:
         return str(getattr(self, "name", "") or "setpoint")
 
@@ -752,6 +756,7 @@ class Manager:
                     self._webhook_declarations(),
                     server.port,
                     ca_pem,
+                    converted_crds=self._converted_crds(),
                 )
                 await self._local_registration.register()
         elif served:
