@@ -15,6 +15,7 @@ import json
 import ssl
 import sys
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -30,20 +31,33 @@ def _accept(obj: ConfigMap) -> None:
     return None
 
 
-async def _echo(request: web.Request) -> web.Response:
-    review = json.loads(await request.read())
+def setpoint_handlers() -> dict[str, Any]:
+    """setpoint's handlers by path: the defaulter and the validator."""
+    return {
+        "/mutate": Defaulter(ConfigMap, _label),
+        "/validate": Validator(ConfigMap, create=_accept),
+    }
+
+
+def echo_answer(body: bytes) -> bytes:
+    """The echo's whole work on a review: ``allowed: true`` for its uid."""
+    review = json.loads(body)
     answer = {"uid": review["request"]["uid"], "allowed": True}
-    return web.json_response(
+    return json.dumps(
         {"apiVersion": review["apiVersion"], "kind": "AdmissionReview", "response": answer}
-    )
+    ).encode()
+
+
+async def _echo(request: web.Request) -> web.Response:
+    return web.Response(body=echo_answer(await request.read()), content_type="application/json")
 
 
 async def serve(kind: str, port: int, cert_dir: Path) -> None:
     """Serve until cancelled."""
     if kind == "setpoint":
         server = WebhookServer(host="127.0.0.1", port=port, cert_dir=cert_dir)
-        server.register("/mutate", Defaulter(ConfigMap, _label))
-        server.register("/validate", Validator(ConfigMap, create=_accept))
+        for path, handler in setpoint_handlers().items():
+            server.register(path, handler)
         await server.start()
     else:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -14,18 +14,24 @@ each in its own process, in the same run:
   the three series share the machine's noise. p50 and p99 of each, and the added p50/p99 (with
   minus without). The aim is <= 3 ms added at p50.
 - **Reviews per second**: AdmissionReviews (CREATE of a ConfigMap) posted to ``/validate`` by
-  this process, 16 at a time over keep-alive HTTPS, for a fixed count, in rounds alternating
+  this process, 16 at a time over keep-alive HTTPS (a minimal HTTP/1.1 client on asyncio
+  streams, cheaper than the servers it measures), for a fixed count, in rounds alternating
   between the two servers; the best round of each (other processes only ever slow a round
   down). The aim for setpoint's server is >= 2,000/s on one core.
 
-Times are wall-clock milliseconds on a shared 2-core machine; the ratio to the echo is the
-figure to compare across machines.
+- **The review path alone**: microseconds per review of setpoint's handler path (decode, the
+  typed validator or defaulter, the answer, encode) and of the echo's, in this process with no
+  HTTP or TLS: what a webhook server's own code costs, without the transport both share.
+
+Times are wall-clock on a shared 2-core machine; the ratio to the echo is the figure to
+compare across machines.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import statistics
 import subprocess
 import tempfile
@@ -173,42 +179,111 @@ async def _latency(
 
 
 async def _reviews_per_second(server: WebhookProcess, ca_pem: bytes, count: int) -> float:
+    """Reviews per second ``server`` answers to ``CONCURRENCY`` keep-alive HTTPS connections.
+
+    The client is a minimal HTTP/1.1 one on asyncio streams sending pre-encoded requests: an
+    aiohttp client costs more per request than the server it measures, and one such client
+    process was the bottleneck of every server (the echo included).
+    """
     import ssl
 
     context = ssl.create_default_context(cadata=ca_pem.decode())
-    url = f"https://127.0.0.1:{server.port}/validate"
+    bodies = [_review_body() for _ in range(CONCURRENCY)]
+    requests = [
+        b"POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+        for body in bodies
+    ]
+
+    async def worker(index: int, share: int) -> None:
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", server.port, ssl=context, server_hostname="127.0.0.1"
+        )
+        try:
+            for _ in range(share):
+                writer.write(requests[index])
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                answer = await reader.readexactly(length)
+                if not head.startswith(b"HTTP/1.1 200") or b'"allowed":' not in answer:
+                    raise RuntimeError(f"unexpected answer: {head!r} {answer[:200]!r}")
+                if b'"allowed":true' not in answer and b'"allowed": true' not in answer:
+                    raise RuntimeError(f"review refused: {answer[:200]!r}")
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(worker(i, 4) for i in range(CONCURRENCY)))  # warm-up
+    started = time.perf_counter()
+    share = count // CONCURRENCY
+    await asyncio.gather(*(worker(i, share) for i in range(CONCURRENCY)))
+    elapsed = time.perf_counter() - started
+    return share * CONCURRENCY / elapsed
+
+
+def _review_body() -> bytes:
     obj = _configmap("r")
     obj["metadata"]["namespace"] = "default"
-    connector = aiohttp.TCPConnector(limit=CONCURRENCY, ssl=context)
-    async with aiohttp.ClientSession(connector=connector) as http:
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": str(uuid.uuid4()),
+            "operation": "CREATE",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "object": obj,
+        },
+    }
+    return json.dumps(review).encode()
 
-        async def worker(share: int) -> None:
-            for _ in range(share):
-                review = {
-                    "apiVersion": "admission.k8s.io/v1",
-                    "kind": "AdmissionReview",
-                    "request": {
-                        "uid": str(uuid.uuid4()),
-                        "operation": "CREATE",
-                        "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
-                        "object": obj,
-                    },
-                }
-                async with http.post(url, json=review) as response:
-                    answer = await response.json()
-                    if not answer["response"]["allowed"]:
-                        raise RuntimeError(f"review refused: {answer}")
 
-        await worker(CONCURRENCY)  # warm-up: connections and first requests
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(count // CONCURRENCY) for _ in range(CONCURRENCY)))
-        elapsed = time.perf_counter() - started
-    return (count // CONCURRENCY) * CONCURRENCY / elapsed
+async def _review_path_microseconds(count: int) -> dict[str, float]:
+    """Microseconds per review of the handler path alone, no HTTP or TLS: setpoint's (decode,
+    AdmissionRequest, the typed handler, the answer, encode) for the validator and the
+    defaulter of ``bench.webhook_server_process``, and the echo's (json in, json out). Rounds
+    alternate between the three; the best round of each."""
+    from bench.webhook_server_process import echo_answer, setpoint_handlers
+    from setpoint.webhook.review import AdmissionRequest
+    from setpoint.webhook.server import _DECODE, _ENCODE
+
+    body = _review_body()
+    handlers = setpoint_handlers()
+
+    async def setpoint_path(path: str) -> None:
+        request = AdmissionRequest.from_review(_DECODE(body))
+        answer = await handlers[path](request)
+        _ENCODE(answer.to_review(request.uid, request.api_version))
+
+    async def echo_path() -> None:
+        echo_answer(body)
+
+    paths = {
+        "validate": lambda: setpoint_path("/validate"),
+        "mutate": lambda: setpoint_path("/mutate"),
+        "echo": echo_path,
+    }
+    best: dict[str, float] = {}
+    for _ in range(ROUNDS):
+        for name, run in paths.items():
+            started = time.perf_counter()
+            for _ in range(count):
+                await run()
+            elapsed = (time.perf_counter() - started) / count * 1e6
+            best[name] = min(best.get(name, elapsed), elapsed)
+    return {
+        "review_path_setpoint_validate_us": round(best["validate"], 1),
+        "review_path_setpoint_mutate_us": round(best["mutate"], 1),
+        "review_path_echo_us": round(best["echo"], 1),
+    }
 
 
 async def measure(sizes: Sizes) -> dict[str, Any]:
     """Run every measurement; the figures by name."""
-    figures: dict[str, Any] = {}
+    figures: dict[str, Any] = await _review_path_microseconds(sizes.reviews)
     certificate = generate_serving_certificate()
     bundle = base64.b64encode(certificate.certificate_pem).decode()
     with tempfile.TemporaryDirectory(prefix="bench-webhooks-") as workdir:
@@ -240,6 +315,10 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         finally:
             for server in servers:
                 server.stop()
+    for path in ("validate", "mutate"):
+        figures[f"review_path_{path}_ratio_to_echo"] = round(
+            figures[f"review_path_setpoint_{path}_us"] / figures["review_path_echo_us"], 2
+        )
     if figures.get("reviews_per_second_echo"):
         figures["reviews_per_second_ratio_to_echo"] = round(
             figures["reviews_per_second_setpoint"] / figures["reviews_per_second_echo"], 2

@@ -285,12 +285,13 @@ def _diff(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
     out.append({"op": "replace", "path": path, "value": json_copy(new)})
 
 
-def create_json_patch(original: Any, modified: Any) -> list[dict[str, Any]]:
-    """A JSON patch that turns ``original`` into ``modified`` (``[]`` when equal).
+def create_json_patch(original: Any, modified: Any, path: str = "") -> list[dict[str, Any]]:
+    """A JSON patch that turns ``original`` into ``modified`` (``[]`` when equal); with
+    ``path`` (a JSON pointer), the two are the values at that path of a larger document.
 
     Objects are diffed key by key and lists of equal length element by element; a list whose
     length changed is replaced as a whole, which is always correct if not always minimal.
     """
     operations: list[dict[str, Any]] = []
-    _diff(original, modified, "", operations)
+    _diff(original, modified, path, operations)
     return operations

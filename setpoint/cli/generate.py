@@ -216,8 +216,10 @@ def generate_command(
         click.echo(f"wrote an OLM bundle ({len(files)} files) to {root}/; "
                    f"check it with: setpoint check bundle {root}")  # fmt: skip
         return
+    # One CRD per kind, whatever the number of its versions' models.
+    crds = len({model.declaration().crd_name for model in models})
     click.echo(
-        f"wrote {len(files)} files to {root}/ ({len(models)} CRDs); "
+        f"wrote {len(files)} files to {root}/ ({crds} CRDs); "
         f"install with: kubectl apply -k {root}/default"
     )
 

@@ -33,7 +33,15 @@ from setpoint.cli.installation import (
 )
 from setpoint.cli.local_processes import setpoint_command
 
-__all__ = ["create_api_command", "identifier_problem", "init_command", "project_settings"]
+__all__ = [
+    "check_api",
+    "create_api_command",
+    "identifier_problem",
+    "init_command",
+    "project_or_usage_error",
+    "project_settings",
+    "write_file",
+]
 
 _NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _GROUP = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -64,7 +72,8 @@ def identifier_problem(name: str, what: str, *, top_level: bool) -> str | None:
     return None
 
 
-def _write(root: Path, path: str, text: str, created: list[str]) -> None:
+def write_file(root: Path, path: str, text: str, created: list[str]) -> None:
+    """Write ``root/path`` unless it exists (then it is kept, and said so)."""
     destination = root / path
     if destination.exists():
         click.echo(f"  kept     {path} (exists)")
@@ -126,6 +135,14 @@ def _copy_wheel(dependency: SetpointDependency, root: Path) -> None:
     show_default=True,
     help="With --kind: the API version.",
 )
+@click.option("--defaulting", is_flag=True, help="With --kind: a defaulter webhook for it.")
+@click.option(
+    "--validation",
+    "--programmatic-validation",
+    "validation",
+    is_flag=True,
+    help="With --kind: a validator webhook for it.",
+)
 @click.option(
     "--setpoint-spec",
     help="How the project's pyproject names setpoint: a requirement ('setpoint==0.1.0') or a "
@@ -149,6 +166,8 @@ def init_command(
     api_version: str,
     setpoint_spec: str | None,
     plugin: str = "python",
+    defaulting: bool = False,
+    validation: bool = False,
 ) -> None:
     """Create a ready operator project called NAME (with --kind, a first resource too).
 
@@ -159,6 +178,7 @@ def init_command(
     \b
     Example:
       setpoint init website-operator --kind Website
+      setpoint init website-operator --kind Website --defaulting --validation
       cd website-operator
       setpoint dev
     """
@@ -174,9 +194,11 @@ def init_command(
         raise click.UsageError(f"{problem}: choose another NAME")
     if kind is not None:
         group = group or name.split("-")[0]
-        _check_api(group, api_version, kind)
+        check_api(group, api_version, kind)
     elif group is not None:
         raise click.UsageError("--group needs --kind (the resource to add)")
+    elif defaulting or validation:
+        raise click.UsageError("--defaulting and --validation need --kind (the resource)")
     root = Path(directory or name)
     if root.exists() and any(root.iterdir()):
         raise click.UsageError(
@@ -222,7 +244,7 @@ def init_command(
     }
     created: list[str] = []
     for path, text in files.items():
-        _write(root, path, Template(text).substitute(values), created)
+        write_file(root, path, Template(text).substitute(values), created)
     click.echo(f"setpoint comes from {dependency.origin}: {dependency.requirement}")
     if dependency.origin == INDEX_ORIGIN:
         click.echo(
@@ -237,6 +259,10 @@ def init_command(
         return
     assert group is not None
     _add_api(root, group, api_version, kind, cluster_scoped=False)
+    if defaulting or validation:
+        from setpoint.cli.scaffold_webhook import add_webhooks
+
+        add_webhooks(root, api_version, kind, defaulting=defaulting, validation=validation)
     _generate(root, package, name, namespaced)
     click.echo(f"Next: cd {root} && setpoint dev    (make test: the tests)")
 
@@ -264,7 +290,8 @@ def project_settings(root: Path) -> tuple[str, str, bool] | None:
         return None
 
 
-def _project(root: Path) -> tuple[str, str, bool]:
+def project_or_usage_error(root: Path) -> tuple[str, str, bool]:
+    """(package, domain, namespaced) of the project at ``root``; a usage error without one."""
     settings = project_settings(root)
     if settings is None:
         raise click.UsageError(
@@ -284,7 +311,7 @@ def create_group() -> None:
     """
 
 
-def _check_api(group: str, api_version: str, kind: str) -> None:
+def check_api(group: str, api_version: str, kind: str) -> None:
     problems = []
     if not _GROUP.match(group):
         problems.append(f"--group {group!r} must be a lower-case DNS label (e.g. cache)")
@@ -321,7 +348,7 @@ def create_api_command(
     Example:
       setpoint create api --group cache --version v1alpha1 --kind Memcached
     """
-    _check_api(group, api_version, kind)
+    check_api(group, api_version, kind)
     from setpoint.cli.scaffold_ansible import create_ansible_api, is_ansible_project
 
     root = Path(directory)
@@ -333,7 +360,7 @@ def create_api_command(
 
 
 def _add_api(root: Path, group: str, api_version: str, kind: str, cluster_scoped: bool) -> None:
-    package, domain, _ = _project(root)
+    package, domain, _ = project_or_usage_error(root)
     kind_lower = kind.lower()
     values = {
         "package": package,
@@ -345,17 +372,17 @@ def _add_api(root: Path, group: str, api_version: str, kind: str, cluster_scoped
         "scope": "Cluster" if cluster_scoped else "Namespaced",
     }
     created: list[str] = []
-    _write(root, f"{package}/api/{api_version}/__init__.py", "", created)
-    _write(root, f"{package}/api/{api_version}/{kind_lower}.py",
+    write_file(root, f"{package}/api/{api_version}/__init__.py", "", created)
+    write_file(root, f"{package}/api/{api_version}/{kind_lower}.py",
            Template(templates.MODEL).substitute(values), created)  # fmt: skip
-    _write(root, f"{package}/controllers/{kind_lower}.py",
+    write_file(root, f"{package}/controllers/{kind_lower}.py",
            Template(templates.CONTROLLER).substitute(values), created)  # fmt: skip
     test_template = templates.TEST
     if cluster_scoped:
         test_template = test_template.replace(', "namespace": namespace}', "}").replace(
             ", namespace=namespace)", ")"
         )
-    _write(root, f"tests/test_{kind_lower}.py", Template(test_template).substitute(values),
+    write_file(root, f"tests/test_{kind_lower}.py", Template(test_template).substitute(values),
            created)  # fmt: skip
     registry = root / package / "controllers" / "__init__.py"
     line = f"from {package}.controllers import {kind_lower} as {kind_lower}  # noqa: F401\n"
@@ -364,3 +391,12 @@ def _add_api(root: Path, group: str, api_version: str, kind: str, cluster_scoped
         registry.write_text(text + line)
         click.echo(f"  updated  {package}/controllers/__init__.py")
     click.echo(f"{kind} ({group}.{domain}/{api_version}) added")
+
+
+def _add_create_webhook() -> None:
+    from setpoint.cli.scaffold_webhook import create_webhook_command
+
+    create_group.add_command(create_webhook_command)
+
+
+_add_create_webhook()

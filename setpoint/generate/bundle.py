@@ -11,7 +11,9 @@ Layout (what ``operator-sdk generate bundle`` writes)::
 The CSV's install strategy is the generated Deployment with the generated RBAC (cluster rules
 as ``clusterPermissions``, leader election as ``permissions``); every owned CRD lists the kinds
 its reconciler owns as ``resources`` and has a spec and a status descriptor for every field of
-its models; ``alm-examples`` are the generated samples.
+its models; ``alm-examples`` are the generated samples. An operator with webhooks gets OLM's
+``webhookdefinitions`` (:func:`webhook_definitions`); OLM then creates their Service,
+certificate and configurations itself.
 """
 
 from __future__ import annotations
@@ -30,7 +32,13 @@ from setpoint.generate.rbac import leader_election_rules, role_rules
 from setpoint.generate.samples import sample_object
 from setpoint.manager.operator import Operator
 
-__all__ = ["CAPABILITY_LEVELS", "BundleOptions", "bundle_files", "field_descriptors"]
+__all__ = [
+    "CAPABILITY_LEVELS",
+    "BundleOptions",
+    "bundle_files",
+    "field_descriptors",
+    "webhook_definitions",
+]
 
 CAPABILITY_LEVELS = (
     "Basic Install",
@@ -87,12 +95,81 @@ def _owned_kinds(
     resources: dict[tuple[str, str], dict[str, str]] = {}
     for operator in operators:
         for reconciler in operator.declarations:
-            if reconciler.for_ != (declaration.api_version, declaration.kind):
+            # Any version of the kind: one reconciler serves every version of a CRD.
+            api_version, kind = reconciler.for_
+            if (api_version.rpartition("/")[0], kind) != (declaration.group, declaration.kind):
                 continue
             for api_version, kind in reconciler.owns:
                 version = api_version.rpartition("/")[2]
                 resources[(kind, version)] = {"kind": kind, "name": "", "version": version}
     return [resources[key] for key in sorted(resources)]
+
+
+#: The webhook Service's port and the manager's (OLM creates the Service and the certificate).
+WEBHOOK_SERVICE_PORT = 443
+_WEBHOOK_TYPES = {
+    "MutatingWebhookConfiguration": "MutatingAdmissionWebhook",
+    "ValidatingWebhookConfiguration": "ValidatingAdmissionWebhook",
+}
+
+
+def webhook_definitions(operators: Sequence[Operator], deployment: str) -> list[dict[str, Any]]:
+    """The CSV's ``webhookdefinitions``: what ``operator-sdk generate bundle`` writes for the
+    operators' admission webhooks (as ``config/webhook``) and their conversion (``/convert``,
+    one definition naming every converted CRD)."""
+    from setpoint.generate.webhooks import WEBHOOK_PORT, plural_of, webhook_declarations
+    from setpoint.webhook.configurations import webhook_configurations
+    from setpoint.webhook.paths import CONVERT_PATH
+
+    declarations = webhook_declarations(operators)
+    plurals = {(d.api_version, d.kind): plural_of(d) for d in declarations}
+    configurations = webhook_configurations(
+        "bundle",
+        declarations,
+        lambda api_version, kind: plurals[(api_version, kind)],
+        lambda path: {"service": {"path": path}},
+    )
+    definitions: list[dict[str, Any]] = []
+
+    def common() -> dict[str, Any]:
+        return {
+            "deploymentName": deployment,
+            "containerPort": WEBHOOK_SERVICE_PORT,
+            "targetPort": WEBHOOK_PORT,
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        }
+
+    for configuration in configurations:
+        for webhook in configuration["webhooks"]:
+            definitions.append(
+                {
+                    "type": _WEBHOOK_TYPES[configuration["kind"]],
+                    "generateName": webhook["name"],
+                    **common(),
+                    "failurePolicy": webhook["failurePolicy"],
+                    "rules": webhook["rules"],
+                    "webhookPath": webhook["clientConfig"]["service"]["path"],
+                }
+            )
+    kinds = {
+        hub.declaration().crd_name: hub.declaration().kind
+        for operator in operators
+        for hub, _ in operator.conversions
+        if isinstance(hub, type) and issubclass(hub, CustomResource)
+    }
+    converted = sorted(kinds)
+    if converted:
+        definitions.append(
+            {
+                "type": "ConversionWebhook",
+                "generateName": f"c{kinds[converted[0]].lower()}.kb.io",
+                **common(),
+                "webhookPath": CONVERT_PATH,
+                "conversionCRDs": converted,
+            }
+        )
+    return definitions
 
 
 def bundle_files(
@@ -134,6 +211,10 @@ def bundle_files(
                 "statusDescriptors": field_descriptors(properties.get("status", {})),
             }
         )
+    webhooks = webhook_definitions(operators, f"{name}-controller-manager")
+    # OLM installs an operator with a conversion webhook in AllNamespaces mode only: the CRD,
+    # and so its conversion, is cluster-wide.
+    converts = any(definition["type"] == "ConversionWebhook" for definition in webhooks)
     deployment = deployment_manifest(name, options)
     deployment_spec = deployment["spec"]
     deployment_spec["template"]["spec"]["serviceAccountName"] = account
@@ -160,8 +241,8 @@ def bundle_files(
             "keywords": [name],
             "minKubeVersion": "1.27.0",
             "installModes": [
-                {"type": "OwnNamespace", "supported": True},
-                {"type": "SingleNamespace", "supported": True},
+                {"type": "OwnNamespace", "supported": not converts},
+                {"type": "SingleNamespace", "supported": not converts},
                 {"type": "MultiNamespace", "supported": False},
                 {"type": "AllNamespaces", "supported": True},
             ],
@@ -190,6 +271,7 @@ def bundle_files(
                 },
             },
             "customresourcedefinitions": {"owned": owned},
+            **({"webhookdefinitions": webhooks} if webhooks else {}),
         },
     }
     files[f"manifests/{name}.clusterserviceversion.yaml"] = _yaml(csv)

@@ -13,12 +13,19 @@ Each check gives a pass or a fail with suggestions, as the scorecard reports the
   ``spec`` properties;
 - ``olm-crds-have-resources``: every owned CRD lists the kinds it creates (``resources``);
 - ``olm-spec-descriptors`` / ``olm-status-descriptors``: every ``spec`` field of the examples,
-  and every ``status`` field of the CRD's schema, has a descriptor.
+  and every ``status`` field of the CRD's schema, has a descriptor;
+- ``olm-webhook-definitions`` (with ``webhookdefinitions``): each has a known ``type``, a
+  unique ``generateName`` that is a DNS subdomain, a ``deploymentName`` of the install
+  strategy, ports in 1-65535, ``sideEffects`` None or NoneOnDryRun and
+  ``admissionReviewVersions`` with v1 or v1beta1; admission webhooks have ``rules`` and a
+  ``webhookPath``; a ``ConversionWebhook`` names owned CRDs in ``conversionCRDs`` and the CSV
+  supports only the AllNamespaces install mode (as OLM requires).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,4 +182,70 @@ def check_bundle(directory: Path) -> list[CheckResult]:
         for field_path in sorted(_schema_paths(status_schema) - declared_status):
             status_descriptors.fail(f"{kind}: add a statusDescriptor for status.{field_path}")
     results += [validation, resources, spec_descriptors, status_descriptors]
+    if spec.get("webhookdefinitions"):
+        results.append(_check_webhooks(spec, {entry.get("name") for entry in owned}))
     return results
+
+
+_WEBHOOK_TYPES = ("ValidatingAdmissionWebhook", "MutatingAdmissionWebhook", "ConversionWebhook")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def _port_problem(value: Any) -> bool:
+    if isinstance(value, str):
+        return not value
+    return not (isinstance(value, int) and 1 <= value <= 65535)
+
+
+def _check_webhooks(spec: dict[str, Any], owned: set[Any]) -> CheckResult:
+    """``olm-webhook-definitions``: what OLM needs to install each webhook."""
+    check = CheckResult("olm-webhook-definitions")
+    install = spec.get("install", {}).get("spec", {})
+    deployments = {d.get("name") for d in install.get("deployments", []) or []}
+    names: set[str] = set()
+    for index, webhook in enumerate(spec.get("webhookdefinitions") or []):
+        label = f"webhookdefinitions[{index}]"
+        kind = webhook.get("type")
+        if kind not in _WEBHOOK_TYPES:
+            check.fail(f"{label}.type {kind!r} must be one of {', '.join(_WEBHOOK_TYPES)}")
+        name = str(webhook.get("generateName") or "")
+        if not name or len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+            check.fail(f"{label}.generateName {name!r} must be a DNS subdomain (e.g. vfoo.kb.io)")
+        elif name in names:
+            check.fail(f"{label}.generateName {name!r} is used twice: make each unique")
+        names.add(name)
+        if webhook.get("deploymentName") not in deployments:
+            check.fail(
+                f"{label}.deploymentName {webhook.get('deploymentName')!r} is not a deployment "
+                f"of the install strategy ({', '.join(sorted(map(str, deployments)))})"
+            )
+        for port in ("containerPort", "targetPort"):
+            if port in webhook and _port_problem(webhook[port]):
+                check.fail(f"{label}.{port} {webhook[port]!r} must be a port, 1-65535")
+        if webhook.get("sideEffects") not in ("None", "NoneOnDryRun"):
+            check.fail(f"{label}.sideEffects must be None or NoneOnDryRun")
+        versions = webhook.get("admissionReviewVersions") or []
+        if not {"v1", "v1beta1"} & set(versions):
+            check.fail(f"{label}.admissionReviewVersions must include v1 (or v1beta1)")
+        if kind == "ConversionWebhook":
+            crds = webhook.get("conversionCRDs") or []
+            if not crds:
+                check.fail(f"{label}: a ConversionWebhook lists the CRDs it converts in "
+                           "conversionCRDs")  # fmt: skip
+            for crd in crds:
+                if crd not in owned:
+                    check.fail(f"{label}.conversionCRDs: {crd} is not an owned CRD of the CSV")
+            supported = {
+                m.get("type") for m in spec.get("installModes") or [] if m.get("supported")
+            }
+            if supported != {"AllNamespaces"}:
+                check.fail(
+                    "a CSV with a ConversionWebhook must support only the AllNamespaces install "
+                    f"mode (supported: {', '.join(sorted(map(str, supported))) or 'none'})"
+                )
+        elif kind in _WEBHOOK_TYPES:
+            if not webhook.get("rules"):
+                check.fail(f"{label}: an admission webhook needs rules (what it is called for)")
+            if not str(webhook.get("webhookPath") or "").startswith("/"):
+                check.fail(f"{label}.webhookPath must be the handler's path, starting with /")
+    return check

@@ -2,18 +2,27 @@
 
 Values: ``image.repository``/``image.tag``/``image.pullPolicy``, ``replicas``, ``resources``,
 ``leaderElection.enabled``, ``watchNamespaces`` (empty: all), ``metrics.enabled``/
-``metrics.port``, ``serviceMonitor.enabled``. The RBAC rules are the generated least-privilege
-ones. ``helm lint`` expects ``Chart.yaml`` (apiVersion v2), ``values.yaml`` and ``templates/``.
+``metrics.port``, ``serviceMonitor.enabled``; with webhooks, ``webhook.enabled`` and
+``certManager.enabled`` (:mod:`setpoint.generate.chart_webhooks`). The RBAC rules are the
+generated least-privilege ones. ``helm lint`` expects ``Chart.yaml`` (apiVersion v2),
+``values.yaml`` and ``templates/``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
 
+from setpoint.generate.chart_webhooks import (
+    DEPLOYMENT_ARGS,
+    DEPLOYMENT_PORTS,
+    DEPLOYMENT_VOLUMES,
+    chart_webhook_files,
+)
 from setpoint.generate.rbac import Rule, leader_election_rules
+from setpoint.webhook.configurations import WebhookDeclaration
 
 __all__ = ["chart_files"]
 
@@ -28,9 +37,16 @@ def _indent(text: str, spaces: int) -> str:
 
 
 def chart_files(
-    name: str, crds: Sequence[dict[str, Any]], rules: Sequence[Rule], options: Any
+    name: str,
+    crds: Sequence[dict[str, Any]],
+    rules: Sequence[Rule],
+    options: Any,
+    webhooks: Sequence[WebhookDeclaration] = (),
+    plural_of: Callable[[str, str], str] | None = None,
 ) -> dict[str, str]:
-    """Files of the chart, by path relative to ``chart/``."""
+    """Files of the chart, by path relative to ``chart/``; ``webhooks`` (with ``plural_of``,
+    the resource of an apiVersion and kind) add :mod:`setpoint.generate.chart_webhooks`."""
+    has_webhooks = bool(webhooks) and plural_of is not None
     repository, _, tag = options.image.rpartition(":")
     if not repository:
         repository, tag = options.image, "latest"
@@ -57,6 +73,11 @@ def chart_files(
             "watchNamespaces": [],
             "metrics": {"enabled": True, "port": 8080},
             "serviceMonitor": {"enabled": False},
+            **(
+                {"webhook": {"enabled": True}, "certManager": {"enabled": True}}
+                if has_webhooks
+                else {}
+            ),
         }
     )
     for crd in crds:
@@ -123,6 +144,9 @@ subjects:
   namespace: {{{{ .Release.Namespace }}}}
 {{{{- end }}}}
 """
+    webhook_args = DEPLOYMENT_ARGS if has_webhooks else ""
+    webhook_ports = DEPLOYMENT_PORTS if has_webhooks else ""
+    webhook_volumes = DEPLOYMENT_VOLUMES if has_webhooks else ""
     files["templates/deployment.yaml"] = f"""apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -163,12 +187,12 @@ spec:
         {{{{- end }}}}
         {{{{- range .Values.watchNamespaces }}}}
         - --namespace={{{{ . }}}}
-        {{{{- end }}}}
+        {{{{- end }}}}{webhook_args}
         ports:
         - name: metrics
           containerPort: {{{{ .Values.metrics.port }}}}
         - name: probes
-          containerPort: 8081
+          containerPort: 8081{webhook_ports}
         livenessProbe:
           httpGet: {{path: /healthz, port: 8081}}
         readinessProbe:
@@ -180,7 +204,7 @@ spec:
           capabilities: {{drop: [ALL]}}
           readOnlyRootFilesystem: true
           runAsNonRoot: true
-          seccompProfile: {{type: RuntimeDefault}}
+          seccompProfile: {{type: RuntimeDefault}}{webhook_volumes}
 """
     files["templates/servicemonitor.yaml"] = """{{- if .Values.serviceMonitor.enabled }}
 apiVersion: v1
@@ -210,4 +234,7 @@ spec:
       {{- include "operator.labels" . | nindent 6 }}
 {{- end }}
 """
+    if has_webhooks:
+        assert plural_of is not None
+        files.update(chart_webhook_files(webhooks, plural_of))
     return files

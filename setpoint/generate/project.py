@@ -152,8 +152,14 @@ def project_files(
     files["prometheus/kustomization.yaml"] = _dump(_kustomization(["monitor.yaml"]))
     files["Dockerfile"] = _dockerfile(options)
     from setpoint.generate.chart import chart_files
+    from setpoint.generate.webhooks import plural_of, webhook_declarations
 
-    for path, text in chart_files(name, crds, rules, options).items():
+    webhooks = webhook_declarations(operators)
+    plurals = {(d.api_version, d.kind): plural_of(d) for d in webhooks}
+    chart = chart_files(
+        name, crds, rules, options, webhooks, lambda api_version, kind: plurals[(api_version, kind)]
+    )
+    for path, text in chart.items():
         files[f"chart/{path}"] = text
     return dict(sorted(files.items()))
 
@@ -219,16 +225,27 @@ def _add_webhooks(
     files: dict[str, str], operators: Sequence[Operator], name: str, namespace: str
 ) -> None:
     """``webhook/``, ``certmanager/`` and their place in ``default/`` when the operators serve
-    admission webhooks (:mod:`setpoint.generate.webhooks`)."""
-    from setpoint.generate.webhooks import webhook_declarations, webhook_files
+    admission or conversion webhooks (:mod:`setpoint.generate.webhooks`)."""
+    from setpoint.generate.webhooks import (
+        conversion_patches,
+        converted_crds,
+        webhook_declarations,
+        webhook_files,
+    )
 
     declarations = webhook_declarations(operators)
-    if not declarations:
+    converted = converted_crds(operators)
+    if not declarations and not converted:
         return
     files.update(webhook_files(declarations, name, namespace, _dump, _kustomization))
+    patches = conversion_patches(converted, name, namespace, _dump)
+    files.update(patches)
     default = yaml.safe_load(files["default/kustomization.yaml"])
     default["resources"] = [*default["resources"], "../webhook", "../certmanager"]
-    default["patches"] = [{"path": "manager_webhook_patch.yaml"}]
+    default["patches"] = [
+        {"path": "manager_webhook_patch.yaml"},
+        *({"path": path.removeprefix("default/")} for path in sorted(patches)),
+    ]
     files["default/kustomization.yaml"] = _dump(default)
 
 

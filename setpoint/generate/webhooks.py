@@ -10,6 +10,11 @@ kubebuilder lays them out.
   ``cert-manager.io/inject-ca-from`` so that cert-manager fills in their ``caBundle``.
 - ``default/manager_webhook_patch.yaml``: mounts that Secret where the webhook server looks
   (``/tmp/k8s-webhook-server/serving-certs``) and opens port 9443.
+- ``default/crd_conversion_<plural>.yaml``, for each kind with a conversion
+  (``Operator.conversion``): patches its CRD with ``spec.conversion`` (``strategy: Webhook``,
+  the webhook Service at ``/convert``) and ``cert-manager.io/inject-ca-from``, what
+  kubebuilder's ``config/crd/patches`` do. It is a patch of ``config/default`` only, so that
+  ``config/crd`` alone (``setpoint install``, tests) installs CRDs that need no webhook.
 
 Names are written as ``config/default`` renders them (its ``namePrefix`` and namespace), so no
 kustomize replacements are needed.
@@ -23,6 +28,7 @@ from typing import Any, Final
 from setpoint.api.resources.custom_resource import CustomResource, default_plural
 from setpoint.manager.operator import Operator
 from setpoint.webhook.configurations import WebhookDeclaration, webhook_configurations
+from setpoint.webhook.paths import CONVERT_PATH
 
 WEBHOOK_PORT: Final = 9443
 SERVICE: Final = "webhook-service"
@@ -37,7 +43,8 @@ def webhook_declarations(operators: Sequence[Operator]) -> list[WebhookDeclarati
     return [webhook for operator in operators for webhook in operator.webhooks if webhook.kind]
 
 
-def _plural(declaration: WebhookDeclaration) -> str:
+def plural_of(declaration: WebhookDeclaration) -> str:
+    """The resource (plural) the declaration's webhook rules name."""
     model = getattr(declaration.handler, "model", None)
     if isinstance(model, type) and issubclass(model, CustomResource) and model.__resource__:
         return model.__resource__.plural
@@ -52,7 +59,7 @@ def webhook_files(
     kustomization: Any,
 ) -> dict[str, str]:
     """The files, by path under ``config/``."""
-    plurals = {(d.api_version, d.kind): _plural(d) for d in declarations}
+    plurals = {(d.api_version, d.kind): plural_of(d) for d in declarations}
     service_name = f"{name}-{SERVICE}"
 
     def client_config(path: str) -> dict[str, Any]:
@@ -66,7 +73,8 @@ def webhook_files(
             "cert-manager.io/inject-ca-from": f"{namespace}/{name}-{CERTIFICATE}"
         }
     files: dict[str, str] = {}
-    files["webhook/manifests.yaml"] = dump(*configurations)
+    if configurations:
+        files["webhook/manifests.yaml"] = dump(*configurations)
     files["webhook/service.yaml"] = dump(
         {
             "apiVersion": "v1",
@@ -78,7 +86,8 @@ def webhook_files(
             },
         }
     )
-    files["webhook/kustomization.yaml"] = dump(kustomization(["manifests.yaml", "service.yaml"]))
+    resources = ["manifests.yaml", "service.yaml"] if configurations else ["service.yaml"]
+    files["webhook/kustomization.yaml"] = dump(kustomization(resources))
     files["certmanager/issuer.yaml"] = dump(
         {
             "apiVersion": "cert-manager.io/v1",
@@ -134,4 +143,52 @@ def webhook_files(
             },
         }
     )
+    return files
+
+
+def converted_crds(operators: Sequence[Operator]) -> list[str]:
+    """The names of the CRDs whose versions the operators convert (``Operator.conversion``)."""
+    return sorted(
+        {
+            hub.declaration().crd_name
+            for operator in operators
+            for hub, _ in operator.conversions
+            if isinstance(hub, type) and issubclass(hub, CustomResource)
+        }
+    )
+
+
+def conversion_patches(crds: Sequence[str], name: str, namespace: str, dump: Any) -> dict[str, str]:
+    """``default/crd_conversion_<plural>.yaml`` for each CRD in ``crds``."""
+    files: dict[str, str] = {}
+    for crd in crds:
+        files[f"default/crd_conversion_{crd.partition('.')[0]}.yaml"] = dump(
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {
+                    "name": crd,
+                    "annotations": {
+                        "cert-manager.io/inject-ca-from": f"{namespace}/{name}-{CERTIFICATE}"
+                    },
+                },
+                "spec": {
+                    "conversion": {
+                        "strategy": "Webhook",
+                        "webhook": {
+                            "clientConfig": {
+                                # Rendered names: kustomize's name prefix does not
+                                # reach this field of a CRD.
+                                "service": {
+                                    "name": f"{name}-{SERVICE}",
+                                    "namespace": namespace,
+                                    "path": CONVERT_PATH,
+                                }
+                            },
+                            "conversionReviewVersions": ["v1"],
+                        },
+                    }
+                },
+            }
+        )
     return files

@@ -337,8 +337,18 @@ class Manager:
             self.readyz.add("webhook", self._webhook_ready_check)
         self._webhook_converters[path] = converter
 
+    @property
+    def serves_webhooks(self) -> bool:
+        """Whether an admission or conversion webhook was added (the manager then starts the
+        webhook server, unless ``webhook_port=-1``)."""
+        return bool(self._webhook_handlers or self._webhook_converters)
+
     def _webhook_declarations(self) -> list[WebhookDeclaration]:
         """What ``webhooks_local`` registers (an ``Operator`` knows its typed handlers)."""
+        return []
+
+    def _converted_crds(self) -> list[str]:
+        """The CRDs whose conversion ``webhooks_local`` points here (an ``Operator`` knows)."""
         return []
 
     def _webhook_configuration_name(self) -> str:
@@ -746,6 +756,7 @@ class Manager:
                     self._webhook_declarations(),
                     server.port,
                     ca_pem,
+                    converted_crds=self._converted_crds(),
                 )
                 await self._local_registration.register()
         elif served:

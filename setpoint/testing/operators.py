@@ -53,6 +53,10 @@ DEFAULT_WAIT_TIMEOUT = 10.0
 POLL_INTERVAL = 0.05
 
 
+#: The options that say how an operator's webhooks are served (``run_operator`` picks them
+#: when none is given).
+_WEBHOOK_OPTIONS = frozenset({"webhook_port", "webhook_host", "webhook_cert_dir", "webhooks_local"})
+
 #: The ServiceAccount ``run_operator`` runs operators as when not told (see operators_run_as).
 _run_as: ContextVar[str | None] = ContextVar("setpoint_run_operator_as", default=None)
 
@@ -90,7 +94,9 @@ async def run_operator(
     drives its delays and ``ctx.now()``. ``service_account`` (a name in ``namespace``) runs
     it as ``system:serviceaccount:<namespace>:<name>``, with that ServiceAccount's RBAC only
     (the kubeconfig's admin impersonates it; see ``install_rbac``). Other ``options`` are
-    ``Operator``/``Manager`` ones (``impersonate_user=`` acts as any user).
+    ``Operator``/``Manager`` ones (``impersonate_user=`` acts as any user). An operator with
+    webhooks and none of the ``webhook_*`` options (nor a ServiceAccount) serves them as
+    ``setpoint dev`` does: ``webhook_port=0, webhooks_local=True``.
     """
     if isinstance(target, str):
         found = [m for m in find_managers(target) if isinstance(m, Operator)]
@@ -108,6 +114,10 @@ async def run_operator(
         if namespace is None:
             raise ValueError("run_operator: service_account= needs namespace= (where it lives)")
         options["impersonate_user"] = f"system:serviceaccount:{namespace}:{service_account}"
+    if target.serves_webhooks and service_account is None and not options.keys() & _WEBHOOK_OPTIONS:
+        # Its webhooks served on a free port and registered against the cluster (removed on
+        # exit), as `setpoint dev` does: no certificate to provide, no port to collide on.
+        options.update(webhook_port=0, webhooks_local=True)
     if namespace is not None:
         options.setdefault("namespaces", [namespace])
     if clock is not None:

@@ -10,17 +10,18 @@ newer CRD added (controller-runtime #2931).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
+import msgspec
 from pydantic import BaseModel
 
-from setpoint.api.patch import create_json_patch, json_equal
+from setpoint.api.patch import create_json_patch, json_copy, json_equal
 from setpoint.webhook.handlers import call_maybe_async, decode_typed
 from setpoint.webhook.review import AdmissionRequest, AdmissionResponse
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+_SORTED_ENCODE: Final = msgspec.json.Encoder(order="sorted").encode
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
@@ -34,23 +35,39 @@ def lossless_patch(sent: dict[str, Any], before: Any, after: Any) -> list[dict[s
     Only keys whose values differ between them are written; everything else in ``sent``
     stays as it was.
     """
-    target = _carry(copy.deepcopy(sent), before, after)
-    return create_json_patch(sent, target)
+    operations: list[dict[str, Any]] = []
+    _carry(sent, before, after, "", operations)
+    return operations
 
 
-def _carry(target: Any, before: Any, after: Any) -> Any:
-    if json_equal(before, after):
-        return target
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality (``1 != 1.0``, ``True != 1``, key order aside), compared as encoded
+    bytes: one C call instead of a walk in Python over the (mostly equal) dumps."""
+    try:
+        return _SORTED_ENCODE(a) == _SORTED_ENCODE(b)
+    except (TypeError, msgspec.EncodeError):
+        return json_equal(a, b)
+
+
+def _carry(target: Any, before: Any, after: Any, path: str, out: list[dict[str, Any]]) -> None:
+    """Append to ``out`` the operations that make the change ``before`` → ``after`` at
+    ``path`` of ``target`` (the object as sent), leaving the rest of ``target`` alone."""
+    if _same(before, after):
+        return
     if isinstance(before, dict) and isinstance(after, dict) and isinstance(target, dict):
         for key, value in after.items():
+            child = f"{path}/{_escape(key)}"
             if key in before and key in target:
-                target[key] = _carry(target[key], before[key], value)
-            elif key not in before or not json_equal(before[key], value):
-                target[key] = copy.deepcopy(value)
+                _carry(target[key], before[key], value, child, out)
+            elif key not in before or not _same(before[key], value):
+                if key in target:
+                    out.extend(create_json_patch(target[key], value, child))
+                else:
+                    out.append({"op": "add", "path": child, "value": json_copy(value)})
         for key in before:
-            if key not in after:
-                target.pop(key, None)
-        return target
+            if key not in after and key in target:
+                out.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
+        return
     if (
         isinstance(before, list)
         and isinstance(after, list)
@@ -59,8 +76,14 @@ def _carry(target: Any, before: Any, after: Any) -> Any:
     ):
         # Items changed in place (a defaulted container): carried item by item, so that
         # fields of the items the model does not know stay.
-        return [_carry(t, b, a) for t, b, a in zip(target, before, after, strict=True)]
-    return copy.deepcopy(after)
+        for index, (item, old, new) in enumerate(zip(target, before, after, strict=True)):
+            _carry(item, old, new, f"{path}/{index}", out)
+        return
+    out.extend(create_json_patch(target, after, path))
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
 
 
 class Defaulter:

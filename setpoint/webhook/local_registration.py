@@ -3,7 +3,9 @@ operator's configurations registered against the cluster with ``clientConfig.url
 at this process — removed again on exit, so no cluster is left with a dead ``Fail`` webhook.
 
 This is what ``setpoint run --webhooks-local`` does (``Manager(webhooks_local=True)``): no
-cert-manager, no ``ENABLE_WEBHOOKS=false`` (kubebuilder #1501, #2837, #4477).
+cert-manager, no ``ENABLE_WEBHOOKS=false`` (kubebuilder #1501, #2837, #4477). The CRDs of the
+kinds the operator converts get ``spec.conversion`` pointing here too, put back to
+``strategy: None`` on exit.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from setpoint.client.client import Client
+from setpoint.client.errors import NotFound
 from setpoint.webhook.configurations import (
     ADMISSION_API_VERSION,
     WebhookDeclaration,
     webhook_configurations,
 )
+from setpoint.webhook.paths import CONVERT_PATH
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,7 @@ log = logging.getLogger(__name__)
 CERTIFICATE_VALIDITY: Final = datetime.timedelta(days=1)
 #: Field manager of the registered configurations.
 FIELD_MANAGER: Final = "setpoint-webhooks-local"
+CRD_API_VERSION: Final = "apiextensions.k8s.io/v1"
 
 
 def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -96,13 +101,17 @@ class LocalWebhookRegistration:
         declarations: Iterable[WebhookDeclaration],
         port: int,
         ca_pem: bytes,
+        converted_crds: Iterable[str] = (),
     ) -> None:
         self._client = client
         self._name = name
         self._declarations = list(declarations)
         self._port = port
         self._bundle = base64.b64encode(ca_pem).decode("ascii")
+        self._converted_crds = list(converted_crds)
         self.registered: list[tuple[str, str]] = []
+        #: The CRDs whose conversion was pointed at this process (and is put back on exit).
+        self.converting: list[str] = []
 
     def _client_config(self, path: str) -> dict[str, Any]:
         return {"url": f"https://127.0.0.1:{self._port}{path}", "caBundle": self._bundle}
@@ -133,11 +142,47 @@ class LocalWebhookRegistration:
                 configuration["metadata"]["name"],
                 self._port,
             )
+        for crd in self._converted_crds:
+            await self._set_conversion(crd, self._webhook_conversion())
         return applied
 
+    def _webhook_conversion(self) -> dict[str, Any]:
+        return {
+            "strategy": "Webhook",
+            "webhook": {
+                "clientConfig": self._client_config(CONVERT_PATH),
+                "conversionReviewVersions": ["v1"],
+            },
+        }
+
+    async def _set_conversion(self, crd: str, conversion: dict[str, Any]) -> None:
+        """Merge-patch ``spec.conversion`` of the CRD ``crd`` (absent: said, and skipped)."""
+        try:
+            await self._client.patch(
+                CRD_API_VERSION,
+                "CustomResourceDefinition",
+                crd,
+                {"spec": {"conversion": conversion}},
+            )
+        except NotFound:
+            log.warning("CRD %s is not installed: its conversion webhook is not registered", crd)
+            return
+        if conversion.get("strategy") == "Webhook":
+            self.converting.append(crd)
+            log.info(
+                "CRD %s converts through https://127.0.0.1:%d%s", crd, self._port, CONVERT_PATH
+            )
+        else:
+            log.info("CRD %s converts no more through this process", crd)
+
     async def unregister(self) -> None:
-        """Delete what :meth:`register` applied (already gone is fine)."""
+        """Delete what :meth:`register` applied (already gone is fine), and give the CRDs it
+        pointed here back ``strategy: None`` (a conversion webhook that is gone breaks every
+        read of the kind in another version)."""
         for kind, name in reversed(self.registered):
             await self._client.delete(ADMISSION_API_VERSION, kind, name, missing_ok=True)
             log.info("removed %s %s", kind, name)
         self.registered.clear()
+        converting, self.converting = self.converting, []
+        for crd in converting:
+            await self._set_conversion(crd, {"strategy": "None", "webhook": None})

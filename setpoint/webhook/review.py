@@ -8,11 +8,17 @@ with the request's ``uid``. :class:`MalformedReview` marks a body that is not a 
 from __future__ import annotations
 
 import base64
-import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import msgspec
+
+from setpoint.api.field_errors import FieldError
+from setpoint.api.status import invalid as invalid_status
+
 REVIEW_VERSIONS: Final = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+_ENCODE: Final = msgspec.json.Encoder().encode
 
 
 class MalformedReview(ValueError):
@@ -23,14 +29,33 @@ class Denied(Exception):
     """Raised by a handler to refuse the write: ``message``, ``reason`` and HTTP ``code``.
 
     The API server tells the client ``admission webhook "<name>" denied the request:
-    <message>`` with this code (403 by default, as controller-runtime's ``Denied``).
+    <message>`` with this code (403 by default, as controller-runtime's ``Denied``), and passes
+    ``details`` (a ``StatusDetails``: ``group``, ``kind``, ``name``, ``causes``) on as they are.
     """
 
-    def __init__(self, message: str, *, reason: str = "Forbidden", code: int = 403) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "Forbidden",
+        code: int = 403,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason
         self.code = code
+        self.details = details
+
+    @classmethod
+    def invalid(
+        cls, kind: str, name: str, errors: Sequence[FieldError], *, group: str = ""
+    ) -> Denied:
+        """apimachinery's ``NewInvalid``: 422 ``<Kind>.<group> "<name>" is invalid: <errors>``
+        with one cause per error, what a Go webhook returns for a list of field errors
+        (kubectl then prints ``The <Kind> "<name>" is invalid: <field>: ...``)."""
+        status = invalid_status(kind, name, errors, group=group)
+        return cls(status["message"], reason=status["reason"], code=422, details=status["details"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +127,8 @@ class AdmissionResponse:
     code: int = 200
     patch: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The refusal's ``status.details`` (see :meth:`Denied.invalid`).
+    details: dict[str, Any] | None = None
 
     @classmethod
     def denied(cls, denial: Denied, warnings: list[str] | None = None) -> AdmissionResponse:
@@ -112,6 +139,7 @@ class AdmissionResponse:
             reason=denial.reason,
             code=denial.code,
             warnings=list(warnings or []),
+            details=denial.details,
         )
 
     def to_review(self, request_uid: str, api_version: str) -> dict[str, Any]:
@@ -122,12 +150,12 @@ class AdmissionResponse:
             status["message"] = self.message
         if self.reason:
             status["reason"] = self.reason
+        if self.details:
+            status["details"] = self.details
         response["status"] = status
         if self.patch:
             response["patchType"] = "JSONPatch"
-            response["patch"] = base64.b64encode(
-                json.dumps(self.patch, separators=(",", ":")).encode()
-            ).decode("ascii")
+            response["patch"] = base64.b64encode(_ENCODE(self.patch)).decode("ascii")
         if self.warnings:
             response["warnings"] = list(self.warnings)
         return {"apiVersion": api_version, "kind": "AdmissionReview", "response": response}

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -163,35 +163,11 @@ class WebhookServer:
 
     def _endpoint(self, path: str) -> Callable[[web.Request], Any]:
         handler = self._handlers[path]
-
-        async def serve(request: web.Request) -> web.Response:
-            IN_FLIGHT.labels(path).inc()
-            started = time.perf_counter()
-            try:
-                response = await self._serve(path, handler, request)
-            finally:
-                IN_FLIGHT.labels(path).dec()
-                LATENCY_SECONDS.labels(path).observe(time.perf_counter() - started)
-            REQUESTS_TOTAL.labels(path, str(response.status)).inc()
-            return response
-
-        return serve
+        return _measured(path, lambda request: self._serve(path, handler, request))
 
     def _conversion_endpoint(self, path: str) -> Callable[[web.Request], Any]:
         converter = self._converters[path]
-
-        async def serve(request: web.Request) -> web.Response:
-            IN_FLIGHT.labels(path).inc()
-            started = time.perf_counter()
-            try:
-                response = await self._convert(path, converter, request)
-            finally:
-                IN_FLIGHT.labels(path).dec()
-                LATENCY_SECONDS.labels(path).observe(time.perf_counter() - started)
-            REQUESTS_TOTAL.labels(path, str(response.status)).inc()
-            return response
-
-        return serve
+        return _measured(path, lambda request: self._convert(path, converter, request))
 
     async def _convert(self, path: str, converter: Converter, request: web.Request) -> web.Response:
         try:
@@ -239,6 +215,32 @@ class WebhookServer:
                 allowed=False, code=500, reason="InternalError", message=one_line(exc)
             )
         return _json(answer.to_review(review.uid, review.api_version))
+
+
+def _measured(
+    path: str, serve: Callable[[web.Request], Awaitable[web.Response]]
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """``serve`` with controller-runtime's metrics of ``path`` (the labelled series looked up
+    once: ``labels()`` on every request costs as much as a small handler)."""
+    in_flight = IN_FLIGHT.labels(path)
+    latency = LATENCY_SECONDS.labels(path)
+    requests: dict[int, Any] = {}
+
+    async def measured(request: web.Request) -> web.Response:
+        in_flight.inc()
+        started = time.perf_counter()
+        try:
+            response = await serve(request)
+        finally:
+            in_flight.dec()
+            latency.observe(time.perf_counter() - started)
+        counter = requests.get(response.status)
+        if counter is None:
+            counter = requests[response.status] = REQUESTS_TOTAL.labels(path, str(response.status))
+        counter.inc()
+        return response
+
+    return measured
 
 
 def _bad_request(message: str, code: int = 400) -> web.Response:

@@ -83,6 +83,27 @@ class OwnNames(CustomResource, group="t.example.com", version="v1", kind="OwnNam
     spec: OwnNamesSpec = OwnNamesSpec()
 
 
+class Cron(BaseModel):
+    day_of_week: str | None = None
+
+
+class CronSpec(BaseModel):
+    # "schedule" needs no new name, so only the model it uses changes.
+    schedule: Cron
+
+
+class CronHolder(CustomResource, group="t.example.com", version="v1", kind="CronHolder"):
+    spec: CronSpec
+
+
+def test_a_model_is_rebuilt_when_only_a_model_it_uses_was_renamed() -> None:
+    obj = CronHolder.model_validate({"spec": {"schedule": {"dayOfWeek": "1-5"}}})
+    assert obj.spec.schedule.day_of_week == "1-5"
+    dumped = obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert dumped["spec"] == {"schedule": {"dayOfWeek": "1-5"}}
+    assert list(_properties(CronHolder, "spec", "schedule")) == ["dayOfWeek"]
+
+
 def test_opting_out_keeps_the_python_names() -> None:
     assert list(_properties(Plain, "spec")) == ["max_size"]
     assert list(_properties(OwnNames, "spec")) == ["max_size"]

@@ -1,5 +1,5 @@
 """``make demo ARGS=--once``: every example operator, in one process, converges its samples on
-a local cluster with ``--run-pods``."""
+a local cluster with ``--run-pods``, and an invalid object is refused by an example's webhook."""
 
 from __future__ import annotations
 
@@ -22,6 +22,13 @@ def test_the_demo_converges_every_example() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "everything converged" in done.stderr
+    # The CronJob example's validating webhook refuses its demo/denied-*.yaml.
+    assert (
+        '  refused, 422 Invalid: admission webhook "vcronjob-v1.kb.io" denied the request: '
+        'CronJob.batch.tutorial.kubebuilder.io "cronjob-bad-schedule" is invalid: '
+        'spec.schedule: Invalid value: "*/1 * * *": expected exactly 5 fields, found 4: '
+        "[*/1 * * *]"
+    ) in done.stdout.splitlines()
     converged = [line for line in done.stdout.splitlines() if " ✓ " in line]
     # One sample per kind of each example, at least; each reported converged.
     assert len(converged) >= len(example_projects())

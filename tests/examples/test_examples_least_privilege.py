@@ -132,6 +132,16 @@ SCENARIOS = [
         },
         test_file="test_podset.py",
     ),
+    Scenario(
+        "cronjob",
+        "test_jobs_are_created_at_the_scheduled_times_and_reported_in_status",
+        {
+            **usual("batch.tutorial.kubebuilder.io", "cronjobs"),
+            ("batch", "jobs", "get"): GET,
+            ("batch", "jobs", "delete"): "history limits and Replace delete Jobs (none here)",
+        },
+        test_file="test_cronjob.py",
+    ),
 ]
 
 

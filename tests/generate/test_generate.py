@@ -256,3 +256,11 @@ def test_a_model_without_a_group_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "custom resource Thing: the class statement must give group=..." in result.output
     assert "Traceback" not in result.output
+
+
+def test_generate_counts_one_crd_for_the_versions_of_a_kind(tmp_path: Path) -> None:
+    project = Path(__file__).resolve().parents[2] / "examples" / "cronjob"
+    result = CliRunner().invoke(cli, ["generate", str(project), "-o", str(tmp_path / "config")])
+    assert result.exit_code == 0, result.output
+    assert "(1 CRDs)" in result.output
+    assert len(list((tmp_path / "config" / "crd").glob("batch.*.yaml"))) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -96,3 +97,126 @@ def test_the_rendered_default_config_calls_the_webhook_service_with_an_injected_
         {"name": "cert", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": True}
     ]
     assert pod["volumes"] == [{"name": "cert", "secret": {"secretName": "webhook-server-cert"}}]
+
+
+def _render_enabled(template: str, release: str, namespace: str) -> list[dict[str, Any]]:
+    """The chart's webhook templates as Helm renders them with every value they test enabled
+    (Helm is not installed here): only the few constructs these templates use."""
+    fullname = f"{release}-widgets"
+    labels = {"app.kubernetes.io/name": "widgets", "app.kubernetes.io/instance": release,
+              "app.kubernetes.io/managed-by": "Helm"}  # fmt: skip
+    lines = []
+    for line in template.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("{{- if ", "{{- end }}")):
+            continue
+        if stripped.startswith('{{- include "operator.labels" . | nindent'):
+            indent = int(stripped.split("nindent")[1].split()[0])
+            lines += [" " * indent + f"{key}: {value}" for key, value in labels.items()]
+            continue
+        line = line.replace('{{ include "operator.fullname" . }}', fullname)
+        lines.append(line.replace("{{ .Release.Namespace }}", namespace))
+    text = "\n".join(lines)
+    assert "{{" not in text, text
+    return [doc for doc in yaml.safe_load_all(text) if doc]
+
+
+def test_the_helm_chart_has_the_webhook_service_configurations_and_certificate() -> None:
+    files = project_files([op], [Widget], GenerateOptions(target="widgets.operator"))
+    values = yaml.safe_load(files["chart/values.yaml"])
+    assert values["webhook"] == {"enabled": True}
+    assert values["certManager"] == {"enabled": True}
+    rendered = _render_enabled(files["chart/templates/webhook.yaml"], "rel", "ops")
+    objects = {(o["kind"], o["metadata"]["name"]): o for o in rendered}
+    service = objects[("Service", "rel-widgets-webhook-service")]
+    assert service["spec"]["ports"] == [{"port": 443, "protocol": "TCP", "targetPort": 9443}]
+    kustomized = {
+        doc["kind"]: doc for doc in yaml.safe_load_all(files["webhook/manifests.yaml"]) if doc
+    }
+    for kind, suffix in (
+        ("MutatingWebhookConfiguration", "mutating"),
+        ("ValidatingWebhookConfiguration", "validating"),
+    ):
+        configuration = objects[(kind, f"rel-widgets-{suffix}-webhook-configuration")]
+        assert configuration["metadata"]["annotations"] == {
+            "cert-manager.io/inject-ca-from": "ops/rel-widgets-serving-cert"
+        }
+        # The same webhooks as config/webhook, calling the release's Service.
+        expected = kustomized[kind]["webhooks"]
+        for webhook in expected:
+            webhook["clientConfig"]["service"].update(name="rel-widgets-webhook-service",
+                                                      namespace="ops")  # fmt: skip
+        assert configuration["webhooks"] == expected
+    certificates = _render_enabled(files["chart/templates/certmanager.yaml"], "rel", "ops")
+    issuer, certificate = certificates
+    assert issuer["kind"] == "Issuer" and certificate["kind"] == "Certificate"
+    assert certificate["spec"] == {
+        "dnsNames": ["rel-widgets-webhook-service.ops.svc",
+                     "rel-widgets-webhook-service.ops.svc.cluster.local"],
+        "issuerRef": {"kind": "Issuer", "name": "rel-widgets-selfsigned-issuer"},
+        "secretName": "rel-widgets-webhook-server-cert",
+    }  # fmt: skip
+    deployment = files["chart/templates/deployment.yaml"]
+    assert 'secretName: {{ include "operator.fullname" . }}-webhook-server-cert' in deployment
+    assert "mountPath: /tmp/k8s-webhook-server/serving-certs" in deployment
+    assert "- --webhook-port=-1" in deployment  # when webhook.enabled is false
+
+
+def test_a_chart_without_webhooks_has_no_webhook_templates_or_values() -> None:
+    files = project_files([setpoint.Operator("plain")], [], GenerateOptions(target="x"))
+    assert "chart/templates/webhook.yaml" not in files
+    assert "webhook" not in yaml.safe_load(files["chart/values.yaml"])
+    assert "webhook" not in files["chart/templates/deployment.yaml"]
+
+
+def _render_default(files: dict[str, str], root: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    rendered = subprocess.run(
+        ["kubectl", "kustomize", str(root / "default")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load_all(rendered) if o}
+
+
+def test_a_converted_kinds_crd_calls_the_webhook_service_in_config_default_only(
+    tmp_path: Path,
+) -> None:
+    from tests.webhook.cronjob_versions import CronJobV1, CronJobV2
+
+    converting = setpoint.Operator("cron")
+    converting.conversion(CronJobV1, CronJobV2)
+    files = project_files(
+        [converting], [CronJobV1, CronJobV2], GenerateOptions(target="cron.operator")
+    )
+    # config/crd stays installable alone (setpoint install, tests): no webhook in it.
+    (crd,) = [t for p, t in files.items() if p.startswith("crd/batch")]
+    assert "conversion" not in yaml.safe_load(crd)["spec"]
+    # A conversion-only operator has no admission configurations.
+    assert "webhook/manifests.yaml" not in files
+    objects = _render_default(files, tmp_path)
+    rendered = objects[("CustomResourceDefinition", "cronjobs.batch.tutorial.kubebuilder.io")]
+    assert rendered["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "cron-system/cron-serving-cert"
+    }
+    assert rendered["spec"]["conversion"] == {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {
+                    "name": "cron-webhook-service",
+                    "namespace": "cron-system",
+                    "path": "/convert",
+                }
+            },
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+    # ... which is the Service the configuration renders, with the certificate's DNS name.
+    assert ("Service", "cron-webhook-service") in objects
+    certificate = objects[("Certificate", "cron-serving-cert")]
+    assert "cron-webhook-service.cron-system.svc" in certificate["spec"]["dnsNames"]

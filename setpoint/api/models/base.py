@@ -35,8 +35,17 @@ __all__ = [
 #: A resource quantity ("100m", "1Gi", 2): the server answers with strings.
 Quantity = int | float | str
 
-# What an unset field serializes to when it was left at its default.
-_EMPTY: tuple[Any, ...] = (None, [], {})
+_ABSENT: Any = object()
+# The (attribute, JSON) names of each model's fields, read on every serialization.
+_FIELD_NAMES: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
+
+
+def _field_names(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    names = _FIELD_NAMES.get(model)
+    if names is None:
+        names = tuple((name, field.alias or name) for name, field in model.model_fields.items())
+        _FIELD_NAMES[model] = names
+    return names
 
 
 class KubeModel(BaseModel):
@@ -60,12 +69,14 @@ class KubeModel(BaseModel):
         if not isinstance(data, dict):
             return data
         fields_set = self.model_fields_set
-        for name, field in type(self).model_fields.items():
+        by_alias = bool(info.by_alias)
+        for name, alias in _field_names(type(self)):
             if name in fields_set:
                 continue
-            key = field.alias if info.by_alias and field.alias else name
+            key = alias if by_alias else name
+            value = data.get(key, _ABSENT)
             # An empty default edited in place (``containers.append``) is no longer empty.
-            if key in data and any(data[key] is empty or data[key] == empty for empty in _EMPTY):
+            if value is None or (isinstance(value, list | dict) and not value):
                 del data[key]
         return data
 

@@ -92,9 +92,21 @@ def _camel_case_fields(model: type[BaseModel], skip: frozenset[str]) -> bool:
 def apply_camel_case(resource: type[BaseModel]) -> None:
     """Give the fields of ``resource`` and of the models it uses their camelCase JSON names
     (see the module's documentation), then rebuild the models innermost first."""
+    rebuilt: set[type[BaseModel]] = set()
     for model in models_of(resource):
-        if not _names_itself(model) and _camel_case_fields(model, frozenset()):
+        if _names_itself(model):
+            continue
+        renamed = _camel_case_fields(model, frozenset())
+        # A model embeds the schemas of the models it uses when it is built: one whose own
+        # names are already right must still be rebuilt when a model it uses was.
+        uses_rebuilt = any(
+            nested in rebuilt
+            for field in model.model_fields.values()
+            for nested in _nested_models(field.annotation)
+        )
+        if renamed or uses_rebuilt:
             model.model_rebuild(force=True)
+            rebuilt.add(model)
     _camel_case_fields(resource, _OBJECT_FIELDS)
     resource.model_rebuild(force=True)
 

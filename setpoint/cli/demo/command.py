@@ -12,7 +12,12 @@ from typing import Any
 import aiohttp
 import click
 
-from setpoint.cli.demo.session import DemoSession, load_samples
+from setpoint.cli.demo.session import (
+    DemoSession,
+    load_denied_samples,
+    load_samples,
+    webhook_configuration_count,
+)
 from setpoint.cli.demo.snapshot import NAMESPACE, Snapshot, take_snapshot
 from setpoint.cli.demo.view import explore_commands, progress_lines, render
 
@@ -22,6 +27,9 @@ __all__ = ["demo_command"]
 POLL_SECONDS = 0.5
 #: The demo's field manager, as it appears in the samples' managedFields.
 FIELD_MANAGER = "setpoint-demo"
+#: How long the operators get to register their webhook configurations (they start first).
+WEBHOOK_REGISTRATION_SECONDS = 60.0
+ADMISSION_API_VERSION = "admissionregistration.k8s.io/v1"
 
 
 def _say(message: str) -> None:
@@ -29,10 +37,76 @@ def _say(message: str) -> None:
 
 
 def _plurals(samples: list[dict[str, Any]], crds: list[dict[str, Any]]) -> list[str]:
+    from setpoint import kinds as builtin
+
     kinds = {str(sample.get("kind")) for sample in samples}
-    return [
-        str(crd["spec"]["names"]["plural"]) for crd in crds if crd["spec"]["names"]["kind"] in kinds
-    ]
+    plurals = []
+    for crd in crds:
+        names = crd["spec"]["names"]
+        if names["kind"] in kinds:
+            # kubectl resolves a plural that a built-in kind also has (cronjobs) to the
+            # built-in one: name the group.
+            clash = names["kind"] in builtin.__all__
+            plurals.append(
+                f"{names['plural']}.{crd['spec']['group']}" if clash else names["plural"]
+            )
+    return plurals
+
+
+def _in_storage_versions(
+    samples: list[dict[str, Any]], crds: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The samples of each custom kind in its storage version only: a sample of another
+    version needs the CRD's conversion webhook, which the demo does not register."""
+    other_versions = {
+        f"{crd['spec']['group']}/{version['name']}"
+        for crd in crds
+        for version in crd["spec"].get("versions") or ()
+        if not version.get("storage") and len(crd["spec"]["versions"]) > 1
+    }
+    return [sample for sample in samples if sample.get("apiVersion") not in other_versions]
+
+
+async def _webhooks_registered(client: Any, session: DemoSession) -> bool:
+    """Wait until the operators registered their webhook configurations (so that the samples
+    are defaulted and validated); False (said why) when they do not within the limit."""
+    expected = webhook_configuration_count(session.examples)
+    deadline = time.monotonic() + WEBHOOK_REGISTRATION_SECONDS
+    while expected:
+        registered = 0
+        for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            registered += len(await client.list(ADMISSION_API_VERSION, kind))
+        if registered >= expected:
+            _say(f"{registered} webhook configurations registered by the operators")
+            return True
+        failure = session.operators_failure()
+        if failure is not None or time.monotonic() > deadline:
+            why = failure or f"not within {WEBHOOK_REGISTRATION_SECONDS:.0f} s"
+            _say(click.style(f"the operators' webhooks were not registered: {why}", fg="red"))
+            return False
+        await asyncio.sleep(POLL_SECONDS)
+    return True
+
+
+async def _show_denials(client: Any, denied: list[tuple[Path, dict[str, Any]]]) -> bool:
+    """Apply each object a webhook must refuse and print the refusal; False if one got in."""
+    from setpoint.client import ApiError
+
+    for path, obj in denied:
+        name = f"{obj.get('kind')}/{(obj.get('metadata') or {}).get('name')}"
+        try:
+            await client.apply(obj, namespace=NAMESPACE, force=True)
+        except ApiError as refusal:
+            _say(f"applying {path.parent.parent.name}/{path.parent.name}/{path.name} ({name}):")
+            status = refusal.status
+            click.echo(
+                click.style(f"  refused, {status.get('code')} {status.get('reason')}: ", fg="red")
+                + str(status.get("message"))
+            )
+            continue
+        _say(click.style(f"{name} from {path} was admitted, not refused", fg="red"))
+        return False
+    return True
 
 
 async def _watch(
@@ -47,10 +121,15 @@ async def _watch(
         Client.from_kubeconfig(session.kubeconfig, field_manager=FIELD_MANAGER) as client,
         aiohttp.ClientSession() as http,
     ):
+        crds = list(await client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition"))
+        samples = _in_storage_versions(samples, crds)
+        if not await _webhooks_registered(client, session):
+            return 1, None, []
         for sample in samples:
             await client.apply(sample, namespace=NAMESPACE, force=True)
         _say(f"applied {len(samples)} samples in namespace {NAMESPACE}")
-        crds = list(await client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition"))
+        if not await _show_denials(client, load_denied_samples(session.examples)):
+            return 1, None, []
         plurals = _plurals(samples, crds)
         snapshot: Snapshot | None = None
         states: dict[str, str] = {}

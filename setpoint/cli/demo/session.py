@@ -25,7 +25,7 @@ from setpoint.cli.local_processes import (
 )
 from setpoint.manager.target import project_directories
 
-__all__ = ["DemoSession", "load_samples"]
+__all__ = ["DemoSession", "load_denied_samples", "load_samples", "webhook_configuration_count"]
 
 #: The memcached example reads its image from the environment, as operator-sdk's does.
 DEFAULT_ENVIRONMENT = {"MEMCACHED_IMAGE": "memcached:1.6.26-alpine"}
@@ -44,6 +44,36 @@ def load_samples(examples: Path) -> list[dict[str, Any]]:
                 if isinstance(document, dict)
             )
     return samples
+
+
+def load_denied_samples(examples: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The objects of the projects' ``demo/denied-*.yaml``: writes their admission webhooks
+    refuse, applied by the demo to show the refusal (with the file each comes from)."""
+    denied: list[tuple[Path, dict[str, Any]]] = []
+    for project in project_directories(examples):
+        for path in sorted((project / "demo").glob("denied-*.yaml")):
+            denied.extend(
+                (path, document)
+                for document in yaml.safe_load_all(path.read_text())
+                if isinstance(document, dict)
+            )
+    return denied
+
+
+def webhook_configuration_count(examples: Path) -> int:
+    """How many webhook configurations the projects' operators register (from the committed
+    ``config/webhook/manifests.yaml``): the demo waits for them before applying anything."""
+    count = 0
+    for project in project_directories(examples):
+        manifests = project / "config" / "webhook" / "manifests.yaml"
+        if manifests.is_file():
+            count += sum(
+                1
+                for document in yaml.safe_load_all(manifests.read_text())
+                if isinstance(document, dict)
+                and str(document.get("kind", "")).endswith("WebhookConfiguration")
+            )
+    return count
 
 
 def _free_port() -> int:
@@ -98,6 +128,11 @@ class DemoSession:
                         host_port,
                         "--health-probe-bind-address",
                         "127.0.0.1:0",
+                        # Operators with admission webhooks serve them on a free port, with
+                        # their configurations registered (and removed on exit) by the run.
+                        "--webhook-port",
+                        "0",
+                        "--webhooks-local",
                     ),
                     stdout=subprocess.DEVNULL,
                     stderr=log,

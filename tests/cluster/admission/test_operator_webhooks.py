@@ -212,3 +212,40 @@ async def test_a_kubebuilder_style_configuration_applied_with_kubectl_calls_the_
             "validatingwebhookconfiguration",
             "validating-webhook-configuration",
         )
+
+
+async def test_webhooks_local_points_a_converted_kinds_crd_here_and_back_on_exit(
+    admission_cluster: BackgroundCluster, api: RawAPI, namespace: str
+) -> None:
+    from setpoint.api.resources import crd_manifest
+    from tests.webhook.cronjob_versions import CronJobV1, CronJobV2
+
+    converting = setpoint.Operator("cron-conversion")
+    converting.conversion(CronJobV1, CronJobV2)
+    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    name = "cronjobs.batch.tutorial.kubebuilder.io"
+    created = await api.request("POST", crd_path, crd_manifest(CronJobV1, CronJobV2))
+    assert created.status == 201, created.body
+    try:
+        async with run_operator(
+            converting,
+            kubeconfig=admission_cluster.kubeconfig_path,
+            namespace=namespace,
+            webhook_port=0,
+            webhooks_local=True,
+        ) as running:
+            assert running.webhook_server is not None
+            conversion = (await api.request("GET", f"{crd_path}/{name}")).body["spec"]["conversion"]
+            assert conversion["strategy"] == "Webhook"
+            webhook = conversion["webhook"]
+            assert webhook["conversionReviewVersions"] == ["v1"]
+            port = running.webhook_server.port
+            assert webhook["clientConfig"]["url"] == f"https://127.0.0.1:{port}/convert"
+            assert base64.b64decode(webhook["clientConfig"]["caBundle"]).startswith(
+                b"-----BEGIN CERTIFICATE-----"
+            )
+        # Reads of the other version must not call a process that is gone.
+        conversion = (await api.request("GET", f"{crd_path}/{name}")).body["spec"]["conversion"]
+        assert conversion == {"strategy": "None"}
+    finally:
+        await api.request("DELETE", f"{crd_path}/{name}")

@@ -1,0 +1,1 @@
+"""cronjob: kubebuilder's CronJob tutorial (controller, webhooks, two API versions) ported."""

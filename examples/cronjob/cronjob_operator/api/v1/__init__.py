@@ -1,0 +1,1 @@
+"""batch.tutorial.kubebuilder.io/v1: the hub and storage version."""
