@@ -1,4 +1,4 @@
-"""``python -m bench``: setpoint against Kopf and a raw client, side by side (issue 12).
+"""``python -m bench``: setpoint against Kopf and a raw client, side by side.
 
     python -m bench                       # N = 1,000, every scenario and contestant, 1 run
     python -m bench --quick               # N = 100, fanout/storm/idle/restart: about a minute

@@ -1,4 +1,4 @@
-"""Ansible operators (issue 27): runs per second and time to converge N CRs, beside the same
+"""Ansible operators: runs per second and time to converge N CRs, beside the same
 logic as a Python reconciler, on one local cluster (a subprocess), in one process tree.
 
 (a) converge: ``--count`` Memcached CRs (default 100) exist when the operator starts; the time

@@ -104,7 +104,7 @@ WATCH_WRITER_CONCURRENCY: Final = 4
 #: Concurrency of the bulk phases (filling the list namespace and the 100k fill).
 BULK_CONCURRENCY: Final = 16
 
-#: The aims of issue 3, as ratios or absolute limits.
+#: The API server's aims, as ratios or absolute limits.
 AIM_MEMORY_OF_CEILING: Final = 0.5
 AIM_MEMORY_OVER_KMOCK: Final = 10.0
 AIM_SQLITE_OF_CEILING: Final = 0.25

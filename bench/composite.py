@@ -1,4 +1,4 @@
-"""Composite controllers beside the same logic as a reconciler (issue 26):
+"""Composite controllers beside the same logic as a reconciler:
 ``python -m bench.composite [N]`` (default N = 1,000 parents).
 
 In one local cluster (``setpoint cluster serve --in-memory``, its own process), three operators

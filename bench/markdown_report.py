@@ -59,7 +59,7 @@ def apiserver_tables(figures: dict[str, Any]) -> str:
 
 
 def apiserver_aims(figures: dict[str, Any]) -> str:
-    """Issue 3's aims: the figure each is judged on, and whether it is met."""
+    """The API server's aims: the figure each is judged on, and whether it is met."""
     ratios, aims = figures["ratios"], figures["aims"]
     memory, sqlite = figures["memory"], figures["sqlite"]
     rows: list[list[object]] = [
@@ -85,7 +85,7 @@ def apiserver_aims(figures: dict[str, Any]) -> str:
 
 
 def runtime_aims(figures: dict[str, Any]) -> str:
-    """Issue 4's aims: the figure each is judged on, and whether it is met."""
+    """The runtime's aims: the figure each is judged on, and whether it is met."""
     aims = figures["aims"]
     rows: list[list[object]] = [
         ["cache ≤ 1.5x the objects' JSON size in RSS (10,000; 100,000)",

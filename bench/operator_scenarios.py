@@ -1,4 +1,4 @@
-"""Operator scenarios of bench.runtime (issue 9): freshness behind a backlog, fan-out requests,
+"""Operator scenarios of bench.runtime: freshness behind a backlog, fan-out requests,
 and start-up time of ``setpoint run``.
 
 (e) freshness: ``backlog`` ConfigMaps exist when an ``Operator`` with 1 worker starts (each

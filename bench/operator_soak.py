@@ -1,4 +1,4 @@
-"""The operator soak (issue 14): an operator and its API server under steady churn, for minutes.
+"""The operator soak: an operator and its API server under steady churn, for minutes.
 
     python -m bench.operator_soak [--minutes 10] [--objects 1000] [--patch-rate 50]
                                   [--recreate-rate 2] [--warmup-minutes 2] [--max-growth 10]

@@ -10,7 +10,7 @@ With 16 requests in flight against one ``setpoint cluster serve --in-memory``:
   remembers applies that changed nothing, see ``setpoint.cluster.apiserver.patch.noop_applies``);
 - strategic merge patch of a Deployment (a container's image, alternating: a real write).
 
-Each figure is the best of three interleaved rounds. The aim (issue 7): a no-op server-side
+Each figure is the best of three interleaved rounds. The aim: a no-op server-side
 apply at ≥ 50 % of the merge patch's throughput.
 """
 

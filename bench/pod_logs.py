@@ -1,4 +1,4 @@
-"""Serving a large container log (issue 23): ``tailLines=1`` of 200 MiB ending in a 1 MiB line.
+"""Serving a large container log: ``tailLines=1`` of 200 MiB ending in a 1 MiB line.
 
     python -m bench.pod_logs [--json] [--quick]
 

@@ -1,4 +1,4 @@
-"""What the ``--run-pods`` sandbox costs per pod start (issue 23).
+"""What the ``--run-pods`` sandbox costs per pod start.
 
     python -m bench.pod_start [--json] [--quick]
 

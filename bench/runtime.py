@@ -137,7 +137,7 @@ PODS_NAMESPACE: Final = "bench-pods"
 FRESHNESS_NAMESPACE: Final = "bench-freshness"
 FANOUT_NAMESPACE: Final = "bench-fanout"
 
-#: The aims of issue 4.
+#: The runtime's aims.
 AIM_CACHE_RSS_PER_JSON_BYTE: Final = 1.5
 AIM_LATENCY_P99_MS: Final = 50.0
 AIM_QUEUE_OPS_PER_S: Final = 100_000.0

@@ -1,4 +1,4 @@
-"""Benchmark of admission webhooks (issue 21): what they add to a create, and how many reviews
+"""Benchmark of admission webhooks: what they add to a create, and how many reviews
 one webhook server answers.
 
     python -m bench.webhooks [--json] [--quick]

@@ -1,4 +1,4 @@
-"""Operator frameworks side by side: ``python -m bench`` (issue 12).
+"""Operator frameworks side by side: ``python -m bench``.
 
 The harness starts a local cluster (``setpoint cluster serve`` in its own process), fills it with
 ``Widget`` custom resources, and runs one *contestant* at a time as another process: the same

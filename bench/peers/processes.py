@@ -55,7 +55,7 @@ class Contestant:
         return [sys.executable, "-m", "bench.peers.contestants.raw_widgets"]
 
 
-#: setpoint's Widget operator with the ``ignore_own_writes=True`` opt-in (issue 23).
+#: setpoint's Widget operator with the ``ignore_own_writes=True`` opt-in.
 SETPOINT_IGNORE_OWN_WRITES: Final = "setpoint-ignore-own-writes"
 
 CONTESTANTS: Final = {

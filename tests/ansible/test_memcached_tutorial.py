@@ -1,4 +1,4 @@
-"""Operator SDK's Ansible Memcached tutorial, unchanged, on the local cluster (issue 27).
+"""Operator SDK's Ansible Memcached tutorial, unchanged, on the local cluster.
 
 One scenario covers the tutorial's steps, because each Ansible run costs about a second:
 create -> a Deployment of `size` replicas owned by the CR and the Successful condition; scale

@@ -1,4 +1,4 @@
-"""``python -m bench`` (issue 12): the counters it reads, its regression gate, its output shape."""
+"""``python -m bench``: the counters it reads, its regression gate, its output shape."""
 
 from __future__ import annotations
 

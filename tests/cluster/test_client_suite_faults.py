@@ -1,5 +1,7 @@
-"""What real clients' own end-to-end suites expect of kube-apiserver 1.32 (issue 22, faults 4-11
-and the no-op PUT): each as a user observes it on the wire or through the official client."""
+"""What real clients' own end-to-end suites expect of kube-apiserver 1.32 (Secret data with line
+breaks, Service status, resourceVersion on create, JSON's trailing newline, optional serviceName,
+the default kubernetes Service, bad tokens, the no-op PUT): each as a user observes it on the wire
+or through the official client."""
 
 from __future__ import annotations
 

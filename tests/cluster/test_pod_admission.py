@@ -1,5 +1,5 @@
 """kube-apiserver 1.32's default mutating admission on new pods: DefaultTolerationSeconds,
-Priority and the ServiceAccount plugin's API access volume (issue 22, fault 9)."""
+Priority and the ServiceAccount plugin's API access volume."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A reconcile's own writes wake it again by default, as in controller-runtime (issue 23).
+"""A reconcile's own writes wake it again by default, as in controller-runtime.
 
 The seed's cnat ``At`` is ported the controller-runtime way, step for step: a run that finds a
 due schedule writes ``status.phase = RUNNING`` with an update of the status and returns, without

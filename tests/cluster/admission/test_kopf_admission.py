@@ -1,4 +1,4 @@
-"""Kopf's admission handlers against the local cluster, unchanged (issue 21's acceptance).
+"""Kopf's admission handlers against the local cluster, unchanged.
 
 Kopf runs in this process with its own ``WebhookServer`` and manages its own webhook
 configurations (``settings.admission.managed``); the local cluster calls it over HTTPS.

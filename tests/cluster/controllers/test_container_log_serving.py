@@ -1,4 +1,4 @@
-"""Logs as a kubelet keeps them (issue 23 findings 2 and 3).
+"""Logs as a kubelet keeps them.
 
 A line of any length survives and the container never blocks on its pipe; a 200 MiB log with a
 1 MiB last line answers ``tailLines=1`` fast, without loading the file and without stalling

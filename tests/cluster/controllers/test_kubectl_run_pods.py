@@ -68,7 +68,7 @@ def test_logs_follow_until_the_container_exits(kubectl: Kubectl) -> None:
 
 
 def test_wait_for_not_ready_sees_a_gracefully_deleted_pod(kubectl: Kubectl) -> None:
-    # Issue 22 item 2: the kubelet reports the containers terminated and Ready=False before
+    # The kubelet reports the containers terminated and Ready=False before
     # it deletes the pod, so this wait returns instead of hanging.
     kubectl.run("run", "leaving", "--image=busybox", "--command", "--", "sleep", "300")
     kubectl.run("wait", "pod/leaving", "--for=condition=Ready", "--timeout=30s")

@@ -1,4 +1,4 @@
-"""``--run-pods`` isolation (issue 23 finding 1): a pod sees only what it is given.
+"""``--run-pods`` isolation: a pod sees only what it is given.
 
 A ServiceAccount allowed only to create pods and read their logs runs a pod that tries the
 server's data directory, the admin token, the CA key, another pod's files and the user's home,

@@ -1,4 +1,4 @@
-"""Process lifecycle and graceful deletion (issue 23 finding 4, issue 22 item 2).
+"""Process lifecycle and graceful deletion.
 
 Every process of a container ends with it, backgrounded and ``setsid`` ones included; a
 deleted pod first shows its containers terminated and Ready=False (simulated or real), with
