@@ -175,6 +175,12 @@ class LocalCluster:
         self.kubeconfig_path: Path = Path()
 
     @property
+    def clock(self) -> Clock:
+        """The cluster clock (a ``FakeClock`` moves only when told to; see
+        :mod:`setpoint.cluster.apiserver.http.clock_endpoint`)."""
+        return self._clock
+
+    @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT``."""
         return self._running().url

@@ -9,7 +9,7 @@ import functools
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -292,6 +292,8 @@ class Kubelet(Controller):
             self._flush_events(pod, node, run)
         status = run.status(pod, now, _scheduled(pod, run))
         current = pod.get("status") or {}
+        if isinstance(run, SimulatedPod):
+            self._transition_events(pod, node, current, status)
         if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
             await self.access.write_status_in(
                 self.access.resource("pods"),
@@ -329,7 +331,12 @@ class Kubelet(Controller):
                 node_address(self.nodes[node]),
                 self._run_seconds,
             )
-            self._started_events(pod, node)
+            unpulled = {c.name for c in run.containers if c.pull_error is not None}
+            self._started_events(pod, node, unpulled)
+            for error in run.annotation_errors:
+                self.access.recorder.record(
+                    pod, "Warning", "InvalidSimulation", error, "kubelet", host=node
+                )
         self._runs[uid] = run
         self._uid_at[key_of(pod)] = uid
         return run
@@ -482,7 +489,12 @@ class Kubelet(Controller):
     def _run_seconds(self) -> float:
         return self.options.simulated_run_seconds
 
-    def _started_events(self, pod: Mapping[str, Any], node: str) -> None:
+    def _started_events(
+        self,
+        pod: Mapping[str, Any],
+        node: str,
+        not_pulled: Collection[str] = (),
+    ) -> None:
         spec = pod.get("spec") or {}
         for kind, containers in (
             ("initContainers", spec.get("initContainers") or []),
@@ -490,6 +502,8 @@ class Kubelet(Controller):
         ):
             for container in containers:
                 name = container.get("name", "")
+                if kind == "containers" and name in not_pulled:
+                    continue  # its pull fails: see _transition_events
                 path = f"spec.{kind}{{{name}}}"
                 image = container.get("image", "")
                 self._event(
@@ -503,11 +517,73 @@ class Kubelet(Controller):
                 self._event(pod, node, "Started", f"Started container {name}", path)
 
     def _event(
-        self, pod: Mapping[str, Any], node: str, reason: str, message: str, path: str
+        self,
+        pod: Mapping[str, Any],
+        node: str,
+        reason: str,
+        message: str,
+        path: str,
+        type_: str = "Normal",
     ) -> None:
         self.access.recorder.record(
-            pod, "Normal", reason, message, "kubelet", host=node, field_path=path
+            pod, type_, reason, message, "kubelet", host=node, field_path=path
         )
+
+    def _transition_events(
+        self,
+        pod: Mapping[str, Any],
+        node: str,
+        current: Mapping[str, Any],
+        status: Mapping[str, Any],
+    ) -> None:
+        """The kubelet's Events for what changed in a simulated pod's containers since the
+        status it last wrote: restarts, crash-loop back-off, image pull failures."""
+        before = {s.get("name"): s for s in current.get("containerStatuses") or []}
+        meta = pod["metadata"]
+        pod_ref = f"{meta['name']}_{meta['namespace']}({meta['uid']})"
+        for entry in status.get("containerStatuses") or []:
+            name = entry["name"]
+            old = before.get(name) or {}
+            path = f"spec.containers{{{name}}}"
+            image = entry.get("image", "")
+            waiting = (entry.get("state") or {}).get("waiting") or {}
+            old_waiting = (old.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason")
+            if entry.get("restartCount", 0) > old.get("restartCount", 0):
+                self._event(
+                    pod,
+                    node,
+                    "Pulled",
+                    f'Container image "{image}" already present on machine',
+                    path,
+                )
+                self._event(pod, node, "Created", f"Created container: {name}", path)
+                self._event(pod, node, "Started", f"Started container {name}", path)
+            if reason == old_waiting.get("reason"):
+                continue
+            if reason == "CrashLoopBackOff":
+                self._event(
+                    pod,
+                    node,
+                    "BackOff",
+                    f"Back-off restarting failed container {name} in pod {pod_ref}",
+                    path,
+                    "Warning",
+                )
+            elif reason == "ErrImagePull":
+                self._event(pod, node, "Pulling", f'Pulling image "{image}"', path)
+                self._event(
+                    pod,
+                    node,
+                    "Failed",
+                    f'Failed to pull image "{image}": {waiting.get("message", "")}',
+                    path,
+                    "Warning",
+                )
+                self._event(pod, node, "Failed", "Error: ErrImagePull", path, "Warning")
+            elif reason == "ImagePullBackOff":
+                self._event(pod, node, "BackOff", f'Back-off pulling image "{image}"', path)
+                self._event(pod, node, "Failed", "Error: ImagePullBackOff", path, "Warning")
 
     async def _terminate(
         self, pod: Mapping[str, Any], run: SimulatedPod | ProcessPod | None, node: str
