@@ -158,6 +158,9 @@ class APIServer:
         for resource in builtin_resources():
             self.registry.add(resource)
         self._custom_behaviour = CustomResourceBehaviour()
+        #: Checks of custom kinds the cluster acts on, by (group, kind) (see
+        #: ``CustomResourceBehaviour.checks``).
+        self.custom_resource_checks = self._custom_behaviour.checks
         self.crds = CRDBehaviour(self.registry, self.operations, validator)
         #: The APIServices of the served groups (Local, Available), kept in step with CRDs.
         self.api_services = APIServiceRegistration(self.registry, self.operations)

@@ -33,6 +33,7 @@ from setpoint.cluster.controllers.kubelet.node_objects import (
     node_status,
 )
 from setpoint.cluster.controllers.kubelet.pod_addresses import PodAddresses
+from setpoint.cluster.controllers.kubelet.pod_stages import PodStages
 from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
 from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
 from setpoint.cluster.controllers.kubelet.resource_usage import ProcessUsage, simulated_usage
@@ -94,6 +95,24 @@ class Kubelet(Controller):
         self._lease_timer: TimerHandle | None = None
         self._renewal: asyncio.Task[None] | None = None
         self._isolation: Isolation | None = None
+        #: kwok Stages for pods: when any exist, they move the pods instead of the simulation.
+        self.stages = PodStages(access, self._node_ip, self._stage_pod_ip)
+
+    def _node_ip(self, node: str) -> str:
+        return node_address(self.nodes[node]) if node in self.nodes else ""
+
+    def _stage_pod_ip(self, pod: Mapping[str, Any]) -> str:
+        uid = str(pod["metadata"]["uid"])
+        self._uid_at[key_of(pod)] = uid  # released with the pod (see _forget)
+        return self.addresses.allocate(uid)
+
+    def _stages_changed(self, new: Object | None, old: Object | None) -> None:
+        """A Stage came, changed or went: every pod of this kubelet is matched again."""
+        for pod in self.access.list("pods"):
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node in self.nodes and node not in self.stopped:
+                self.stages.forget(key_of(pod))
+                self.enqueue(key_of(pod))
 
     @classmethod
     def identity(cls) -> Identity:
@@ -126,6 +145,8 @@ class Kubelet(Controller):
         for name, index in self.nodes.items():
             await self._register(name, index)
         self._schedule_lease_renewal()
+        if not self.options.run_pods and self.stages.served():
+            self.stages.watch(self._stages_changed)
 
     async def _register(self, name: str, index: int) -> None:
         nodes = self.access.resource("nodes")
@@ -238,6 +259,7 @@ class Kubelet(Controller):
     # -- pods ---------------------------------------------------------------------------
 
     def _forget(self, key: ObjectKey) -> None:
+        self.stages.forget(key)
         uid = self._uid_at.pop(key, None)
         if uid is not None:
             run = self._runs.pop(uid, None)
@@ -267,6 +289,10 @@ class Kubelet(Controller):
         uid = str(meta["uid"])
         if self._uid_at.get(key) not in (None, uid):
             self._forget(key)
+        if not self.options.run_pods:
+            stages = self.stages.stages()
+            if stages:
+                return await self.stages.step(key, pod, node, stages)
         now = self.access.clock.now()
         run = self._runs.get(uid)
         phase = (pod.get("status") or {}).get("phase")
