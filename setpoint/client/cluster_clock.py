@@ -79,11 +79,39 @@ async def advance_cluster_clock(
     return _reading(await client.request_json("PUT", CLUSTER_CLOCK_PATH, body={"advance": text}))
 
 
+class _FirstOf:
+    """A timer on two clocks that fires once, on whichever is due first."""
+
+    __slots__ = ("_callback", "_fired", "_handles")
+
+    def __init__(self, cluster: FakeClock, delay: float, callback: Callable[[], object]) -> None:
+        self._callback = callback
+        self._fired = False
+        self._handles: list[TimerHandle] = []
+        self._handles.append(cluster.call_later(delay, self._fire))
+        if not self._fired:
+            real = asyncio.get_running_loop().call_later(max(0.0, delay), self._fire)
+            self._handles.append(real)
+
+    def _fire(self) -> None:
+        if self._fired:
+            return
+        self._fired = True
+        self.cancel()
+        self._callback()
+
+    def cancel(self) -> None:
+        for handle in self._handles:
+            handle.cancel()
+
+
 class ClusterFollowingClock:
     """A clock that follows the cluster's: a local fake clock moved to the cluster's time.
 
     Until :meth:`follow` is running it reads the real time; then it never goes back and moves
-    only when the cluster's clock does (within :data:`FOLLOW_INTERVAL_SECONDS`).
+    only when the cluster's clock does (within :data:`FOLLOW_INTERVAL_SECONDS`). Its timers
+    fire when they are due on the cluster's clock or after as much real time, whichever is
+    first (see :meth:`call_later`).
     """
 
     def __init__(self, interval: float = FOLLOW_INTERVAL_SECONDS) -> None:
@@ -99,10 +127,27 @@ class ClusterFollowingClock:
         return self._clock.monotonic()
 
     async def sleep(self, seconds: float) -> None:
-        await self._clock.sleep(seconds)
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not future.done():
+                future.set_result(None)
+
+        timer = self.call_later(seconds, wake)
+        try:
+            await future
+        finally:
+            timer.cancel()
 
     def call_later(self, delay: float, callback: Callable[[], object]) -> TimerHandle:
-        return self._clock.call_later(delay, callback)
+        # Due on the cluster's clock, or after as much real time, whichever comes first: a
+        # reconcile's error back-off (milliseconds) must not wait for someone to move a
+        # manual clock, and a requeue that wakes early finds, from ctx.now(), that its time
+        # has not come (a reconcile is level-based) and asks again.
+        return _FirstOf(self._clock, delay, callback)
 
     def move_to(self, when: datetime) -> None:
         """Move to the cluster's ``when`` (ignored when it is not ahead) and fire due timers.
