@@ -48,12 +48,12 @@ def _until(check: Callable[[], Any], what: str, patience: float = PATIENCE_SECON
     raise AssertionError(f"{what} not reached; last value: {last!r}")
 
 
-def _advance_until(clock: FakeClock, check: Callable[[], Any], what: str) -> Any:
+def _advance_until(clock: FakeClock, check: Callable[[], Any], what: str, step: float = 6) -> Any:
     """Move the clock 6 s at a time (the longest delay of kwok's general stages) until
     ``check`` passes: a stage's delay starts when the kubelet sees the pod, which a test
     cannot observe, so one step may come too early."""
     for _ in range(10):
-        clock.advance(6)
+        clock.advance(step)
         try:
             return _until(check, what, patience=1.0)
         except AssertionError:
@@ -104,8 +104,8 @@ def test_kwoks_general_pod_stages_run_a_pod_and_a_job_on_the_clock(
     )
 
     kubectl.run("delete", "pod", "web", "--wait=false")
-    clock.advance(31)  # pod-delete: when the grace period is over
-    _until(lambda: _pod(kubectl, "web") is None, "pod-delete (the pod gone)")
+    # pod-delete: 1 s, or up to the end of the grace period (30 s).
+    _advance_until(clock, lambda: _pod(kubectl, "web") is None, "pod-delete (the pod gone)", 31)
 
 
 def test_kwoks_fast_stages_and_a_chaos_stage(cluster: tuple[FakeClock, Kubectl]) -> None:
@@ -122,8 +122,8 @@ def test_kwoks_fast_stages_and_a_chaos_stage(cluster: tuple[FakeClock, Kubectl])
         "--annotations=pod-container-running-failed.stage.kwok.x-k8s.io/delay=0s",
     )
     _until(lambda: _phase(kubectl, "broken") == "Running", "pod-ready first")
-    clock.advance(1)  # the chaos stage: its delay (0s) plus up to 1 s of jitter
-    _until(lambda: _phase(kubectl, "broken") == "Failed", "the chaos stage (Failed)")
+    # The chaos stage: its delay (0s) plus up to 1 s of jitter.
+    _advance_until(clock, lambda: _phase(kubectl, "broken") == "Failed", "the chaos stage", 1)
     pod = _pod(kubectl, "broken")
     assert pod is not None
     terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
