@@ -394,12 +394,21 @@ class GoTemplate:
         self.functions = {**BUILTIN_FUNCTIONS, **(functions or {})}
         self._nodes = _Parser(source, self.functions).parse()
 
-    def render(self, data: Any) -> str:
-        """The text the template makes from ``data``."""
+    def render(self, data: Any, functions: Mapping[str, Callable[..., Any]] | None = None) -> str:
+        """The text the template makes from ``data``; ``functions`` replace those of the same
+        name given at compile time (for values known only now, such as the time)."""
         out: list[str] = []
         scope = _Scope(data)
-        self._run(self._nodes, data, scope, out)
+        calls = self.functions if functions is None else {**self.functions, **functions}
+        _Render(calls)._run(self._nodes, data, scope, out)
         return "".join(out)
+
+
+class _Render:
+    """One rendering of a compiled template, with the function table of this render."""
+
+    def __init__(self, functions: Mapping[str, Callable[..., Any]]) -> None:
+        self.functions = functions
 
     def _run(self, nodes: list[Any], dot: Any, scope: _Scope, out: list[str]) -> None:
         for node in nodes:

@@ -44,6 +44,8 @@ __all__ = [
     "STAGE_TEMPLATE_FUNCTIONS",
     "CompiledStage",
     "StageError",
+    "Subject",
+    "as_subject",
     "choose_stage",
     "compile_stage",
     "stage_field_errors",
@@ -85,10 +87,33 @@ def _query(expression: str) -> Any:
         raise ValueError(f"{expression!r} is not a jq expression: {first}") from None
 
 
-def _run_query(program: Any, obj: Mapping[str, Any]) -> list[Any] | None:
+class Subject:
+    """An object matched against Stages, encoded to JSON once for all of its jq queries (a
+    pod meets several Stages of several expressions each)."""
+
+    __slots__ = ("_text", "obj")
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        self.obj = obj
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The object as JSON text (what jq reads)."""
+        if self._text is None:
+            self._text = json.dumps(self.obj, separators=(",", ":"))
+        return self._text
+
+
+def as_subject(obj: Mapping[str, Any] | Subject) -> Subject:
+    """``obj`` ready to be matched (itself when it already is)."""
+    return obj if isinstance(obj, Subject) else Subject(obj)
+
+
+def _run_query(program: Any, subject: Subject) -> list[Any] | None:
     """kwok's Query.Execute: the non-null results, or None when the expression fails."""
     try:
-        results = program.input_value(obj).all()
+        results = program.input_text(subject.text).all()
     except ValueError:
         return None
     return [value for value in results if value is not None]
@@ -110,8 +135,8 @@ class _Requirement:
     operator: str
     values: tuple[str, ...]
 
-    def matches(self, obj: Mapping[str, Any]) -> bool:
-        data = _run_query(self.program, obj)
+    def matches(self, subject: Subject) -> bool:
+        data = _run_query(self.program, subject)
         if data is None:
             return self.operator in ("NotIn", "DoesNotExist")
         if self.operator in ("In", "NotIn"):
@@ -157,21 +182,22 @@ class CompiledStage:
         # kwok's own pod stages say apiGroup "v1": the core group's version.
         return kind == self.kind and wanted in (group, api_version, "")
 
-    def matches(self, obj: Mapping[str, Any]) -> bool:
+    def matches(self, obj: Mapping[str, Any] | Subject) -> bool:
         """kwok's selector rules (labels, annotations, then every expression)."""
-        meta = obj.get("metadata") or {}
+        subject = as_subject(obj)
+        meta = subject.obj.get("metadata") or {}
         for wanted, have in (
             (self.match_labels, meta.get("labels") or {}),
             (self.match_annotations, meta.get("annotations") or {}),
         ):
             if wanted is not None and any(have.get(k) != v for k, v in wanted.items()):
                 return False
-        return all(requirement.matches(obj) for requirement in self.requirements)
+        return all(requirement.matches(subject) for requirement in self.requirements)
 
-    def weight_of(self, obj: Mapping[str, Any]) -> int:
+    def weight_of(self, obj: Mapping[str, Any] | Subject) -> int:
         """The draw weight of this Stage for ``obj`` (``weightFrom`` first)."""
         if self.weight.program is not None:
-            data = _run_query(self.weight.program, obj) or []
+            data = _run_query(self.weight.program, as_subject(obj)) or []
             if data:
                 value = data[0]
                 if isinstance(value, int | float) and not isinstance(value, bool):
@@ -183,8 +209,11 @@ class CompiledStage:
                         pass
         return self.weight.value or 0
 
-    def delay_of(self, obj: Mapping[str, Any], now: datetime, rng: random.Random) -> float:
+    def delay_of(
+        self, obj: Mapping[str, Any] | Subject, now: datetime, rng: random.Random
+    ) -> float:
         """Seconds to wait before ``next`` (0: at once); jitter is drawn from ``rng``."""
+        obj = as_subject(obj)
         duration = _seconds(self.delay, obj, now)
         if duration is None:
             return 0.0
@@ -196,7 +225,7 @@ class CompiledStage:
         return max(0.0, duration + rng.uniform(0.0, jitter - duration))
 
 
-def _seconds(value: _Value | None, obj: Mapping[str, Any], now: datetime) -> float | None:
+def _seconds(value: _Value | None, obj: Subject, now: datetime) -> float | None:
     if value is None:
         return None
     default = value.value / 1000.0 if value.value is not None else None
@@ -388,9 +417,10 @@ def stage_field_errors(stage: Mapping[str, Any]) -> list[fe.FieldError]:
 
 
 def choose_stage(
-    stages: Sequence[CompiledStage], obj: Mapping[str, Any], rng: random.Random
+    stages: Sequence[CompiledStage], obj: Mapping[str, Any] | Subject, rng: random.Random
 ) -> CompiledStage | None:
     """The Stage that runs next for ``obj``: kwok's draw among the matching ones by weight."""
+    obj = as_subject(obj)
     matching = [stage for stage in stages if stage.has_selector and stage.matches(obj)]
     if not matching:
         return None

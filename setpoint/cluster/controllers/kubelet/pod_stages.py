@@ -36,6 +36,7 @@ from setpoint.cluster.simulation.stages import (
     GROUP,
     CompiledStage,
     StageError,
+    Subject,
     choose_stage,
     compile_stage,
     template_text,
@@ -43,6 +44,8 @@ from setpoint.cluster.simulation.stages import (
 
 log = logging.getLogger(__name__)
 
+#: libyaml's safe loader when PyYAML was built with it (templates render YAML per pod step).
+_YAML_LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: How controllers name the Stage resource.
 STAGES_RESOURCE: Final = f"{GROUP}/{PLURAL}"
 
@@ -81,6 +84,8 @@ class PodStages:
         self._pending: dict[ObjectKey, _Pending] = {}
         self._started = access.clock.now()
         self._pod_schema = builtin_root("v1", "Pod")
+        #: Compiled status templates, by their text (a Stage's rarely changes).
+        self._templates: dict[str, GoTemplate] = {}
 
     def served(self) -> bool:
         """Whether the cluster serves Stages (the CRD exists)."""
@@ -130,11 +135,12 @@ class PodStages:
         version = str((pod.get("metadata") or {}).get("resourceVersion") or "")
         pending = self._pending.get(key)
         if pending is None or pending.resource_version != version:
-            stage = choose_stage(stages, pod, self._rng)
+            subject = Subject(pod)
+            stage = choose_stage(stages, subject, self._rng)
             if stage is None:
                 self._pending.pop(key, None)
                 return None
-            delay = stage.delay_of(pod, now, self._rng)
+            delay = stage.delay_of(subject, now, self._rng)
             pending = _Pending(stage, version, now + timedelta(seconds=delay))
             self._pending[key] = pending
         wait = (pending.due - now).total_seconds()
@@ -205,10 +211,12 @@ class PodStages:
             "PodIPsWith": lambda *args: [pod_ip(*args)],
             "NodeConditions": list,
         }
-        text = GoTemplate(stage.status_template, functions).render(
-            decode(json.dumps(dict(pod)).encode())
-        )
-        rendered = yaml.safe_load(text)
+        template = self._templates.get(stage.status_template)
+        if template is None:
+            template = GoTemplate(stage.status_template, functions)
+            self._templates[stage.status_template] = template
+        text = template.render(decode(json.dumps(dict(pod)).encode()), functions)
+        rendered = yaml.load(text, Loader=_YAML_LOADER)
         if rendered is None:
             return {}
         if not isinstance(rendered, dict):
