@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -79,12 +80,87 @@ def _refuse(*_: Any) -> Any:
     raise TemplateError("not callable while checking")
 
 
-def _query(expression: str) -> Any:
-    try:
-        return jq.compile(expression)
-    except ValueError as error:
-        first = str(error).splitlines()[0] if str(error) else "syntax error"
-        raise ValueError(f"{expression!r} is not a jq expression: {first}") from None
+#: One step of a plain jq path: ``.name``, ``["key"]`` (after a dot or not), ``.[]``/``[]``.
+_PATH_STEP: Final = re.compile(
+    r'\.?\[\s*"((?:[^"\\]|\\.)*)"\s*\]|\.([A-Za-z_][A-Za-z0-9_]*)|\.?\[\]'
+)
+_ITERATE: Final = object()
+
+
+class _PathError(Exception):
+    """jq would fail here (a field of a non-object, iterating a non-list)."""
+
+
+def _path_steps(expression: str) -> list[Any] | None:
+    """The steps of a plain path expression (what most Stage keys are), or None for anything
+    jq itself must run (pipes, ``select``, functions)."""
+    text = expression.strip()
+    steps: list[Any] = []
+    position = 0
+    while position < len(text):
+        match = _PATH_STEP.match(text, position)
+        if match is None:
+            return None
+        if match.group(1) is not None:
+            steps.append(json.loads(f'"{match.group(1)}"'))
+        elif match.group(2) is not None:
+            steps.append(match.group(2))
+        else:
+            steps.append(_ITERATE)
+        position = match.end()
+    return steps or None
+
+
+def _walk(steps: list[Any], obj: Any) -> list[Any]:
+    values = [obj]
+    for step in steps:
+        following: list[Any] = []
+        for value in values:
+            if step is _ITERATE:
+                if isinstance(value, list):
+                    following.extend(value)
+                elif isinstance(value, dict):
+                    following.extend(value.values())
+                else:
+                    raise _PathError
+            elif value is None:
+                following.append(None)
+            elif isinstance(value, dict):
+                following.append(value.get(step))
+            else:
+                raise _PathError
+        values = following
+    return values
+
+
+class _Query:
+    """A compiled jq expression; plain paths are walked in Python (same results, no JSON
+    round trip), anything else runs in jq."""
+
+    __slots__ = ("_program", "_steps")
+
+    def __init__(self, expression: str) -> None:
+        try:
+            self._program = jq.compile(expression)
+        except ValueError as error:
+            first = str(error).splitlines()[0] if str(error) else "syntax error"
+            raise ValueError(f"{expression!r} is not a jq expression: {first}") from None
+        self._steps = _path_steps(expression)
+
+    def run(self, subject: Subject) -> list[Any] | None:
+        """kwok's Query.Execute: the non-null results, or None when the expression fails."""
+        try:
+            if self._steps is not None:
+                results = _walk(self._steps, subject.obj)
+            else:
+                results = self._program.input_text(subject.text).all()
+        except (ValueError, _PathError):
+            return None
+        return [value for value in results if value is not None]
+
+
+def _query(expression: str) -> _Query:
+    return _Query(expression)
 
 
 class Subject:
@@ -110,13 +186,9 @@ def as_subject(obj: Mapping[str, Any] | Subject) -> Subject:
     return obj if isinstance(obj, Subject) else Subject(obj)
 
 
-def _run_query(program: Any, subject: Subject) -> list[Any] | None:
+def _run_query(program: _Query, subject: Subject) -> list[Any] | None:
     """kwok's Query.Execute: the non-null results, or None when the expression fails."""
-    try:
-        results = program.input_text(subject.text).all()
-    except ValueError:
-        return None
-    return [value for value in results if value is not None]
+    return program.run(subject)
 
 
 def _as_text(value: Any) -> str | None:

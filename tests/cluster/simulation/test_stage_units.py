@@ -149,3 +149,44 @@ def test_a_stage_that_cannot_run_is_one_line_naming_it(spec: dict[str, Any], mes
     assert str(raised.value).startswith(f'stage "odd": {message}')
     assert "\n" not in str(raised.value)
     assert stage_field_errors(_stage("odd", **spec))[0].field == message.split(":")[0]
+
+
+PATHS = [
+    ".metadata.deletionTimestamp",
+    ".status.phase",
+    ".metadata.ownerReferences.[].kind",
+    ".metadata.ownerReferences[].kind",
+    '.metadata.labels["pod-container-running-failed.stage.kwok.x-k8s.io"]',
+    '.metadata.annotations["a\\"b"]',
+    ".status.initContainerStatuses.[].state.running.startedAt",
+    ".spec",
+    ".spec.containers.[]",
+    '.status.conditions.[] | select( .type == "Ready" ) | .status',
+]
+OBJECTS = [
+    {},
+    {"metadata": None},
+    {"metadata": {"ownerReferences": [{"kind": "Job"}, {"kind": "X"}], "labels": {"a": "b"}}},
+    {"metadata": {"ownerReferences": "odd", "annotations": {'a"b': "q"}}},
+    {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+    {"status": {"initContainerStatuses": [{"state": {"running": {"startedAt": "t"}}}, {}]}},
+    {"status": "text", "spec": {"containers": [{"name": "a"}, None]}},
+]
+
+
+def test_plain_paths_give_what_jq_gives() -> None:
+    import jq
+
+    from setpoint.cluster.simulation.stages import Subject, _Query
+
+    for expression in PATHS:
+        query = _Query(expression)
+        assert (query._steps is None) == ("|" in expression), expression  # the fast path ran
+        for obj in OBJECTS:
+            try:
+                expected = [
+                    v for v in jq.compile(expression).input_value(obj).all() if v is not None
+                ]
+            except ValueError:
+                expected = None
+            assert query.run(Subject(obj)) == expected, (expression, obj)
