@@ -291,7 +291,8 @@ async def _serve(
         click.echo(f"setpoint: kubeconfig written to {local.kubeconfig_path}", err=True)
         if clock_mode == "manual":
             click.echo(
-                f"setpoint: the cluster clock is manual, at {local.clock.now().isoformat()}: "
+                f"setpoint: the cluster clock is manual, at "
+                f"{local.clock.now().strftime('%Y-%m-%dT%H:%M:%SZ')}: "
                 "move it with `setpoint cluster clock advance DURATION`",
                 err=True,
             )

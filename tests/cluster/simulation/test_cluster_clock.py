@@ -4,8 +4,10 @@ advanced past its schedule."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from setpoint.cluster.local_cluster import LocalCluster
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.controllers.waiting import eventually
 from tests.cluster.raw_api import RawAPI, raw_api
+from tests.cluster.serve_process import ServeProcess
 
 CLOCK = "/debug/setpoint/clock"
 START = datetime(2026, 12, 24, 17, 0, tzinfo=UTC)
@@ -158,3 +161,18 @@ def test_setpoint_cluster_clock_shows_advances_and_sets(manual_cluster: Backgrou
     result = _cli(manual_cluster, "advance", "later")
     assert result.exit_code == 2
     assert "'later' is not a duration" in result.output
+
+
+def test_serve_clock_manual_serves_a_clock_that_stands_still(tmp_path: Path) -> None:
+    server = ServeProcess(tmp_path / "kubeconfig", "--in-memory", "--clock", "manual")
+    try:
+        server.wait_for_kubeconfig()
+        kubeconfig = str(tmp_path / "kubeconfig")
+        first = CliRunner().invoke(cli, ["cluster", "clock", "--kubeconfig", kubeconfig])
+        assert first.exit_code == 0, first.output
+        assert first.output.endswith(" (manual)\n")
+        time.sleep(1.1)  # real time passes; the cluster's does not
+        again = CliRunner().invoke(cli, ["cluster", "clock", "--kubeconfig", kubeconfig])
+        assert again.output == first.output
+    finally:
+        assert server.terminate() == 0
