@@ -319,7 +319,10 @@ class Manager:
         if recorder is None:
             from setpoint.controller.recorder import EventRecorder
 
-            recorder = EventRecorder(self.client, name)
+            following = isinstance(self.clock, ClusterFollowingClock)
+            recorder = EventRecorder(
+                self.client, name, wall_clock=self.clock.now if following else None
+            )
             self._recorders[name] = recorder
         return recorder
 

@@ -24,6 +24,7 @@ from setpoint.testing import (
     read_clock,
     run_operator,
     wait_for,
+    wait_for_event,
 )
 
 TIMEOUT = 30.0
@@ -88,6 +89,10 @@ async def test_an_at_fires_when_the_cluster_clock_is_advanced_past_its_schedule(
                 timeout=TIMEOUT,
                 what="the At RUNNING once the clock passed its schedule",
             )
+            # The operator's Events carry the cluster's time too (an hour after the real one).
+            created = await client.get(At, "later", namespace=clock_namespace)
+            running = await wait_for_event(client, created, reason="Running", timeout=TIMEOUT)
+            assert running["eventTime"][:13] == schedule[:13]  # the schedule's day and hour
             # The simulated command runs one second of the cluster's clock.
             await advance_clock(client, "1s")
             done = await wait_for(
