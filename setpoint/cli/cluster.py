@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cli.cluster_clock import CLOCK_MODES, clock, cluster_clock
 from setpoint.cli.cluster_nodes import node
 from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
@@ -39,6 +40,7 @@ def cluster() -> None:
 
 
 cluster.add_command(node)
+cluster.add_command(clock)
 
 
 @cluster.command()
@@ -147,6 +149,15 @@ cluster.add_command(node)
     help="Request adds each request's body (requestObject) to the Metadata.",
 )
 @click.option(
+    "--clock",
+    "clock_mode",
+    type=click.Choice(CLOCK_MODES),
+    default="real",
+    show_default=True,
+    help="'manual': the cluster clock starts at the real time and then moves only when "
+    "told to (`setpoint cluster clock advance 2h`, `... clock set TIME`).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -169,6 +180,7 @@ def serve(
     faults: str | None,
     audit_log: str | None,
     audit_level: str,
+    clock_mode: str,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -221,6 +233,7 @@ def serve(
                 client_ca=client_ca,
                 audit_log=audit_log,
                 audit_level=audit_level,
+                clock_mode=clock_mode,
             )
         )
     except (StorageOpenError, IdentityError, DataDirectoryError, AuditLogError) as exc:
@@ -246,6 +259,7 @@ async def _serve(
     client_ca: str | None,
     audit_log: str | None = None,
     audit_level: str = "Metadata",
+    clock_mode: str = "real",
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -267,6 +281,7 @@ async def _serve(
         client_ca=client_ca,
         audit_log=audit_log,
         audit_level=audit_level,
+        clock=cluster_clock(clock_mode),
     )
     async with local:
         _say_how_pods_run(local, run_pods)
@@ -274,6 +289,13 @@ async def _serve(
             f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True
         )
         click.echo(f"setpoint: kubeconfig written to {local.kubeconfig_path}", err=True)
+        if clock_mode == "manual":
+            click.echo(
+                f"setpoint: the cluster clock is manual, at "
+                f"{local.clock.now().strftime('%Y-%m-%dT%H:%M:%SZ')}: "
+                "move it with `setpoint cluster clock advance DURATION`",
+                err=True,
+            )
         if audit_log is not None:
             click.echo(f"setpoint: audit log ({audit_level}) appended to {audit_log}", err=True)
         click.echo(f"export KUBECONFIG={local.kubeconfig_path}")

@@ -172,6 +172,13 @@ async def run_operators(
     help="Make a CA and serving certificate, register the operator's webhook configurations "
     "(url: https://127.0.0.1:PORT) and remove them on exit.",
 )
+@click.option(
+    "--follow-cluster-clock",
+    is_flag=True,
+    default=None,
+    help="Make the operator's clock (requeue timers, ctx.now(), condition times) follow the "
+    "local cluster's clock (`setpoint cluster serve --clock manual`).",
+)
 @click.option("--debug", is_flag=True, help="Print tracebacks of expected failures too.")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="human", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
@@ -204,6 +211,7 @@ def run_command(
     webhook_port: int | None,
     webhook_cert_dir: str | None,
     webhooks_local: bool | None,
+    follow_cluster_clock: bool | None,
 ) -> None:
     """Run the operator defined in TARGET (a .py file or a module, optionally :attribute; or
     an Ansible operator's watches.yaml, or a directory holding one).
@@ -260,6 +268,7 @@ def run_command(
                 webhook_port=webhook_port,
                 webhook_cert_dir=webhook_cert_dir,
                 webhooks_local=webhooks_local,
+                follow_cluster_clock=follow_cluster_clock,
             )
             if not first:
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))

@@ -25,6 +25,10 @@ only ``system:masters`` may create pods, unless ``run_pods="unsafe"`` (see
 ``container_log_max_files`` rotate their logs. ``clock`` is also the
 API server's, for the times of service account tokens.
 
+With the simulated kubelet (controllers on, no ``run_pods``) the cluster serves kwok's
+``Stage`` kind (a CRD it installs, :mod:`setpoint.cluster.simulation`): Stages for pods make
+the kubelet move pods through them on the cluster clock.
+
 ``authorization`` is ``"RBAC"`` (the default: Roles and bindings are enforced, the admin token
 is in ``system:masters`` and may do anything) or ``"AlwaysAllow"``. ``faults`` (a SPEC, off by
 default) injects errors, resets and latency into API requests; tests change them at run time
@@ -59,6 +63,7 @@ from setpoint.cluster.apiserver.auth.authentication.token_request import (
 )
 from setpoint.cluster.apiserver.auth.authorization.unconfined_pods import UnconfinedPodsGate
 from setpoint.cluster.apiserver.http.fault_injection import FaultInjector, parse_fault_spec
+from setpoint.cluster.apiserver.registry.object_operations import WriteOptions
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.storage import MemoryStorage, Storage
 from setpoint.cluster.apiserver.storage.sqlite import SqliteStorage
@@ -74,6 +79,11 @@ from setpoint.cluster.identity import (
     remember_ports,
 )
 from setpoint.cluster.kubeconfig_file import write_kubeconfig, write_user_kubeconfig
+from setpoint.cluster.simulation.stage_crd import CRD_NAME as STAGE_CRD_NAME
+from setpoint.cluster.simulation.stage_crd import stage_crd
+from setpoint.cluster.simulation.stages import GROUP as STAGE_GROUP
+from setpoint.cluster.simulation.stages import KIND as STAGE_KIND
+from setpoint.cluster.simulation.stages import stage_field_errors
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +114,14 @@ def _port_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+async def _install_stage_crd(server: APIServer) -> None:
+    """Serve kwok's ``Stage`` kind (once: a data directory keeps it) for the simulated kubelet."""
+    crds = server.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    assert crds is not None
+    if server.storage.get(crds.storage_key(None, STAGE_CRD_NAME)) is None:
+        await server.operations.create(crds, None, stage_crd(), WriteOptions())
 
 
 class LocalCluster:
@@ -175,6 +193,12 @@ class LocalCluster:
         self.kubeconfig_path: Path = Path()
 
     @property
+    def clock(self) -> Clock:
+        """The cluster clock (a ``FakeClock`` moves only when told to; see
+        :mod:`setpoint.cluster.apiserver.http.clock_endpoint`)."""
+        return self._clock
+
+    @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT``."""
         return self._running().url
@@ -236,6 +260,7 @@ class LocalCluster:
             audit_level=self._audit[1],
             audit_omit_groups=self._audit[2],
         )
+        self.server.custom_resource_checks[(STAGE_GROUP, STAGE_KIND)] = stage_field_errors
         if self._faults_spec:
             self.server.faults.set(self._faults_spec)
         options = self._controller_options
@@ -253,6 +278,8 @@ class LocalCluster:
             await self.server.start()
             if self._data_dir is not None:
                 remember_ports(self._data_dir, self.server.port, self.server.https_port)
+            if self._controller_options is not None and not self._controller_options.run_pods:
+                await _install_stage_crd(self.server)
             if self._controller_options is not None:
                 self.controllers = ControllerManager(self.server, self._controller_options)
                 await self.controllers.start()

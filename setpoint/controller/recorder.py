@@ -26,11 +26,12 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from setpoint.api.meta import as_mapping
 from setpoint.api.names import validate_qualified_name
-from setpoint.api.times import now_micro_time, now_time
+from setpoint.api.times import format_micro_time, format_time, now_micro_time, now_time
 from setpoint.cache.cached_object import CachedObject
 from setpoint.client.client import Client
 from setpoint.client.errors import AlreadyExists, ConnectionFailed, NoKindMatch, NotFound
@@ -151,6 +152,7 @@ class EventRecorder:
         events_api: str | None = None,
         retry_delay: float = DEFAULT_RETRY_DELAY,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] | None = None,
     ) -> None:
         if not reporting_controller:
             raise ValueError("reporting_controller: must name the controller (e.g. 'x.io/widget')")
@@ -175,6 +177,9 @@ class EventRecorder:
         self.aggregation_window = aggregation_window
         self.retry_delay = retry_delay
         self._clock = clock
+        #: Where Event times come from (default the real time; a manager following the
+        #: cluster's clock passes that one).
+        self._wall_clock = wall_clock
         self._queue: asyncio.Queue[_Series] = asyncio.Queue(max_pending)
         self._series: dict[_SeriesKey, _Series] = {}
         self._task: asyncio.Task[None] | None = None
@@ -187,6 +192,16 @@ class EventRecorder:
         self.retries = 0
         with contextlib.suppress(RuntimeError):
             self._loop = asyncio.get_running_loop()
+
+    def _micro_time(self) -> str:
+        if self._wall_clock is None:
+            return now_micro_time()
+        return format_micro_time(self._wall_clock())
+
+    def _time(self) -> str:
+        if self._wall_clock is None:
+            return now_time()
+        return format_time(self._wall_clock())
 
     # -- recording (never blocks, never raises for API problems) ------------------------------
 
@@ -274,11 +289,11 @@ class EventRecorder:
         if series is not None and now - series.last_seen <= self.aggregation_window:
             series.count += 1
             series.last_seen = now
-            series.last_time = now_micro_time()
+            series.last_time = self._micro_time()
             if not series.pending:
                 self._enqueue(series)
             return
-        stamp = now_micro_time()
+        stamp = self._micro_time()
         series = _Series(
             key=key,
             regarding=ref,
@@ -404,7 +419,7 @@ class EventRecorder:
             if series.count > 1:
                 body["series"] = {"count": series.count, "lastObservedTime": series.last_time}
         else:
-            first = now_time()
+            first = self._time()
             body = {
                 "apiVersion": "v1",
                 "kind": "Event",
@@ -434,7 +449,7 @@ class EventRecorder:
                 "series": {"count": series.count, "lastObservedTime": series.last_time}
             }
         else:
-            patch = {"count": series.count, "lastTimestamp": now_time()}
+            patch = {"count": series.count, "lastTimestamp": self._time()}
         try:
             await self.client.patch(
                 series.api_version, "Event", series.name, patch, namespace=series.namespace

@@ -27,7 +27,8 @@ from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.cache import Cache, CacheOptions
 from setpoint.cache.options import DEFAULT_SYNC_TIMEOUT_S
 from setpoint.client.client import Client
-from setpoint.client.errors import ClientError
+from setpoint.client.cluster_clock import CLUSTER_CLOCK_PATH, ClusterFollowingClock
+from setpoint.client.errors import ApiError, ClientError
 from setpoint.controller.source import KindSource
 from setpoint.manager.cache_health import (
     DEFAULT_UNHEALTHY_AFTER_S,
@@ -124,6 +125,9 @@ class Manager:
     `kubectl --as`), e.g. `system:serviceaccount:NS:NAME` to run with that ServiceAccount's
     RBAC. `clock` (default: the system clock) times the controllers' delayed re-runs and is what
     `ctx.now()` reads; pass a `FakeClock` to test time-based logic without sleeping.
+    `follow_cluster_clock` makes that clock follow a setpoint local cluster's clock (read
+    over HTTP from `/debug/setpoint/clock`; `setpoint run --follow-cluster-clock`), so a
+    cluster served with `--clock manual` moves the operator's time too.
     """
 
     def __init__(
@@ -156,6 +160,7 @@ class Manager:
         webhook_host: str = "",
         webhook_cert_dir: str | None = None,
         webhooks_local: bool = False,
+        follow_cluster_clock: bool = False,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -200,6 +205,8 @@ class Manager:
         self.graceful_shutdown_timeout = float(graceful_shutdown_timeout)
         self.warm_up_caches = warm_up_caches
         self.clock = clock
+        if follow_cluster_clock:
+            self._follow_cluster_clock(clock)
         self.cache_sync_timeout = _positive(cache_sync_timeout, "cache_sync_timeout")
 
         self.healthz = HealthChecks("healthz")
@@ -312,7 +319,10 @@ class Manager:
         if recorder is None:
             from setpoint.controller.recorder import EventRecorder
 
-            recorder = EventRecorder(self.client, name)
+            following = isinstance(self.clock, ClusterFollowingClock)
+            recorder = EventRecorder(
+                self.client, name, wall_clock=self.clock.now if following else None
+            )
             self._recorders[name] = recorder
         return recorder
 
@@ -391,6 +401,7 @@ class Manager:
         webhook_port: int | None = None,
         webhook_cert_dir: str | None = None,
         webhooks_local: bool | None = None,
+        follow_cluster_clock: bool | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
         None leaves a setting as it is."""
@@ -463,6 +474,8 @@ class Manager:
             self._set_impersonation(impersonate_user, impersonate_groups)
         if webhooks_local is not None:
             self.webhooks_local = webhooks_local
+        if follow_cluster_clock and not isinstance(self.clock, ClusterFollowingClock):
+            self._follow_cluster_clock(self.clock)
         if webhook_port is not None or webhook_cert_dir is not None:
             host, port, cert_dir = self._webhook_options
             self._webhook_options = (
@@ -482,6 +495,29 @@ class Manager:
                 "Client.from_kubeconfig(..., impersonate_user=...) instead)"
             )
         self._impersonation = (user, tuple(groups))
+
+    # ----- the cluster's clock -----
+
+    def _follow_cluster_clock(self, clock: Clock) -> None:
+        if clock is not SYSTEM_CLOCK:
+            raise ManagerError(
+                "Manager: pass either clock or follow_cluster_clock, not both (following "
+                "the cluster's clock replaces the manager's clock)"
+            )
+        self.clock = ClusterFollowingClock()
+
+    async def _start_following(self, clock: ClusterFollowingClock) -> None:
+        """Take the cluster's time now, then keep following it in the background."""
+        try:
+            await clock.sync(self.client)
+        except ApiError as error:
+            if error.code == 404:
+                raise ManagerError(
+                    f"follow_cluster_clock: the cluster serves no clock at "
+                    f"{CLUSTER_CLOCK_PATH} (only a setpoint local cluster does)"
+                ) from None
+            raise
+        clock.start(self.client)
 
     # ----- lifecycle -----
 
@@ -516,6 +552,8 @@ class Manager:
         self._started = True
         try:
             await self.connect()
+            if isinstance(self.clock, ClusterFollowingClock):
+                await self._start_following(self.clock)
             await self._start_endpoints()
             await self.cache.start()
         except BaseException:
@@ -803,6 +841,8 @@ class Manager:
             await _cancel(self._election_task)
         if self._health_monitor is not None:
             await _cancel(self._health_monitor)
+        if isinstance(self.clock, ClusterFollowingClock):
+            await self.clock.stop()
         if self._cache is not None:
             try:
                 async with asyncio.timeout(CLEANUP_TIMEOUT):

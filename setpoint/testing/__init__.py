@@ -15,7 +15,12 @@ fixtures with ``pytest_plugins = ["setpoint.testing.plugin"]`` in ``conftest.py`
   :func:`observed_rbac` reads the session cluster's audit log into what ``setpoint rbac
   suggest`` prints (compare with ``missing_rules``/``unused_rules``);
 - :class:`FakeClock` (``setpoint.api.clock.FakeClock``): time that moves only on ``advance()``,
-  which fires the operator's due delayed reconciles.
+  which fires the operator's due delayed reconciles;
+- simulation controls (:mod:`setpoint.testing.simulation`): :func:`simulate` makes a pod's
+  simulated containers fail, crash-loop, start late or never pull their image;
+  :func:`apply_stages` applies kwok Stages; :func:`advance_clock`/:func:`set_clock` move the
+  clock of a cluster served on a manual clock (the ``manual_clock_cluster`` fixture), which
+  ``run_operator(..., follow_cluster_clock=True)`` operators follow.
 
 See ``docs/testing.md``.
 """
@@ -36,15 +41,25 @@ if TYPE_CHECKING:
     from setpoint.testing.operators import run_operator as run_operator
     from setpoint.testing.operators import wait_for as wait_for
     from setpoint.testing.operators import wait_for_event as wait_for_event
+    from setpoint.testing.simulation import advance_clock as advance_clock
+    from setpoint.testing.simulation import apply_stages as apply_stages
+    from setpoint.testing.simulation import read_clock as read_clock
+    from setpoint.testing.simulation import set_clock as set_clock
+    from setpoint.testing.simulation import simulate as simulate
 
 __all__ = [
     "BackgroundCluster",
     "FakeClock",
     "WaitTimeout",
+    "advance_clock",
+    "apply_stages",
     "install_crds",
     "install_rbac",
     "observed_rbac",
+    "read_clock",
     "run_operator",
+    "set_clock",
+    "simulate",
     "wait_for",
     "wait_for_event",
 ]
@@ -58,6 +73,11 @@ _EXPORTS = {
     "run_operator": "setpoint.testing.operators",
     "wait_for": "setpoint.testing.operators",
     "wait_for_event": "setpoint.testing.operators",
+    "advance_clock": "setpoint.testing.simulation",
+    "apply_stages": "setpoint.testing.simulation",
+    "read_clock": "setpoint.testing.simulation",
+    "set_clock": "setpoint.testing.simulation",
+    "simulate": "setpoint.testing.simulation",
 }
 
 

@@ -12,6 +12,10 @@ Enable it with ``pytest_plugins = ["setpoint.testing.plugin"]`` in ``conftest.py
 - ``client`` (function, async): a ``setpoint.Client`` on the local cluster, opened on the test's
   event loop and closed after it.
 - ``fake_clock`` (function): a fresh ``FakeClock`` to pass to ``run_operator(clock=...)``.
+- ``manual_clock_cluster`` (session): a second local cluster, started on first use, whose
+  clock moves only when told to (``advance_clock``/``set_clock`` of
+  :mod:`setpoint.testing.simulation`, or ``setpoint cluster clock`` with its kubeconfig);
+  run operators on it with ``run_operator(..., follow_cluster_clock=True)``.
 """
 
 from __future__ import annotations
@@ -72,6 +76,16 @@ async def client(local_cluster: BackgroundCluster) -> AsyncIterator[Client]:
     """An API client on the session's local cluster, for one test."""
     async with await Client.from_kubeconfig(str(local_cluster.kubeconfig_path)) as api:
         yield api
+
+
+@pytest.fixture(scope="session")
+def manual_clock_cluster() -> Iterator[BackgroundCluster]:
+    """An in-memory local cluster on a manual clock (``serve --clock manual``), per session."""
+    cluster = BackgroundCluster(in_memory=True, clock=FakeClock()).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

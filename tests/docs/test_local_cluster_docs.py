@@ -129,8 +129,8 @@ def test_python_samples_use_names_the_code_has() -> None:
 
 
 def test_the_foo_and_cnat_walkthrough_passes_without_warnings(tmp_path: Path) -> None:
-    """The files of the walkthrough, as a user's project, pass with warnings as errors (the
-    documented configuration is warning-free)."""
+    """The files of the walkthrough (and of the cluster-clock section), as a user's project,
+    pass with warnings as errors (the documented configuration is warning-free)."""
     text = TESTING.read_text()
     project = tmp_path / "operators"
     (project / "tests").mkdir(parents=True)
@@ -142,6 +142,7 @@ def test_the_foo_and_cnat_walkthrough_passes_without_warnings(tmp_path: Path) ->
         "cnat_operator.py",
         "tests/test_foo.py",
         "tests/test_cnat.py",
+        "tests/test_on_the_cluster_clock.py",
     ):
         (project / name).write_text(fenced_block(text, "python", f"# {name}"))
 
@@ -154,4 +155,4 @@ def test_the_foo_and_cnat_walkthrough_passes_without_warnings(tmp_path: Path) ->
         check=False,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert re.search(r"\b3 passed\b", completed.stdout), completed.stdout
+    assert re.search(r"\b5 passed\b", completed.stdout), completed.stdout

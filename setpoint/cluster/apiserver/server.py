@@ -18,7 +18,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
-from setpoint.cluster.apiserver import kubernetes_service
+from setpoint.cluster.apiserver import kubernetes_service, server_clock
 from setpoint.cluster.apiserver.admission.configuration_rules import (
     WebhookConfigurationBehaviour,
 )
@@ -40,6 +40,7 @@ from setpoint.cluster.apiserver.auth.authorization.authorizers import RBAC
 from setpoint.cluster.apiserver.auth.authorization.escalation import RBACBehaviour
 from setpoint.cluster.apiserver.auth.authorization.rbac_index import RBAC_GROUP
 from setpoint.cluster.apiserver.auth.authorization.unconfined_pods import UnconfinedPodsGate
+from setpoint.cluster.apiserver.http.clock_endpoint import ClockEndpoint
 from setpoint.cluster.apiserver.http.fault_injection import FaultInjector
 from setpoint.cluster.apiserver.http.handler import APIHandler
 from setpoint.cluster.apiserver.http.pod_endpoints import PodEndpoints, PodRuntime
@@ -134,6 +135,8 @@ class APIServer:
         audit_omit_groups: Sequence[str] = (),
     ) -> None:
         self.storage = storage
+        #: The cluster clock (``/debug/setpoint/clock`` reads it; a FakeClock moves there).
+        self.clock = clock
         self.token = token or generate_token()
         self._requested_port = port
         self._requested_https_port = https_port
@@ -155,6 +158,9 @@ class APIServer:
         for resource in builtin_resources():
             self.registry.add(resource)
         self._custom_behaviour = CustomResourceBehaviour()
+        #: Checks of custom kinds the cluster acts on, by (group, kind) (see
+        #: ``CustomResourceBehaviour.checks``).
+        self.custom_resource_checks = self._custom_behaviour.checks
         self.crds = CRDBehaviour(self.registry, self.operations, validator)
         #: The APIServices of the served groups (Local, Available), kept in step with CRDs.
         self.api_services = APIServiceRegistration(self.registry, self.operations)
@@ -247,6 +253,7 @@ class APIServer:
 
     async def start(self) -> None:
         """Bootstrap the stored state and start listening."""
+        server_clock.register(self.clock)
         await self._bootstrap()
         handler = APIHandler(
             self.registry,
@@ -263,6 +270,7 @@ class APIServer:
             authenticator=self.authenticator,
             audit=self.audit,
             unconfined_pods=lambda: self.unconfined_pods,
+            clock=ClockEndpoint(self.clock),
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
@@ -374,6 +382,7 @@ class APIServer:
             self._runner = None
         if self.audit is not None:
             self.audit.close()
+        server_clock.unregister(self.clock)
 
 
 def server_sockets(runner: web.BaseRunner) -> list[int]:

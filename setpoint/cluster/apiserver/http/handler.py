@@ -36,6 +36,7 @@ from setpoint.cluster.apiserver.auth.authorization.unconfined_pods import Unconf
 from setpoint.cluster.apiserver.auth.request_user import request_user
 from setpoint.cluster.apiserver.http import request_body
 from setpoint.cluster.apiserver.http.body_limits import object_too_large
+from setpoint.cluster.apiserver.http.clock_endpoint import CLOCK_PATH, ClockEndpoint
 from setpoint.cluster.apiserver.http.duplicate_fields import check_duplicate_fields
 from setpoint.cluster.apiserver.http.fault_injection import FaultInjector
 from setpoint.cluster.apiserver.http.list_options import (
@@ -175,8 +176,11 @@ class APIHandler:
         authenticator: Authenticator | None = None,
         audit: AuditLog | None = None,
         unconfined_pods: Callable[[], UnconfinedPodsGate | None] = lambda: None,
+        clock: ClockEndpoint | None = None,
     ) -> None:
         self._registry = registry
+        #: ``/debug/setpoint/clock`` (None: not served).
+        self.clock = clock
         #: Set when --run-pods cannot isolate pods (see unconfined_pods).
         self._unconfined_pods = unconfined_pods
         #: Fault injection (off unless rules are set; see fault_injection).
@@ -267,6 +271,8 @@ class APIHandler:
             return serve_openapi(request, parts, self._openapi)
         if head == "metrics" and len(parts) == 1:
             return self.request_metrics.serve(request)
+        if tuple(parts) == CLOCK_PATH and self.clock is not None:
+            return await self.clock.serve(request)
         if head not in ("api", "apis"):
             if not parts:
                 return web.Response(status=200, body=self._root_body, content_type=JSON_MEDIA_TYPE)

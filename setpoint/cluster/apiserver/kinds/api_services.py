@@ -21,6 +21,7 @@ from setpoint.cluster.apiserver.registry.object_operations import (
 from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.server_clock import server_time
 from setpoint.cluster.apiserver.status_errors import APIError
 
 AUTOMANAGED_LABEL: Final = "kube-aggregator.kubernetes.io/automanaged"
@@ -123,7 +124,7 @@ class APIServiceRegistration:
         for record in self._operations.storage.list(resource.storage_root):
             obj = decode(record.value)
             stored[obj["metadata"]["name"]] = obj
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(server_time()))
         # Built here, valid by construction: the schema pass is skipped (server_built).
         options = WriteOptions(server_built=True)
         try:

@@ -34,6 +34,7 @@ from setpoint.cluster.apiserver.auth.identity import ADMIN
 from setpoint.cluster.apiserver.auth.request_user import acting_user
 from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.server_clock import server_time
 
 APPROVED: Final = "Approved"
 DENIED: Final = "Denied"
@@ -67,7 +68,7 @@ def parse_request(encoded: object) -> x509.CertificateSigningRequest | str:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(server_time()))
 
 
 def _stamp_conditions(new: dict[str, Any], old: dict[str, Any] | None) -> None:

@@ -16,6 +16,7 @@ from setpoint.cluster.apiserver.kinds.limit_ranges import LimitRanger
 from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.server_clock import server_time
 from setpoint.cluster.apiserver.storage import Storage
 
 STORAGE_CLASSES_ROOT: Final = "/storage.k8s.io/storageclasses/"
@@ -65,7 +66,9 @@ class VolumeBehaviour(KindBehaviour):
                 metadata["finalizers"] = [*finalizers, finalizer]
         status: dict[str, Any] = {"phase": "Pending"}
         if resource.kind == "PersistentVolume":
-            status["lastPhaseTransitionTime"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            status["lastPhaseTransitionTime"] = time.strftime(
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(server_time())
+            )
         else:
             spec = obj.get("spec")
             # Only an absent class is defaulted: "" asks for no class at all.

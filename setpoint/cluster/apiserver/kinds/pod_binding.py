@@ -14,6 +14,7 @@ from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.registry.object_operations import ObjectOperations, Result
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.server_clock import server_time
 from setpoint.cluster.apiserver.storage import KeyNotFoundError, RevisionConflictError
 from setpoint.cluster.apiserver.storage.codec import encode_json
 
@@ -65,7 +66,8 @@ async def bind_pod(
             "type": "PodScheduled",
             "status": "True",
             "lastProbeTime": None,
-            "lastTransitionTime": now or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "lastTransitionTime": now
+            or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(server_time())),
         }
     )
     status["conditions"] = conditions

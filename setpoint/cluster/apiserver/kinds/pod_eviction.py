@@ -43,6 +43,7 @@ from setpoint.cluster.apiserver.registry.object_operations import (
 )
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.server_clock import server_time
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage.codec import encode_json
 
@@ -64,7 +65,7 @@ class _Conflict(Exception):
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(server_time()))
 
 
 def _too_many_requests(message: str, cause: str, retry_after: int = 0) -> APIError:

@@ -56,6 +56,12 @@ def _spec_without_meta(obj: dict[str, Any], *, include_status: bool) -> dict[str
 class CustomResourceBehaviour(KindBehaviour):
     """Rules of custom resources, driven by their CRD (carried on the ServedResource)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: Checks beyond the CRD's schema for custom kinds the cluster itself acts on (kwok
+        #: Stages), by (group, kind): they return the errors that refuse a write.
+        self.checks: dict[tuple[str, str], Callable[[dict[str, Any]], list[FieldError]]] = {}
+
     def validate(
         self,
         resource: ServedResource,
@@ -63,9 +69,14 @@ class CustomResourceBehaviour(KindBehaviour):
         old: dict[str, Any] | None,
         subresource: str = "",
     ) -> tuple[list[FieldError], list[str]]:
-        if resource.validator is None:
-            return [], []
-        return resource.validator(obj, old, subresource)
+        errors: list[FieldError] = []
+        warnings: list[str] = []
+        if resource.validator is not None:
+            errors, warnings = resource.validator(obj, old, subresource)
+        check = self.checks.get((resource.group, resource.kind))
+        if check is not None and not subresource and not errors:
+            errors = check(obj)
+        return errors, warnings
 
     def spec_changed(
         self, resource: ServedResource, new: dict[str, Any], old: dict[str, Any]

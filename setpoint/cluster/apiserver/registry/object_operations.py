@@ -56,6 +56,7 @@ from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.server_clock import server_time
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import (
     CommitError,
@@ -123,7 +124,7 @@ class _SecondClock:
         self._text = ""
 
     def now(self) -> str:
-        second = int(time.time())
+        second = int(server_time())
         if second != self._second:
             self._text = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
             self._second = second
@@ -1130,7 +1131,7 @@ def _check_delete_options(options: DeleteOptions) -> None:
 
 
 def _timestamp_after(seconds: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + seconds))
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(server_time() + seconds))
 
 
 def list_read_prefix(

@@ -8,10 +8,12 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from setpoint.api.clock import FakeClock
 from setpoint.api.owners import controller_of, controller_reference
 from setpoint.api.times import format_time, parse_time
 from setpoint.cluster.controllers.cronjob.cron_schedule import CronSyntaxError, parse_schedule
 from setpoint.cluster.controllers.cronjob.schedule_times import (
+    NEXT_SCHEDULE_DELTA,
     job_name,
     next_sync_delay,
     unmet_schedule_times,
@@ -169,7 +171,10 @@ class CronJobController:
             return None
         now = self._context.clock.now()
         unmet = unmet_schedule_times(cronjob, schedule, zone, now)
-        next_delay = next_sync_delay(cronjob, schedule, zone, now)
+        # The 100 ms margin guards against timers that wake early; a manual clock (FakeClock)
+        # fires exactly, and a user who advances it to 02:00 expects the 02:00 Job.
+        margin = 0.0 if isinstance(self._context.clock, FakeClock) else NEXT_SCHEDULE_DELTA
+        next_delay = next_sync_delay(cronjob, schedule, zone, now, margin)
         scheduled = unmet.most_recent
         if scheduled is None:
             return next_delay

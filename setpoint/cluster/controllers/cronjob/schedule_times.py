@@ -76,15 +76,19 @@ def unmet_schedule_times(
 
 
 def next_sync_delay(
-    cronjob: Mapping[str, Any], schedule: CronSchedule | EverySchedule, zone: tzinfo, now: datetime
+    cronjob: Mapping[str, Any],
+    schedule: CronSchedule | EverySchedule,
+    zone: tzinfo,
+    now: datetime,
+    margin: float = NEXT_SCHEDULE_DELTA,
 ) -> float | None:
-    """Seconds until the next scheduled time plus :data:`NEXT_SCHEDULE_DELTA`."""
+    """Seconds until the next scheduled time plus ``margin`` (:data:`NEXT_SCHEDULE_DELTA`)."""
     unmet = unmet_schedule_times(cronjob, schedule, zone, now, include_starting_deadline=False)
     base = unmet.most_recent or unmet.earliest
     following = schedule.next_after(base, zone)
     if following is None:
         return None
-    return max(0.0, (following - now).total_seconds()) + NEXT_SCHEDULE_DELTA
+    return max(0.0, (following - now).total_seconds()) + margin
 
 
 def job_name(cronjob_name: str, scheduled: datetime) -> str:

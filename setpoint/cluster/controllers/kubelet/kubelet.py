@@ -9,7 +9,7 @@ import functools
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
@@ -34,6 +34,7 @@ from setpoint.cluster.controllers.kubelet.node_objects import (
     node_status,
 )
 from setpoint.cluster.controllers.kubelet.pod_addresses import PodAddresses
+from setpoint.cluster.controllers.kubelet.pod_stages import PodStages
 from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
 from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
 from setpoint.cluster.controllers.kubelet.resource_usage import ProcessUsage, simulated_usage
@@ -99,6 +100,24 @@ class Kubelet(Controller):
         self._lease_timer: TimerHandle | None = None
         self._renewal: asyncio.Task[None] | None = None
         self._isolation: Isolation | None = None
+        #: kwok Stages for pods: when any exist, they move the pods instead of the simulation.
+        self.stages = PodStages(access, self._node_ip, self._stage_pod_ip)
+
+    def _node_ip(self, node: str) -> str:
+        return node_address(self.nodes[node]) if node in self.nodes else ""
+
+    def _stage_pod_ip(self, pod: Mapping[str, Any]) -> str:
+        uid = str(pod["metadata"]["uid"])
+        self._uid_at[key_of(pod)] = uid  # released with the pod (see _forget)
+        return self.addresses.allocate(uid)
+
+    def _stages_changed(self, new: Object | None, old: Object | None) -> None:
+        """A Stage came, changed or went: every pod of this kubelet is matched again."""
+        for pod in self.access.list("pods"):
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node in self.nodes and node not in self.stopped:
+                self.stages.forget(key_of(pod))
+                self.enqueue(key_of(pod))
 
     @classmethod
     def identity(cls) -> Identity:
@@ -131,6 +150,8 @@ class Kubelet(Controller):
         for name, index in self.nodes.items():
             await self._register(name, index)
         self._schedule_lease_renewal()
+        if not self.options.run_pods and self.stages.served():
+            self.stages.watch(self._stages_changed)
 
     async def _register(self, name: str, index: int) -> None:
         nodes = self.access.resource("nodes")
@@ -243,6 +264,7 @@ class Kubelet(Controller):
     # -- pods ---------------------------------------------------------------------------
 
     def _forget(self, key: ObjectKey) -> None:
+        self.stages.forget(key)
         uid = self._uid_at.pop(key, None)
         if uid is not None:
             run = self._runs.pop(uid, None)
@@ -273,6 +295,10 @@ class Kubelet(Controller):
         uid = str(meta["uid"])
         if self._uid_at.get(key) not in (None, uid):
             self._forget(key)
+        if not self.options.run_pods:
+            stages = self.stages.stages()
+            if stages:
+                return await self.stages.step(key, pod, node, stages)
         now = self.access.clock.now()
         run = self._runs.get(uid)
         phase = (pod.get("status") or {}).get("phase")
@@ -303,6 +329,8 @@ class Kubelet(Controller):
         if isinstance(run, SimulatedPod):
             ephemeral_delay = self._run_simulated_ephemeral(pod, node, run, status, now)
         current = pod.get("status") or {}
+        if isinstance(run, SimulatedPod):
+            self._transition_events(pod, node, current, status)
         if any(current.get(field) != status.get(field) for field in _MANAGED_STATUS):
             await self.access.write_status_in(
                 self.access.resource("pods"),
@@ -342,7 +370,12 @@ class Kubelet(Controller):
                 node_address(self.nodes[node]),
                 self._run_seconds,
             )
-            self._started_events(pod, node)
+            unpulled = {c.name for c in run.containers if c.pull_error is not None}
+            self._started_events(pod, node, unpulled)
+            for error in run.annotation_errors:
+                self.access.recorder.record(
+                    pod, "Warning", "InvalidSimulation", error, "kubelet", host=node
+                )
         self._runs[uid] = run
         self._uid_at[key_of(pod)] = uid
         return run
@@ -536,7 +569,12 @@ class Kubelet(Controller):
     def _run_seconds(self) -> float:
         return self.options.simulated_run_seconds
 
-    def _started_events(self, pod: Mapping[str, Any], node: str) -> None:
+    def _started_events(
+        self,
+        pod: Mapping[str, Any],
+        node: str,
+        not_pulled: Collection[str] = (),
+    ) -> None:
         spec = pod.get("spec") or {}
         for kind, containers in (
             ("initContainers", spec.get("initContainers") or []),
@@ -544,6 +582,8 @@ class Kubelet(Controller):
         ):
             for container in containers:
                 name = container.get("name", "")
+                if kind == "containers" and name in not_pulled:
+                    continue  # its pull fails: see _transition_events
                 path = f"spec.{kind}{{{name}}}"
                 image = container.get("image", "")
                 self._event(
@@ -557,11 +597,73 @@ class Kubelet(Controller):
                 self._event(pod, node, "Started", f"Started container {name}", path)
 
     def _event(
-        self, pod: Mapping[str, Any], node: str, reason: str, message: str, path: str
+        self,
+        pod: Mapping[str, Any],
+        node: str,
+        reason: str,
+        message: str,
+        path: str,
+        type_: str = "Normal",
     ) -> None:
         self.access.recorder.record(
-            pod, "Normal", reason, message, "kubelet", host=node, field_path=path
+            pod, type_, reason, message, "kubelet", host=node, field_path=path
         )
+
+    def _transition_events(
+        self,
+        pod: Mapping[str, Any],
+        node: str,
+        current: Mapping[str, Any],
+        status: Mapping[str, Any],
+    ) -> None:
+        """The kubelet's Events for what changed in a simulated pod's containers since the
+        status it last wrote: restarts, crash-loop back-off, image pull failures."""
+        before = {s.get("name"): s for s in current.get("containerStatuses") or []}
+        meta = pod["metadata"]
+        pod_ref = f"{meta['name']}_{meta['namespace']}({meta['uid']})"
+        for entry in status.get("containerStatuses") or []:
+            name = entry["name"]
+            old = before.get(name) or {}
+            path = f"spec.containers{{{name}}}"
+            image = entry.get("image", "")
+            waiting = (entry.get("state") or {}).get("waiting") or {}
+            old_waiting = (old.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason")
+            if entry.get("restartCount", 0) > old.get("restartCount", 0):
+                self._event(
+                    pod,
+                    node,
+                    "Pulled",
+                    f'Container image "{image}" already present on machine',
+                    path,
+                )
+                self._event(pod, node, "Created", f"Created container: {name}", path)
+                self._event(pod, node, "Started", f"Started container {name}", path)
+            if reason == old_waiting.get("reason"):
+                continue
+            if reason == "CrashLoopBackOff":
+                self._event(
+                    pod,
+                    node,
+                    "BackOff",
+                    f"Back-off restarting failed container {name} in pod {pod_ref}",
+                    path,
+                    "Warning",
+                )
+            elif reason == "ErrImagePull":
+                self._event(pod, node, "Pulling", f'Pulling image "{image}"', path)
+                self._event(
+                    pod,
+                    node,
+                    "Failed",
+                    f'Failed to pull image "{image}": {waiting.get("message", "")}',
+                    path,
+                    "Warning",
+                )
+                self._event(pod, node, "Failed", "Error: ErrImagePull", path, "Warning")
+            elif reason == "ImagePullBackOff":
+                self._event(pod, node, "BackOff", f'Back-off pulling image "{image}"', path)
+                self._event(pod, node, "Failed", "Error: ImagePullBackOff", path, "Warning")
 
     async def _terminate(
         self, pod: Mapping[str, Any], run: SimulatedPod | ProcessPod | None, node: str

@@ -50,11 +50,13 @@ from setpoint.cluster.controllers.kubelet.log_files import (
     log_time,
 )
 from setpoint.cluster.controllers.kubelet.pod_volumes import PodVolumes
+from setpoint.cluster.controllers.kubelet.restart_backoff import (
+    BACKOFF_BASE_SECONDS,
+    BACKOFF_MAX_SECONDS,
+)
 from setpoint.cluster.controllers.kubelet.sandbox import Isolation, sandboxed_command
 from setpoint.cluster.controllers.kubelet.simulated_pod import image_id
 
-BACKOFF_BASE_SECONDS: Final = 10.0
-BACKOFF_MAX_SECONDS: Final = 300.0
 START_ERROR_EXIT_CODE: Final = 128
 #: ``minimumGracePeriodInSeconds``: what SIGTERM always gets after a preStop hook.
 MINIMUM_GRACE_SECONDS: Final = 2.0
