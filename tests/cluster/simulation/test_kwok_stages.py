@@ -1,4 +1,4 @@
-"""kwok's own pod Stage files, applied unchanged with kubectl, move pods on the cluster clock;
+"""Pod Stage files in kwok's format, applied with kubectl, move pods on the cluster clock;
 a Stage the simulation cannot run is refused with one line naming it."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from setpoint.api.clock import FakeClock
 from setpoint.testing import BackgroundCluster, advance_clock, apply_stages
 from tests.cluster.kubectl_runner import Kubectl
 
-STAGES = Path(__file__).parent / "kwok_stages"
+STAGES = Path(__file__).parent / "stages"
 PATIENCE_SECONDS = 20.0
 
 
@@ -49,7 +49,7 @@ def _until(check: Callable[[], Any], what: str, patience: float = PATIENCE_SECON
 
 
 def _advance_until(clock: FakeClock, check: Callable[[], Any], what: str, step: float = 6) -> Any:
-    """Move the clock 6 s at a time (the longest delay of kwok's general stages) until
+    """Move the clock 6 s at a time (the longest delay of the general stages) until
     ``check`` passes: a stage's delay starts when the kubelet sees the pod, which a test
     cannot observe, so one step may come too early."""
     for _ in range(10):
@@ -71,12 +71,12 @@ def _phase(kubectl: Kubectl, name: str) -> str | None:
     return None if pod is None else (pod.get("status") or {}).get("phase")
 
 
-def test_kwoks_general_pod_stages_run_a_pod_and_a_job_on_the_clock(
+def test_general_pod_stages_run_a_pod_and_a_job_on_the_clock(
     cluster: tuple[FakeClock, Kubectl],
 ) -> None:
     clock, kubectl = cluster
     applied = kubectl.run("apply", "-f", str(STAGES / "general"))
-    assert "stage.kwok.x-k8s.io/pod-create created" in applied.stdout
+    assert "stage.kwok.x-k8s.io/create created" in applied.stdout
     kubectl.run("run", "web", "--image=nginx")
     # Every general stage waits 1 s plus up to 5 s of jitter: nothing happens until then.
     pod = _until(lambda: _pod(kubectl, "web"), "the pod")
@@ -84,12 +84,12 @@ def test_kwoks_general_pod_stages_run_a_pod_and_a_job_on_the_clock(
     pod = _advance_until(
         clock,
         lambda: (p := _pod(kubectl, "web")) and p["status"].get("podIP") and p,
-        "pod-create (an IP, ContainerCreating)",
+        "create (an IP, ContainerCreating)",
     )
     assert pod["status"]["phase"] == "Pending"
     waiting = pod["status"]["containerStatuses"][0]["state"]["waiting"]
     assert waiting == {"reason": "ContainerCreating"}
-    _advance_until(clock, lambda: _phase(kubectl, "web") == "Running", "pod-ready (Running)")
+    _advance_until(clock, lambda: _phase(kubectl, "web") == "Running", "ready (Running)")
     pod = _pod(kubectl, "web")
     assert pod is not None
     ready = {c["type"]: c["status"] for c in pod["status"]["conditions"]}
@@ -97,31 +97,31 @@ def test_kwoks_general_pod_stages_run_a_pod_and_a_job_on_the_clock(
     assert pod["status"]["containerStatuses"][0]["ready"] is True
 
     kubectl.run("create", "job", "once", "--image=busybox")
-    _advance_until(  # pod-create, pod-ready, then pod-complete (the pod is a Job's)
+    _advance_until(  # create, ready, then complete (the pod is a Job's)
         clock,
         lambda: '"Complete"' in kubectl.run("get", "job", "once", "-o", "json").stdout,
-        "the Job complete (pod-complete: Succeeded)",
+        "the Job complete (complete: Succeeded)",
     )
 
     kubectl.run("delete", "pod", "web", "--wait=false")
-    # pod-delete: 1 s, or up to the end of the grace period (30 s).
-    _advance_until(clock, lambda: _pod(kubectl, "web") is None, "pod-delete (the pod gone)", 31)
+    # delete: 1 s, or up to the end of the grace period (30 s).
+    _advance_until(clock, lambda: _pod(kubectl, "web") is None, "delete (the pod gone)", 31)
 
 
-def test_kwoks_fast_stages_and_a_chaos_stage(cluster: tuple[FakeClock, Kubectl]) -> None:
+def test_fast_stages_and_a_chaos_stage(cluster: tuple[FakeClock, Kubectl]) -> None:
     clock, kubectl = cluster
     kubectl.run("apply", "-f", str(STAGES / "fast"), "-f", str(STAGES / "chaos"))
     kubectl.run("run", "quick", "--image=nginx")
-    _until(lambda: _phase(kubectl, "quick") == "Running", "pod-ready (at once)")
+    _until(lambda: _phase(kubectl, "quick") == "Running", "ready (at once)")
     kubectl.run(
         "run",
         "broken",
         "--image=nginx",
-        "--labels=pod-container-running-failed.stage.kwok.x-k8s.io=true",
-        "--annotations=pod-container-running-failed.stage.kwok.x-k8s.io/exit-code=3",
-        "--annotations=pod-container-running-failed.stage.kwok.x-k8s.io/delay=0s",
+        "--labels=fail.stage.example.com=true",
+        "--annotations=fail.stage.example.com/exit-code=3",
+        "--annotations=fail.stage.example.com/delay=0s",
     )
-    _until(lambda: _phase(kubectl, "broken") == "Running", "pod-ready first")
+    _until(lambda: _phase(kubectl, "broken") == "Running", "ready first")
     # The chaos stage: its delay (0s) plus up to 1 s of jitter.
     _advance_until(clock, lambda: _phase(kubectl, "broken") == "Failed", "the chaos stage", 1)
     pod = _pod(kubectl, "broken")
@@ -129,7 +129,7 @@ def test_kwoks_fast_stages_and_a_chaos_stage(cluster: tuple[FakeClock, Kubectl])
     terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
     assert (terminated["exitCode"], terminated["reason"]) == (3, "containerFailed")
     kubectl.run("delete", "pod", "quick", "--wait=false")
-    _until(lambda: _pod(kubectl, "quick") is None, "pod-delete (at once)")
+    _until(lambda: _pod(kubectl, "quick") is None, "delete (at once)")
 
 
 def test_a_stage_the_simulation_cannot_run_is_refused(cluster: tuple[FakeClock, Kubectl]) -> None:
@@ -168,12 +168,10 @@ async def test_the_testing_kit_applies_stages_and_moves_the_clock(
     async with await Client.from_kubeconfig(str(background.kubeconfig_path)) as client:
         applied = await apply_stages(client, STAGES / "general")
         assert sorted(s["metadata"]["name"] for s in applied) == [
-            "pod-complete",
-            "pod-create",
-            "pod-delete",
-            "pod-init-container-completed",
-            "pod-init-container-running",
-            "pod-ready",
+            "complete",
+            "create",
+            "delete",
+            "ready",
         ]
         pod = {
             "apiVersion": "v1",
@@ -187,7 +185,7 @@ async def test_the_testing_kit_applies_stages_and_moves_the_clock(
             found = await client.get(*kinds.Pod, "staged", namespace="default")
             return dict(found.get("status") or {})
 
-        # pod-create, then pod-ready: each waits at most 6 s of the clock from when the
+        # create, then ready: each waits at most 6 s of the clock from when the
         # kubelet saw the pod as the stage before left it, which the test cannot see: it
         # moves the clock on until the pod is Running.
         for _ in range(10):
