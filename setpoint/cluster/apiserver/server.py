@@ -22,6 +22,7 @@ from setpoint.cluster.apiserver import kubernetes_service
 from setpoint.cluster.apiserver.admission.configuration_rules import (
     WebhookConfigurationBehaviour,
 )
+from setpoint.cluster.apiserver.admission.conversion_calls import ConversionWebhookCaller
 from setpoint.cluster.apiserver.admission.resources import admission_resources
 from setpoint.cluster.apiserver.admission.webhook_chain import WebhookChain
 from setpoint.cluster.apiserver.audit import AuditLog
@@ -196,6 +197,8 @@ class APIServer:
         #: configure, which every create, update and delete passes through.
         self.webhooks = WebhookChain(storage, self._resource_of_kind)
         self.operations.admission = self.webhooks
+        # CRD conversion webhooks share the admission webhooks' client and Service lookup.
+        self.crds.conversion_poster = ConversionWebhookCaller(self.webhooks.client, storage).post
         configurations = WebhookConfigurationBehaviour(validator, self.webhooks.reload)
         for resource in admission_resources():
             self.registry.add(resource)

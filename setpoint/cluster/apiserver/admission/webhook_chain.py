@@ -35,15 +35,16 @@ from setpoint.cluster.apiserver.admission.resources import (
     VALIDATING_PLURAL,
     is_exempt,
 )
+from setpoint.cluster.apiserver.admission.service_endpoints import resolve_service
 from setpoint.cluster.apiserver.admission.webhook_calls import (
     Endpoint,
     WebhookCallError,
     WebhookClient,
+    WebhookTransportError,
     review_body,
     review_version,
-    service_endpoint,
 )
-from setpoint.cluster.apiserver.admission.webhooks import ServiceReference, Webhook, parse_webhooks
+from setpoint.cluster.apiserver.admission.webhooks import Webhook, parse_webhooks
 from setpoint.cluster.apiserver.audit.admission_annotations import annotate
 from setpoint.cluster.apiserver.auth.identity import PRIVILEGED_GROUP, UserInfo
 from setpoint.cluster.apiserver.auth.request_user import acting_user
@@ -271,51 +272,10 @@ class WebhookChain:
         if webhook.url is not None:
             return Endpoint(webhook.url, webhook.url)
         assert webhook.service is not None  # validated: exactly one of url and service
-        return self._service_endpoint(webhook.name, webhook.service)
-
-    def _service_endpoint(self, name: str, reference: ServiceReference) -> Endpoint:
-        """Where a Service's webhook listens: an ExternalName host, else a ready endpoint
-        (the local cluster has no service network, so the endpoints are dialled directly)."""
-        shown = service_endpoint(reference, "", 0).url
-        record = self._storage.get(f"/core/services/{reference.namespace}/{reference.name}")
-        if record is None:
-            raise WebhookCallError(
-                name, f"failed to call webhook: service {_quote(reference.name)} not found"
-            )
-        spec = decode(record.value).get("spec") or {}
-        if spec.get("type") == "ExternalName" and spec.get("externalName"):
-            return service_endpoint(reference, str(spec["externalName"]), reference.port)
-        port_name = ""
-        target: Any = reference.port
-        for port in spec.get("ports") or []:
-            if isinstance(port, dict) and port.get("port") == reference.port:
-                port_name = str(port.get("name") or "")
-                target = port.get("targetPort", reference.port)
-                break
-        else:
-            raise WebhookCallError(
-                name,
-                f'failed to call webhook: Post "{shown}": no service port {reference.port} '
-                f"found for service {_quote(reference.name)}",
-            )
-        endpoints = self._storage.get(f"/core/endpoints/{reference.namespace}/{reference.name}")
-        subsets = (decode(endpoints.value).get("subsets") if endpoints is not None else None) or []
-        for subset in subsets:
-            addresses = subset.get("addresses") or [] if isinstance(subset, dict) else []
-            for port in subset.get("ports") or []:
-                if not isinstance(port, dict):
-                    continue
-                if (port.get("name") or "") == port_name or len(subset.get("ports")) == 1:
-                    for address in addresses:
-                        if isinstance(address, dict) and address.get("ip"):
-                            return service_endpoint(
-                                reference, str(address["ip"]), int(port.get("port") or target)
-                            )
-        raise WebhookCallError(
-            name,
-            f'failed to call webhook: Post "{shown}": no endpoints available for service '
-            f"{_quote(reference.name)}",
-        )
+        try:
+            return resolve_service(self._storage, webhook.service)
+        except WebhookTransportError as exc:
+            raise WebhookCallError(webhook.name, exc.reason) from None
 
 
 def review_request(request: AdmissionRequest, uid: str) -> dict[str, Any]:

@@ -218,7 +218,7 @@ async def patch_object(
         return await _apply(ops, resource, namespace, name, subresource, body, force, options, root)
     record = ops.get_record(resource, namespace, name)
     value = record.value
-    current = ops.present_object(resource, decode(value))
+    current = await ops.present_object(resource, decode(value))
     revision = current["metadata"].get("resourceVersion")
     # Each level of nesting opens a bracket: few brackets in the stored JSON, shallow object.
     shallow = (
@@ -256,10 +256,10 @@ async def _apply(
         )
         warnings = memo.lookup(memo_key, record.revision, root)
         if warnings is not None:
-            return Result(200, ops.present(resource, record.value), warnings)
+            return Result(200, await ops.present(resource, record.value), warnings)
     config = decode_apply_body(body)
     check_apply_identity(resource, config, name)
-    live = ops.present_object(resource, decode(record.value)) if record is not None else None
+    live = await ops.present_object(resource, decode(record.value)) if record is not None else None
     if live is None and subresource:
         raise status_errors.not_found(resource.group, resource.plural, name)
     try:
