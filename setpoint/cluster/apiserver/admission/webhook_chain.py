@@ -14,8 +14,9 @@ calling webhook "<name>": …`` unless ``failurePolicy: Ignore`` lets the write 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -25,7 +26,11 @@ from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.admission.match_conditions import ConditionError, conditions_hold
-from setpoint.cluster.apiserver.admission.matching import webhook_matches
+from setpoint.cluster.apiserver.admission.matching import (
+    EquivalentResources,
+    matched_resource,
+    selectors_match,
+)
 from setpoint.cluster.apiserver.admission.policies import Binding, Policy, check_policies
 from setpoint.cluster.apiserver.admission.resources import (
     BINDING_PLURAL,
@@ -67,6 +72,18 @@ _OPTIONS_KIND: Final = {
 _DECODER: Final = msgspec.json.Decoder()
 
 
+#: ``obj`` served through the first resource, as served through the second (equivalent) one.
+ObjectConversion = Callable[
+    [dict[str, Any], ServedResource, ServedResource], Awaitable[dict[str, Any]]
+]
+
+
+async def _no_conversion(
+    obj: dict[str, Any], source: ServedResource, target: ServedResource
+) -> dict[str, Any]:
+    raise status_errors.internal_error(f"unable to convert to {target.api_version}")
+
+
 class WebhookChain:
     """Admission by the webhooks of the stored Mutating/ValidatingWebhookConfigurations."""
 
@@ -83,6 +100,11 @@ class WebhookChain:
         self._validating: list[Webhook] = []
         self._policies: list[tuple[Policy, Binding]] = []
         self._loaded = False
+        #: The resources equivalent to a resource (``matchPolicy: Equivalent``); the server
+        #: sets it (none until then).
+        self.equivalents: EquivalentResources = lambda resource, subresource: []
+        #: Converts an object served through one resource to an equivalent one's version.
+        self.convert: ObjectConversion = _no_conversion
 
     # -- configurations -----------------------------------------------------------------
 
@@ -185,14 +207,21 @@ class WebhookChain:
     ) -> tuple[bool, list[str]] | None:
         """Call ``webhook`` if it applies: (whether it changed the object, its warnings), or
         None when it was not called (or failed open)."""
-        if not webhook_matches(webhook, request, self._namespace_labels):
+        matched = matched_resource(webhook, request, self.equivalents)
+        if matched is None or not selectors_match(webhook, request, self._namespace_labels):
             return None
+        # Matched through an equivalent resource: the webhook sees (and patches) the object
+        # in that resource's version; its patch is converted back (upstream's
+        # VersionedAttributes).
+        versioned = request
+        if matched is not request.resource:
+            versioned = await self._versioned(request, matched)
         uid = new_uid()
-        review = review_request(request, uid)
+        review = review_request(versioned, uid, requested=request.resource)
         if webhook.match_conditions:
             try:
                 if not conditions_hold(
-                    webhook.match_conditions, request.object, request.old_object, review
+                    webhook.match_conditions, versioned.object, versioned.old_object, review
                 ):
                     return None
             except ConditionError as exc:
@@ -228,9 +257,33 @@ class WebhookChain:
         if not answer.allowed:
             raise denial(webhook.name, answer.status)
         changed = False
-        if webhook.mutating and answer.patch is not None and request.object is not None:
-            changed = _apply_patch(webhook.name, request, answer.patch)
+        if webhook.mutating and answer.patch is not None and versioned.object is not None:
+            changed = _apply_patch(webhook.name, versioned, answer.patch)
+            if changed and versioned is not request:
+                request.object = await self._convert(versioned.object, matched, request.resource)
         return changed, answer.warnings
+
+    async def _versioned(
+        self, request: AdmissionRequest, resource: ServedResource
+    ) -> AdmissionRequest:
+        """``request`` as made through the equivalent ``resource`` (objects converted)."""
+        return dataclasses.replace(
+            request,
+            resource=resource,
+            object=await self._convert(request.object, request.resource, resource),
+            old_object=await self._convert(request.old_object, request.resource, resource),
+        )
+
+    async def _convert(
+        self, obj: dict[str, Any] | None, source: ServedResource, target: ServedResource
+    ) -> dict[str, Any] | None:
+        if obj is None:
+            return None
+        try:
+            return await self.convert(obj, source, target)
+        except APIError as exc:
+            # Upstream wraps the converter's error: 500 "Internal error occurred: …".
+            raise status_errors.internal_error(exc.message) from None
 
     def _namespace_object(self, request: AdmissionRequest) -> dict[str, Any] | None:
         if not request.resource.namespaced or not request.namespace:
@@ -278,14 +331,19 @@ class WebhookChain:
             raise WebhookCallError(webhook.name, exc.reason) from None
 
 
-def review_request(request: AdmissionRequest, uid: str) -> dict[str, Any]:
-    """The ``request`` of an AdmissionReview for ``request``."""
+def review_request(
+    request: AdmissionRequest, uid: str, *, requested: ServedResource | None = None
+) -> dict[str, Any]:
+    """The ``request`` of an AdmissionReview for ``request``; ``requested``: the resource the
+    client wrote through, when the webhook matched an equivalent one (``requestKind``,
+    ``requestResource``)."""
     resource = request.resource
-    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
-    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    kind, gvr = _kind_and_resource(resource)
     review: dict[str, Any] = {"uid": uid, "kind": kind, "resource": gvr}
     if request.subresource:
         review["subResource"] = request.subresource
+    if requested is not None and requested is not resource:
+        kind, gvr = _kind_and_resource(requested)
     review["requestKind"] = kind
     review["requestResource"] = gvr
     if request.subresource:
@@ -307,6 +365,12 @@ def review_request(request: AdmissionRequest, uid: str) -> dict[str, Any]:
     options.update(request.options)
     review["options"] = options
     return review
+
+
+def _kind_and_resource(resource: ServedResource) -> tuple[dict[str, str], dict[str, str]]:
+    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    return kind, gvr
 
 
 def denial(webhook: str, status: Mapping[str, Any]) -> APIError:

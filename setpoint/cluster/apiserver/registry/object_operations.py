@@ -381,6 +381,17 @@ class ObjectOperations:
             return (await resource.converter.convert([obj], resource.version))[0]
         return self._behaviour_for(resource).from_storage(resource, obj)
 
+    async def convert_between(
+        self, obj: dict[str, Any], source: ServedResource, target: ServedResource
+    ) -> dict[str, Any]:
+        """``obj``, served through ``source``, as served through ``target`` (a resource with
+        the same storage: another version of a CRD, an alias in another group); a copy."""
+        obj = decode(_ENCODER.encode(obj))
+        if source.converter is not None:  # a custom resource: one direct conversion
+            return (await source.converter.convert([obj], target.version))[0]
+        stored = await self._to_storage(source, self._behaviour_for(source), obj)
+        return await self.present_object(target, decode(_ENCODER.encode(stored)))
+
     async def _to_storage(
         self, resource: ServedResource, behaviour: KindBehaviour, obj: dict[str, Any]
     ) -> dict[str, Any]:
