@@ -4,7 +4,8 @@ Upstream: ``admission/plugin/policy/validating``. A ``ValidatingAdmissionPolicy`
 check (``validations``, with ``variables``, ``matchConditions`` and an optional ``paramKind``);
 a ``ValidatingAdmissionPolicyBinding`` says where (``matchResources``), with which parameters
 (``paramRef``) and what a failure does (``validationActions``: ``Deny`` refuses the write,
-``Warn`` returns a warning, ``Audit`` is accepted and not recorded yet). Expressions see
+``Warn`` returns a warning, ``Audit`` records it in the request's audit Event as the
+``validation.policy.admission.k8s.io/validation_failure`` annotation). Expressions see
 ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject`` and ``variables``
 (``authorizer`` is not offered).
 
@@ -16,6 +17,7 @@ follows the policy's ``failurePolicy`` (``Fail`` refuses, ``Ignore`` skips the p
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
 from setpoint.cluster.apiserver.admission.matching import rule_matches
 from setpoint.cluster.apiserver.admission.webhooks import Rule
+from setpoint.cluster.apiserver.audit.admission_annotations import annotate
 from setpoint.cluster.apiserver.registry.admission_point import AdmissionRequest
 from setpoint.cluster.apiserver.schema.cel_rules import RuleCompileError, error_of
 from setpoint.cluster.apiserver.status_errors import APIError
@@ -38,6 +41,16 @@ from setpoint.cluster.apiserver.status_errors import APIError
 log = logging.getLogger(__name__)
 
 VALIDATION_ACTIONS: Final = ("Deny", "Warn", "Audit")
+#: The audit annotation an ``Audit`` action records a failure in.
+VALIDATION_FAILURE_ANNOTATION: Final = "validation.policy.admission.k8s.io/validation_failure"
+#: What Go's encoding/json escapes beyond what Python's json module does.
+_GO_JSON_ESCAPES: Final = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
 #: The HTTP code of a denial by ``reason`` (``Invalid`` when unset).
 REASON_CODES: Final = {
     "Invalid": 422,
@@ -357,6 +370,7 @@ def check_policies(
     """Evaluate every (policy, binding) pair selecting ``request``: the warnings, or the
     :class:`APIError` of the first denial."""
     warnings: list[str] = []
+    audited = False
     for policy, binding in pairs:
         if not policy.match.matches(request, namespace, any_rule=False):
             continue
@@ -368,12 +382,19 @@ def check_policies(
             if policy.fails_open:
                 log.warning("policy %s failed open: %s", policy.name, exc)
                 continue
-            failures = [(str(exc), "Invalid")]
-        for message, reason in failures:
+            failures = [(0, str(exc), "Invalid")]
+        for index, message, reason in failures:
             text = (
                 f"ValidatingAdmissionPolicy '{policy.name}' with binding '{binding.name}' "
                 f"denied request: {message}"
             )
+            if "Audit" in binding.actions and not audited:
+                # Upstream sets the annotation once per failure and keeps the first value
+                # (``AddAnnotation`` refuses to change a key): one failure is recorded.
+                annotate(
+                    VALIDATION_FAILURE_ANNOTATION, _audit_value(policy, binding, index, message)
+                )
+                audited = True
             if "Deny" in binding.actions:
                 raise APIError(REASON_CODES.get(reason, 422), reason, text)
             if "Warn" in binding.actions:
@@ -384,6 +405,22 @@ def check_policies(
     return warnings
 
 
+def _audit_value(policy: Policy, binding: Binding, index: int, message: str) -> str:
+    """The annotation's value: a JSON list of one failure, as Go's ``json.Marshal`` writes it
+    (compact, fields in upstream's order, ``<``, ``>`` and ``&`` escaped)."""
+    failure = {
+        "message": message,
+        "policy": policy.name,
+        "binding": binding.name,
+        "expressionIndex": index,
+        "validationActions": list(binding.actions),
+    }
+    text = json.dumps([failure], separators=(",", ":"), ensure_ascii=False)
+    for character, escaped in _GO_JSON_ESCAPES:
+        text = text.replace(character, escaped)
+    return text
+
+
 def _failures(
     policy: Policy,
     binding: Binding,
@@ -391,7 +428,8 @@ def _failures(
     review: dict[str, Any],
     namespace: Mapping[str, Any] | None,
     params_for: ParamLookup,
-) -> list[tuple[str, str]]:
+) -> list[tuple[int, str, str]]:
+    """The failed validations: (index in ``spec.validations``, message, reason)."""
     params_sets: list[dict[str, Any] | None] = [None]
     if policy.param_kind is not None:
         ref = binding.param_ref or {}
@@ -401,12 +439,13 @@ def _failures(
                 return []
             return [
                 (
+                    0,
                     "no params found for policy binding with `Deny` parameterNotFoundAction",
                     "Invalid",
                 )
             ]
         params_sets = list(found)
-    failures: list[tuple[str, str]] = []
+    failures: list[tuple[int, str, str]] = []
     for params in params_sets:
         data: dict[str, Any] = {
             "object": request.object,
@@ -423,7 +462,7 @@ def _failures(
             data["variables"] = variables
             variables[name] = evaluate(expression, data)
         data["variables"] = variables
-        for validation in policy.validations:
+        for index, validation in enumerate(policy.validations):
             expression = str(validation.get("expression") or "")
             if evaluate(expression, data) is True:
                 continue
@@ -436,5 +475,5 @@ def _failures(
                         message = evaluated
                 except EvaluationError:
                     pass  # upstream keeps the static message when messageExpression fails
-            failures.append((message, str(validation.get("reason") or "Invalid")))
+            failures.append((index, message, str(validation.get("reason") or "Invalid")))
     return failures
