@@ -14,6 +14,7 @@ from typing import Any
 
 import kubernetes
 
+from setpoint.client import Client
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.admission.conversion_fixtures import (
     CRD_PATH,
@@ -28,6 +29,7 @@ from tests.cluster.admission.conversion_fixtures import (
     runtime_converter,
 )
 from tests.cluster.raw_api import RawAPI
+from tests.webhook.cronjob_versions import CronJobV2
 
 SCHEDULE_FIELDS = {"minute": "*/5", "hour": "3", "dayOfMonth": "*", "month": "*", "dayOfWeek": "*"}
 
@@ -102,6 +104,12 @@ async def test_an_object_created_in_v1_reads_in_v2_through_the_runtimes_converte
         assert one["spec"]["schedule"] == SCHEDULE_FIELDS
         assert [item["spec"]["schedule"] for item in listed["items"]] == [SCHEDULE_FIELDS]
         assert listed["apiVersion"] == f"{GROUP}/v2"
+
+        # setpoint's own client, with the typed v2 model (the read the example's test makes).
+        async with await Client.from_kubeconfig(str(admission_cluster.kubeconfig_path)) as client:
+            typed = await client.get(CronJobV2, "nightly", namespace=namespace)
+            assert typed.spec.schedule.minute == "*/5"
+            assert typed.spec.schedule.hour == "3"
 
         # Reading in the stored version needs no conversion; v1 still shows the string.
         v1 = await api.request("GET", cronjobs_path("v1", namespace, "nightly"))
