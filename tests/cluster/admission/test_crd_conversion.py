@@ -355,4 +355,12 @@ async def test_strategy_none_rewrites_only_the_api_version(api: RawAPI, namespac
     reply = await api.request("GET", cronjobs_path("v2", namespace, "n"))
     assert reply.body["apiVersion"] == f"{GROUP}/v2"
     assert reply.body["spec"] == {"schedule": "5 * * * *"}
+    # After the storage version moves to v2, the object still stored in v1 reads as v2 in v2
+    # (it used to keep its stored apiVersion there).
+    await install_crd(api, cronjob_crd(None, storage="v2"))
+    for version in ("v2", "v1"):
+        reply = await api.request("GET", cronjobs_path(version, namespace, "n"))
+        assert reply.body["apiVersion"] == f"{GROUP}/{version}"
+        listed = await api.request("GET", cronjobs_path(version, namespace))
+        assert [item["apiVersion"] for item in listed.body["items"]] == [f"{GROUP}/{version}"]
     await api.request("DELETE", CRD_PATH)
