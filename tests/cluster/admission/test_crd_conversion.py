@@ -364,3 +364,35 @@ async def test_strategy_none_rewrites_only_the_api_version(api: RawAPI, namespac
         listed = await api.request("GET", cronjobs_path(version, namespace))
         assert [item["apiVersion"] for item in listed.body["items"]] == [f"{GROUP}/{version}"]
     await api.request("DELETE", CRD_PATH)
+
+
+async def test_an_apply_in_v2_conflicts_with_a_v1_manager_of_the_field_it_changes(
+    admission_cluster: BackgroundCluster, api: RawAPI, namespace: str, tmp_path: Path
+) -> None:
+    async with raw_converter() as webhook:
+        await install_crd(api, cronjob_crd(webhook.client_config))
+        created = await api.request(
+            "POST",
+            cronjobs_path("v1", namespace) + "?fieldManager=writer-v1",
+            cronjob_v1("mixed", "0 1 * * *"),
+        )
+        assert created.status == 201, created.body
+        manifest = json.dumps(cronjob_v2("mixed", "9", "9"))
+        apply = ("apply", "--server-side", "-n", namespace, "-f", "-")
+        code, _, err = await kubectl(admission_cluster, tmp_path / "c", *apply, stdin=manifest)
+        # writer-v1 owns spec.schedule in v1, where the apply changes it: upstream's conflict.
+        assert code != 0
+        assert f'conflict with "writer-v1" using {GROUP}/v1: .spec.schedule' in err, err
+        code, _, err = await kubectl(
+            admission_cluster, tmp_path / "c", *apply, "--force-conflicts", stdin=manifest
+        )
+        assert code == 0, err
+        served = await api.request("GET", cronjobs_path("v2", namespace, "mixed"))
+        assert served.body["spec"]["schedule"]["minute"] == "9"
+        owners = {
+            entry["manager"]: entry.get("fieldsV1")
+            for entry in served.body["metadata"]["managedFields"]
+        }
+        # Forced: writer-v1 gave up spec.schedule (its now empty entry is dropped).
+        assert "f:schedule" not in json.dumps(owners.get("writer-v1") or {})
+        assert "f:minute" in json.dumps(owners["kubectl"])

@@ -19,6 +19,7 @@ from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import body_limits, request_body
+from setpoint.cluster.apiserver.patch.apply_across_versions import settle_other_versions
 from setpoint.cluster.apiserver.patch.merge_patch import merge_patch_in_place
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 from setpoint.cluster.apiserver.patch.noop_applies import noop_applies
@@ -286,6 +287,19 @@ async def _apply(
         raise APIError(
             500, StatusReason.UNKNOWN, f"failed to create typed patch object ({identity}): {exc}"
         ) from exc
+    if live is not None and resource.is_custom:
+        await settle_other_versions(
+            ops,
+            resource,
+            live,
+            result,
+            manager=options.field_manager,
+            subresource=subresource,
+            force=force,
+            schema_of=lambda version: ops.merge_schemas.root(
+                resource.group, version, resource.kind, resource.crd_name
+            ),
+        )
     options.managed_fields = result.managed_fields
     obj = result.obj
     metadata = obj.setdefault("metadata", {})

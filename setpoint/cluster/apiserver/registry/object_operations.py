@@ -392,6 +392,16 @@ class ObjectOperations:
         stored = await self._to_storage(source, self._behaviour_for(source), obj)
         return await self.present_object(target, decode(_ENCODER.encode(stored)))
 
+    async def convert_objects(
+        self, resource: ServedResource, objects: list[dict[str, Any]], version: str
+    ) -> list[dict[str, Any]]:
+        """Copies of ``objects`` (custom resources served through ``resource``) in ``version``
+        of their CRD, converted together (one review)."""
+        copies = [decode(_ENCODER.encode(obj)) for obj in objects]
+        if resource.converter is None:
+            return copies
+        return await resource.converter.convert(copies, version)
+
     async def _to_storage(
         self, resource: ServedResource, behaviour: KindBehaviour, obj: dict[str, Any]
     ) -> dict[str, Any]:
