@@ -262,6 +262,7 @@ async def test_a_failing_conversion_webhook_breaks_reads_of_other_versions_with_
         events = await watched
         assert [event["type"] for event in events] == ["ERROR"]
         assert events[0]["object"]["code"] == 500
+        assert events[0]["object"]["reason"] == "InternalError"
         assert events[0]["object"]["message"].endswith("failed: no v2 for you")
 
         # An answer with the wrong number of objects, then a wrong uid.

@@ -20,6 +20,7 @@ from typing import Any, Final
 import msgspec
 from aiohttp import web
 
+from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http.fresh_revision import wait_for_revision
 from setpoint.cluster.apiserver.http.list_options import ListOptions, parse_resource_version
@@ -172,9 +173,11 @@ async def serve_watch(
                 try:
                     values = await operations.present_all(resource, [v for _, v in chosen])
                 except status_errors.APIError as exc:
-                    # The conversion failed: the watch ends with the error, the client
-                    # re-lists (and sees the same error until the converter works again).
-                    await write(_error_line(exc))
+                    # The conversion failed: the watch ends with the error (upstream's etcd
+                    # watcher reports it as 500 InternalError), the client re-lists (and sees
+                    # the same error until the converter works again).
+                    reason = exc.reason or StatusReason.INTERNAL_ERROR
+                    await write(_error_line(status_errors.APIError(exc.code, reason, exc.message)))
                     break
                 lines = [line_for(kind, v) for (kind, _), v in zip(chosen, values, strict=True)]
             else:
