@@ -250,10 +250,11 @@ class RawConverter:
 
 
 @asynccontextmanager
-async def raw_converter() -> AsyncIterator[RawConverter]:
-    """A started :class:`RawConverter` on 127.0.0.1."""
+async def raw_converter(dns_names: tuple[str, ...] = ()) -> AsyncIterator[RawConverter]:
+    """A started :class:`RawConverter` on 127.0.0.1 (its certificate also valid for
+    ``dns_names``: a Service's ``<name>.<namespace>.svc``)."""
     authority = CertificateAuthority.generate()
-    certificate = serving_certificate(authority, ())
+    certificate = serving_certificate(authority, dns_names)
     converter = RawConverter(authority)
     app = web.Application()
     app.router.add_post("/convert", converter._handle)

@@ -397,3 +397,54 @@ async def test_an_apply_in_v2_conflicts_with_a_v1_manager_of_the_field_it_change
         # Forced: writer-v1 gave up spec.schedule (its now empty entry is dropped).
         assert "f:schedule" not in json.dumps(owners.get("writer-v1") or {})
         assert "f:minute" in json.dumps(owners["kubectl"])
+
+
+async def test_a_conversion_webhook_behind_a_service_is_called_at_its_endpoints(
+    api: RawAPI, namespace: str
+) -> None:
+    host = f"convert.{namespace}.svc"
+    async with raw_converter(dns_names=(host,)) as webhook:
+        base = f"/api/v1/namespaces/{namespace}"
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "convert"},
+            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": webhook.port}]},
+        }
+        endpoints = {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": "convert"},
+            "subsets": [
+                {
+                    "addresses": [{"ip": "127.0.0.1"}],
+                    "ports": [{"name": "https", "port": webhook.port}],
+                }
+            ],
+        }
+        assert (await api.request("POST", f"{base}/services", service)).status == 201
+        assert (await api.request("POST", f"{base}/endpoints", endpoints)).status == 201
+        client_config = {
+            "service": {"namespace": namespace, "name": "convert", "path": "/convert"},
+            "caBundle": webhook.client_config["caBundle"],
+        }
+        crd = await install_crd(api, cronjob_crd(client_config, review_versions=("v1beta1",)))
+        # Defaulted as upstream: the service port is 443.
+        assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["port"] == 443
+        await api.request("POST", cronjobs_path("v1", namespace), cronjob_v1("s", "4 * * * *"))
+        reply = await api.request("GET", cronjobs_path("v2", namespace, "s"))
+        assert reply.status == 200, reply.body
+        assert reply.body["spec"]["schedule"]["minute"] == "4"
+        # The first supported conversionReviewVersions entry is the review's version.
+        assert webhook.reviews[-1]["apiVersion"] == "apiextensions.k8s.io/v1beta1"
+
+        await api.request("DELETE", f"{base}/endpoints/convert")
+        reply = await api.request("GET", cronjobs_path("v2", namespace, "s"))
+        await api.request("DELETE", f"{base}/services/convert")
+        gone = await api.request("GET", cronjobs_path("v2", namespace, "s"))
+    failed = f'conversion webhook for {GROUP}/v1, Kind=CronJob failed: Post "https://{host}:443'
+    assert reply.status == 500
+    assert reply.body["message"] == (
+        f'{failed}/convert?timeout=30s": no endpoints available for service "convert"'
+    )
+    assert gone.body["message"] == f'{failed}/convert?timeout=30s": service "convert" not found'

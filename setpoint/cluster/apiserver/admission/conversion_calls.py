@@ -47,4 +47,4 @@ class ConversionWebhookCaller:
         if service is None:  # validated on write: exactly one of url and service
             raise WebhookTransportError("no url or service to call")
         reference = ServiceReference(service.namespace, service.name, service.path, service.port)
-        return resolve_service(self._storage, reference)
+        return resolve_service(self._storage, reference, TIMEOUT_SECONDS)

@@ -13,19 +13,25 @@ from setpoint.cluster.apiserver.admission.webhook_calls import (
     Endpoint,
     WebhookTransportError,
     service_endpoint,
+    with_timeout,
 )
 from setpoint.cluster.apiserver.admission.webhooks import ServiceReference
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.storage import Storage
 
 
-def resolve_service(storage: Storage, reference: ServiceReference) -> Endpoint:
+def resolve_service(
+    storage: Storage, reference: ServiceReference, timeout_seconds: int
+) -> Endpoint:
     """The endpoint of the webhook ``reference`` names; :class:`WebhookTransportError` when
-    the Service, its port or a ready endpoint is missing."""
-    shown = service_endpoint(reference, "", 0).url
+    the Service, its port or a ready endpoint is missing (the URL in the message carries the
+    ``?timeout=`` of the call, as client-go prints the request it could not send)."""
+    shown = with_timeout(service_endpoint(reference, "", 0).url, timeout_seconds)
     record = storage.get(f"/core/services/{reference.namespace}/{reference.name}")
     if record is None:
-        raise WebhookTransportError(f"service {_quote(reference.name)} not found", called=True)
+        raise WebhookTransportError(
+            f'Post "{shown}": service {_quote(reference.name)} not found', called=True
+        )
     spec = decode(record.value).get("spec") or {}
     if spec.get("type") == "ExternalName" and spec.get("externalName"):
         return service_endpoint(reference, str(spec["externalName"]), reference.port)

@@ -326,7 +326,7 @@ class WebhookChain:
             return Endpoint(webhook.url, webhook.url)
         assert webhook.service is not None  # validated: exactly one of url and service
         try:
-            return resolve_service(self._storage, webhook.service)
+            return resolve_service(self._storage, webhook.service, webhook.timeout_seconds)
         except WebhookTransportError as exc:
             raise WebhookCallError(webhook.name, exc.reason) from None
 
