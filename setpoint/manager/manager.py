@@ -746,6 +746,10 @@ class Manager:
                     self._webhook_declarations(),
                     server.port,
                     ca_pem,
+                    [
+                        (path, next(iter(converter.versions)), converter.kind)
+                        for path, converter in self._webhook_converters.items()
+                    ],
                 )
                 await self._local_registration.register()
         elif served:

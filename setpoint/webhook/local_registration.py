@@ -2,6 +2,11 @@
 operator's configurations registered against the cluster with ``clientConfig.url`` pointing
 at this process — removed again on exit, so no cluster is left with a dead ``Fail`` webhook.
 
+Conversion too: the CRD of each kind the operator converts gets ``spec.conversion`` set to
+this process's ``/convert`` (``strategy: Webhook``, the local CA as ``caBundle``) while it
+runs, and its previous ``spec.conversion`` back on exit — a CRD left pointing at a stopped
+converter would break every read of another version.
+
 This is what ``setpoint run --webhooks-local`` does (``Manager(webhooks_local=True)``): no
 cert-manager, no ``ENABLE_WEBHOOKS=false`` (kubebuilder #1501, #2837, #4477).
 """
@@ -23,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from setpoint.client.client import Client
+from setpoint.client.errors import NoKindMatch, NotFound
 from setpoint.webhook.configurations import (
     ADMISSION_API_VERSION,
     WebhookDeclaration,
@@ -35,6 +41,10 @@ log = logging.getLogger(__name__)
 CERTIFICATE_VALIDITY: Final = datetime.timedelta(days=1)
 #: Field manager of the registered configurations.
 FIELD_MANAGER: Final = "setpoint-webhooks-local"
+CRD_API_VERSION: Final = "apiextensions.k8s.io/v1"
+CRD_KIND: Final = "CustomResourceDefinition"
+#: The ConversionReview versions the runtime's ``/convert`` answers, as declared to the CRD.
+CONVERSION_REVIEW_VERSIONS: Final = ("v1",)
 
 
 def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -96,13 +106,18 @@ class LocalWebhookRegistration:
         declarations: Iterable[WebhookDeclaration],
         port: int,
         ca_pem: bytes,
+        conversions: Iterable[tuple[str, str, str]] = (),
     ) -> None:
+        """``conversions``: ``(path, apiVersion, kind)`` of each kind converted at ``path``."""
         self._client = client
         self._name = name
         self._declarations = list(declarations)
         self._port = port
         self._bundle = base64.b64encode(ca_pem).decode("ascii")
+        self._conversions = list(conversions)
         self.registered: list[tuple[str, str]] = []
+        #: CRDs pointed at this process, with the ``spec.conversion`` they had before.
+        self.converted: list[tuple[str, dict[str, Any]]] = []
 
     def _client_config(self, path: str) -> dict[str, Any]:
         return {"url": f"https://127.0.0.1:{self._port}{path}", "caBundle": self._bundle}
@@ -133,10 +148,59 @@ class LocalWebhookRegistration:
                 configuration["metadata"]["name"],
                 self._port,
             )
+        for path, api_version, kind in self._conversions:
+            await self._point_crd_at(path, api_version, kind)
         return applied
 
+    async def _point_crd_at(self, path: str, api_version: str, kind: str) -> None:
+        """Set the CRD of ``kind`` to convert through ``path`` of this process."""
+        try:
+            info = await self._client.mapper.resource_for(api_version, kind)
+        except NoKindMatch:
+            log.warning(
+                "no CRD serves %s %s: its conversion webhook is not registered", api_version, kind
+            )
+            return
+        group = api_version.rpartition("/")[0]
+        name = f"{info.resource}.{group}"
+        crd = await self._client.get(CRD_API_VERSION, CRD_KIND, name)
+        before = dict((crd.get("spec") or {}).get("conversion") or {"strategy": "None"})
+        stanza = {
+            "strategy": "Webhook",
+            "webhook": {
+                "clientConfig": self._client_config(path),
+                "conversionReviewVersions": list(CONVERSION_REVIEW_VERSIONS),
+            },
+        }
+        await self._client.patch(
+            CRD_API_VERSION,
+            CRD_KIND,
+            name,
+            {"spec": {"conversion": stanza}},
+            patch_type="merge",
+            field_manager=FIELD_MANAGER,
+        )
+        self.converted.append((name, before))
+        log.info("CRD %s converts through https://127.0.0.1:%d%s", name, self._port, path)
+
     async def unregister(self) -> None:
-        """Delete what :meth:`register` applied (already gone is fine)."""
+        """Delete what :meth:`register` applied (already gone is fine), and give the CRDs
+        their previous ``spec.conversion``."""
+        for name, before in reversed(self.converted):
+            restored = {**before, "webhook": before.get("webhook")}  # null removes ours
+            try:
+                await self._client.patch(
+                    CRD_API_VERSION,
+                    CRD_KIND,
+                    name,
+                    {"spec": {"conversion": restored}},
+                    patch_type="merge",
+                    field_manager=FIELD_MANAGER,
+                )
+            except NotFound:
+                pass
+            log.info("CRD %s conversion restored (%s)", name, before.get("strategy"))
+        self.converted.clear()
         for kind, name in reversed(self.registered):
             await self._client.delete(ADMISSION_API_VERSION, kind, name, missing_ok=True)
             log.info("removed %s %s", kind, name)

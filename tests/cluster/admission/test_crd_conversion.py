@@ -14,7 +14,9 @@ from typing import Any
 
 import kubernetes
 
+import setpoint
 from setpoint.client import Client
+from setpoint.testing import run_operator
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.admission.conversion_fixtures import (
     CRD_PATH,
@@ -29,7 +31,7 @@ from tests.cluster.admission.conversion_fixtures import (
     runtime_converter,
 )
 from tests.cluster.raw_api import RawAPI
-from tests.webhook.cronjob_versions import CronJobV2
+from tests.webhook.cronjob_versions import CronJobV1, CronJobV2
 
 SCHEDULE_FIELDS = {"minute": "*/5", "hour": "3", "dayOfMonth": "*", "month": "*", "dayOfWeek": "*"}
 
@@ -448,3 +450,32 @@ async def test_a_conversion_webhook_behind_a_service_is_called_at_its_endpoints(
         f'{failed}/convert?timeout=30s": no endpoints available for service "convert"'
     )
     assert gone.body["message"] == f'{failed}/convert?timeout=30s": service "convert" not found'
+
+
+async def test_webhooks_local_points_the_crd_at_the_operators_converter_while_it_runs(
+    admission_cluster: BackgroundCluster, api: RawAPI, namespace: str
+) -> None:
+    operator = setpoint.Operator("cronjob-conversion")
+    operator.conversion(CronJobV1, CronJobV2)
+    await install_crd(api, cronjob_crd(None))
+    async with run_operator(
+        operator,
+        kubeconfig=admission_cluster.kubeconfig_path,
+        namespace=namespace,
+        webhook_port=0,
+        webhooks_local=True,
+    ):
+        crd = (await api.request("GET", CRD_PATH)).body
+        conversion = crd["spec"]["conversion"]
+        assert conversion["strategy"] == "Webhook"
+        assert conversion["webhook"]["clientConfig"]["url"].startswith("https://127.0.0.1:")
+        assert conversion["webhook"]["clientConfig"]["url"].endswith("/convert")
+        assert conversion["webhook"]["conversionReviewVersions"] == ["v1"]
+        await api.request("POST", cronjobs_path("v1", namespace), cronjob_v1("l", "*/5 3 * * *"))
+        reply = await api.request("GET", cronjobs_path("v2", namespace, "l"))
+        assert reply.status == 200, reply.body
+        assert reply.body["spec"]["schedule"] == SCHEDULE_FIELDS
+    # The operator is gone: the CRD has its own conversion back, reads keep working.
+    crd = (await api.request("GET", CRD_PATH)).body
+    assert crd["spec"]["conversion"] == {"strategy": "None"}
+    assert (await api.request("GET", cronjobs_path("v2", namespace, "l"))).status == 200
