@@ -2,6 +2,7 @@
 resource also sees writes made through an equivalent one (another version of the same CRD,
 ``events.k8s.io`` events for core events), with the object in the version it asked for; a
 mutating webhook's patch is converted back. ``Exact`` sees only the resources its rules name.
+ValidatingAdmissionPolicies match the same way.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from tests.cluster.admission.conversion_fixtures import (
     install_crd,
     raw_converter,
 )
+from tests.cluster.admission.test_admission_policies import binding, cleanup, create, policy
 from tests.cluster.admission.test_webhook_admission import register, webhook
 from tests.cluster.admission.webhook_server import WebhookServer, deny, patch
 from tests.cluster.raw_api import RawAPI
@@ -170,3 +172,51 @@ async def test_a_webhook_for_events_k8s_io_sees_core_events_in_its_own_shape(
     assert seen["object"]["apiVersion"] == "events.k8s.io/v1"
     assert seen["object"]["note"] == "hello"
     assert seen["object"]["regarding"]["name"] == "p"
+
+
+async def test_a_policy_for_v2_judges_a_v1_write_in_v2_terms(api: RawAPI, namespace: str) -> None:
+    def cronjob_policy(name: str, match_policy: str, expression: str) -> dict[str, Any]:
+        return policy(
+            name,
+            {"expression": expression, "message": f"{name} refused"},
+            matchConstraints={
+                "matchPolicy": match_policy,
+                "resourceRules": [
+                    {
+                        "apiGroups": [GROUP],
+                        "apiVersions": ["v2"],
+                        "operations": ["CREATE"],
+                        "resources": ["cronjobs"],
+                    }
+                ],
+            },
+        )
+
+    async with raw_converter() as converter:
+        await install_crd(api, cronjob_crd(converter.client_config))
+        try:
+            await create(
+                api,
+                # Sees v2: the schedule is an object, request.kind says v2, requestKind v1.
+                cronjob_policy(
+                    "no-minute-13",
+                    "Equivalent",
+                    "object.spec.schedule.minute != '13' && request.kind.version == 'v2' "
+                    "&& request.requestKind.version == 'v1'",
+                ),
+                binding("no-minute-13-binding", "no-minute-13", ["Deny"]),
+                # Exact: never sees a v1 write (it would refuse everything).
+                cronjob_policy("exact", "Exact", "false"),
+                binding("exact-binding", "exact", ["Deny"]),
+            )
+            path = cronjobs_path("v1", namespace)
+            ok = await api.request("POST", path, cronjob_v1("fine", "14 * * * *"))
+            assert ok.status == 201, ok.body
+            refused = await api.request("POST", path, cronjob_v1("thirteen", "13 * * * *"))
+            assert refused.status == 422, refused.body
+            assert refused.body["message"] == (
+                "ValidatingAdmissionPolicy 'no-minute-13' with binding 'no-minute-13-binding' "
+                "denied request: no-minute-13 refused"
+            )
+        finally:
+            await cleanup(api)

@@ -181,12 +181,14 @@ class WebhookChain:
         policy_warnings: list[str] = []
         if self._policies:
             namespace = self._namespace_object(request)
-            policy_warnings = check_policies(
+            policy_warnings = await check_policies(
                 self._policies,
                 request,
-                review_request(request, ""),
+                lambda target: review_request(target, "", requested=request.resource),
                 namespace,
                 self._params_for,
+                self.equivalents,
+                self._versioned,
             )
         if not self._validating:
             return policy_warnings
