@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import kubernetes
+import pytest
 
 import setpoint
 from setpoint.client import Client
@@ -34,6 +36,13 @@ from tests.cluster.raw_api import RawAPI
 from tests.webhook.cronjob_versions import CronJobV1, CronJobV2
 
 SCHEDULE_FIELDS = {"minute": "*/5", "hour": "3", "dayOfMonth": "*", "month": "*", "dayOfWeek": "*"}
+
+
+@pytest.fixture(autouse=True)
+async def _crd_without_webhook(api: RawAPI) -> AsyncIterator[None]:
+    """Leave the shared CRD with ``strategy: None`` (its test converter is gone after a test)."""
+    yield
+    await install_crd(api, cronjob_crd(None))
 
 
 async def kubectl(

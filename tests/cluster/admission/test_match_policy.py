@@ -7,7 +7,10 @@ ValidatingAdmissionPolicies match the same way.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
+
+import pytest
 
 from tests.cluster.admission.conversion_fixtures import (
     GROUP,
@@ -21,6 +24,13 @@ from tests.cluster.admission.test_admission_policies import binding, cleanup, cr
 from tests.cluster.admission.test_webhook_admission import register, webhook
 from tests.cluster.admission.webhook_server import WebhookServer, deny, patch
 from tests.cluster.raw_api import RawAPI
+
+
+@pytest.fixture(autouse=True)
+async def _crd_without_webhook(api: RawAPI) -> AsyncIterator[None]:
+    """Leave the shared CRD with ``strategy: None`` (its test converter is gone after a test)."""
+    yield
+    await install_crd(api, cronjob_crd(None))
 
 
 def v2_rule(**extra: Any) -> dict[str, Any]:
