@@ -488,3 +488,40 @@ async def test_webhooks_local_points_the_crd_at_the_operators_converter_while_it
     crd = (await api.request("GET", CRD_PATH)).body
     assert crd["spec"]["conversion"] == {"strategy": "None"}
     assert (await api.request("GET", cronjobs_path("v2", namespace, "l"))).status == 200
+
+
+async def test_an_update_in_v2_takes_the_fields_it_changes_from_a_v1_manager(
+    api: RawAPI, namespace: str
+) -> None:
+    async with raw_converter() as webhook:
+        await install_crd(api, cronjob_crd(webhook.client_config))
+        applied = await api.request(
+            "PATCH",
+            cronjobs_path("v1", namespace, "owned") + "?fieldManager=applier-v1",
+            cronjob_v1("owned", "0 1 * * *"),
+            content_type="application/apply-patch+yaml",
+        )
+        assert applied.status == 201, applied.body
+        current = await api.request("GET", cronjobs_path("v2", namespace, "owned"))
+        edited = {**current.body, "spec": {"schedule": {**SCHEDULE_FIELDS, "minute": "7"}}}
+        reply = await api.request(
+            "PUT", cronjobs_path("v2", namespace, "owned") + "?fieldManager=editor-v2", edited
+        )
+        assert reply.status == 200, reply.body
+        managers = {e["manager"]: e for e in reply.body["metadata"]["managedFields"]}
+        # The v2 update changed spec.schedule as v1 sees it: applier-v1 no longer owns it.
+        assert "f:schedule" not in json.dumps(managers.get("applier-v1", {}).get("fieldsV1"))
+        assert managers["editor-v2"]["apiVersion"] == f"{GROUP}/v2"
+        # So applier-v1 applying its old value again now conflicts with editor-v2.
+        again = await api.request(
+            "PATCH",
+            cronjobs_path("v1", namespace, "owned") + "?fieldManager=applier-v1",
+            cronjob_v1("owned", "0 1 * * *"),
+            content_type="application/apply-patch+yaml",
+        )
+        assert again.status == 409, again.body
+        # (editor-v2 changed, and so owns, the minute and the hour, in v2 terms).
+        assert again.body["message"] == (
+            f'Apply failed with 2 conflicts: conflicts with "editor-v2" using {GROUP}/v2:\n'
+            "- .spec.schedule.hour\n- .spec.schedule.minute"
+        )

@@ -289,13 +289,14 @@ async def _apply(
         ) from exc
     if live is not None and resource.is_custom:
         await settle_other_versions(
-            ops,
-            resource,
-            live,
             result,
+            live,
+            api_version=resource.api_version,
             manager=options.field_manager,
             subresource=subresource,
             force=force,
+            has_status=resource.has_status,
+            convert=lambda objects, version: ops.convert_objects(resource, objects, version),
             schema_of=lambda version: ops.merge_schemas.root(
                 resource.group, version, resource.kind, resource.crd_name
             ),

@@ -35,6 +35,7 @@ from setpoint.cluster.apiserver.http.list_options import (
     encode_continue,
     parse_resource_version,
 )
+from setpoint.cluster.apiserver.patch.apply_across_versions import release_in_other_versions
 from setpoint.cluster.apiserver.patch.managed_fields import (
     MergeSchemaSource,
     manager_from_user_agent,
@@ -868,6 +869,18 @@ class ObjectOperations:
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour, subresource)
         self._managed_fields(resource, old, new, options, subresource, requested_managed)
+        if options.managed_fields is None and resource.converter is not None:
+            await release_in_other_versions(
+                old,
+                new,
+                api_version=resource.api_version,
+                subresource=options.fields_subresource or subresource,
+                has_status=resource.has_status,
+                convert=lambda objects, version: self.convert_objects(resource, objects, version),
+                schema_of=lambda version: self.merge_schemas.root(
+                    resource.group, version, resource.kind, resource.crd_name
+                ),
+            )
         if admission is not None:
             request = _request(
                 UPDATE,
