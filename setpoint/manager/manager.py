@@ -357,10 +357,6 @@ class Manager:
         """What ``webhooks_local`` registers (an ``Operator`` knows its typed handlers)."""
         return []
 
-    def _converted_crds(self) -> list[str]:
-        """The CRDs whose conversion ``webhooks_local`` points here (an ``Operator`` knows)."""
-        return []
-
     def _webhook_configuration_name(self) -> str:
         return str(getattr(self, "name", "") or "setpoint")
 
@@ -794,7 +790,10 @@ class Manager:
                     self._webhook_declarations(),
                     server.port,
                     ca_pem,
-                    converted_crds=self._converted_crds(),
+                    [
+                        (path, next(iter(converter.versions)), converter.kind)
+                        for path, converter in self._webhook_converters.items()
+                    ],
                 )
                 await self._local_registration.register()
         elif served:

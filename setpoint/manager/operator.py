@@ -198,17 +198,6 @@ class Operator(Manager):
         """The admission webhooks registered (defaulters, validators, raw handlers)."""
         return list(self._webhooks)
 
-    def _converted_crds(self) -> list[str]:
-        from setpoint.api.resources.custom_resource import CustomResource
-
-        return sorted(
-            {
-                hub.declaration().crd_name
-                for hub, _ in self._conversions
-                if issubclass(hub, CustomResource)
-            }
-        )
-
     @property
     def conversions(self) -> list[tuple[type[BaseModel], tuple[type[BaseModel], ...]]]:
         """The conversions registered with :meth:`conversion`: ``(hub, spokes)`` each."""

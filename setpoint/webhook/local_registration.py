@@ -2,10 +2,13 @@
 operator's configurations registered against the cluster with ``clientConfig.url`` pointing
 at this process — removed again on exit, so no cluster is left with a dead ``Fail`` webhook.
 
+Conversion too: the CRD of each kind the operator converts gets ``spec.conversion`` set to
+this process's ``/convert`` (``strategy: Webhook``, the local CA as ``caBundle``) while it
+runs, and its previous ``spec.conversion`` back on exit — a CRD left pointing at a stopped
+converter would break every read of another version.
+
 This is what ``setpoint run --webhooks-local`` does (``Manager(webhooks_local=True)``): no
-cert-manager, no ``ENABLE_WEBHOOKS=false`` (kubebuilder #1501, #2837, #4477). The CRDs of the
-kinds the operator converts get ``spec.conversion`` pointing here too, put back to
-``strategy: None`` on exit.
+cert-manager, no ``ENABLE_WEBHOOKS=false`` (kubebuilder #1501, #2837, #4477).
 """
 
 from __future__ import annotations
@@ -25,13 +28,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from setpoint.client.client import Client
-from setpoint.client.errors import NotFound
+from setpoint.client.errors import NoKindMatch, NotFound
 from setpoint.webhook.configurations import (
     ADMISSION_API_VERSION,
     WebhookDeclaration,
     webhook_configurations,
 )
-from setpoint.webhook.paths import CONVERT_PATH
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,9 @@ CERTIFICATE_VALIDITY: Final = datetime.timedelta(days=1)
 #: Field manager of the registered configurations.
 FIELD_MANAGER: Final = "setpoint-webhooks-local"
 CRD_API_VERSION: Final = "apiextensions.k8s.io/v1"
+CRD_KIND: Final = "CustomResourceDefinition"
+#: The ConversionReview versions the runtime's ``/convert`` answers, as declared to the CRD.
+CONVERSION_REVIEW_VERSIONS: Final = ("v1",)
 
 
 def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -101,17 +106,18 @@ class LocalWebhookRegistration:
         declarations: Iterable[WebhookDeclaration],
         port: int,
         ca_pem: bytes,
-        converted_crds: Iterable[str] = (),
+        conversions: Iterable[tuple[str, str, str]] = (),
     ) -> None:
+        """``conversions``: ``(path, apiVersion, kind)`` of each kind converted at ``path``."""
         self._client = client
         self._name = name
         self._declarations = list(declarations)
         self._port = port
         self._bundle = base64.b64encode(ca_pem).decode("ascii")
-        self._converted_crds = list(converted_crds)
+        self._conversions = list(conversions)
         self.registered: list[tuple[str, str]] = []
-        #: The CRDs whose conversion was pointed at this process (and is put back on exit).
-        self.converting: list[str] = []
+        #: CRDs pointed at this process, with the ``spec.conversion`` they had before.
+        self.converted: list[tuple[str, dict[str, Any]]] = []
 
     def _client_config(self, path: str) -> dict[str, Any]:
         return {"url": f"https://127.0.0.1:{self._port}{path}", "caBundle": self._bundle}
@@ -142,47 +148,60 @@ class LocalWebhookRegistration:
                 configuration["metadata"]["name"],
                 self._port,
             )
-        for crd in self._converted_crds:
-            await self._set_conversion(crd, self._webhook_conversion())
+        for path, api_version, kind in self._conversions:
+            await self._point_crd_at(path, api_version, kind)
         return applied
 
-    def _webhook_conversion(self) -> dict[str, Any]:
-        return {
+    async def _point_crd_at(self, path: str, api_version: str, kind: str) -> None:
+        """Set the CRD of ``kind`` to convert through ``path`` of this process."""
+        try:
+            info = await self._client.mapper.resource_for(api_version, kind)
+        except NoKindMatch:
+            log.warning(
+                "no CRD serves %s %s: its conversion webhook is not registered", api_version, kind
+            )
+            return
+        group = api_version.rpartition("/")[0]
+        name = f"{info.resource}.{group}"
+        crd = await self._client.get(CRD_API_VERSION, CRD_KIND, name)
+        before = dict((crd.get("spec") or {}).get("conversion") or {"strategy": "None"})
+        stanza = {
             "strategy": "Webhook",
             "webhook": {
-                "clientConfig": self._client_config(CONVERT_PATH),
-                "conversionReviewVersions": ["v1"],
+                "clientConfig": self._client_config(path),
+                "conversionReviewVersions": list(CONVERSION_REVIEW_VERSIONS),
             },
         }
-
-    async def _set_conversion(self, crd: str, conversion: dict[str, Any]) -> None:
-        """Merge-patch ``spec.conversion`` of the CRD ``crd`` (absent: said, and skipped)."""
-        try:
-            await self._client.patch(
-                CRD_API_VERSION,
-                "CustomResourceDefinition",
-                crd,
-                {"spec": {"conversion": conversion}},
-            )
-        except NotFound:
-            log.warning("CRD %s is not installed: its conversion webhook is not registered", crd)
-            return
-        if conversion.get("strategy") == "Webhook":
-            self.converting.append(crd)
-            log.info(
-                "CRD %s converts through https://127.0.0.1:%d%s", crd, self._port, CONVERT_PATH
-            )
-        else:
-            log.info("CRD %s converts no more through this process", crd)
+        await self._client.patch(
+            CRD_API_VERSION,
+            CRD_KIND,
+            name,
+            {"spec": {"conversion": stanza}},
+            patch_type="merge",
+            field_manager=FIELD_MANAGER,
+        )
+        self.converted.append((name, before))
+        log.info("CRD %s converts through https://127.0.0.1:%d%s", name, self._port, path)
 
     async def unregister(self) -> None:
-        """Delete what :meth:`register` applied (already gone is fine), and give the CRDs it
-        pointed here back ``strategy: None`` (a conversion webhook that is gone breaks every
-        read of the kind in another version)."""
+        """Delete what :meth:`register` applied (already gone is fine), and give the CRDs
+        their previous ``spec.conversion``."""
+        for name, before in reversed(self.converted):
+            restored = {**before, "webhook": before.get("webhook")}  # null removes ours
+            try:
+                await self._client.patch(
+                    CRD_API_VERSION,
+                    CRD_KIND,
+                    name,
+                    {"spec": {"conversion": restored}},
+                    patch_type="merge",
+                    field_manager=FIELD_MANAGER,
+                )
+            except NotFound:
+                pass
+            log.info("CRD %s conversion restored (%s)", name, before.get("strategy"))
+        self.converted.clear()
         for kind, name in reversed(self.registered):
             await self._client.delete(ADMISSION_API_VERSION, kind, name, missing_ok=True)
             log.info("removed %s %s", kind, name)
         self.registered.clear()
-        converting, self.converting = self.converting, []
-        for crd in converting:
-            await self._set_conversion(crd, {"strategy": "None", "webhook": None})

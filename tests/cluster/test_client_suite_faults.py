@@ -217,8 +217,8 @@ async def test_the_kubernetes_service_follows_the_port_of_a_restarted_server() -
         services = server.registry.get("", "v1", "services")
         slices = server.registry.get("discovery.k8s.io", "v1", "endpointslices")
         assert services is not None and slices is not None
-        service = json.loads(server.operations.get(services, "default", "kubernetes"))
-        slice_ = json.loads(server.operations.get(slices, "default", "kubernetes"))
+        service = json.loads(await server.operations.get(services, "default", "kubernetes"))
+        slice_ = json.loads(await server.operations.get(slices, "default", "kubernetes"))
     finally:
         await server.stop()
 

@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from cronjob_operator.api.v1.cronjob import CronJob
 from cronjob_operator.api.v2.cronjob import CronJob as CronJobV2
@@ -57,7 +56,6 @@ def converting_crd(port: int, ca_pem: bytes) -> dict[str, Any]:
     return crd
 
 
-@pytest.mark.xfail(strict=True, reason="needs CRD conversion in the local cluster (branch conv)")
 async def test_a_cronjob_created_in_v1_reads_in_v2_with_the_schedule_as_fields(
     client: Client, kubeconfig: str, namespace: str, tmp_path: Path
 ) -> None:

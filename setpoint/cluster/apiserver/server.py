@@ -22,6 +22,7 @@ from setpoint.cluster.apiserver import kubernetes_service, server_clock
 from setpoint.cluster.apiserver.admission.configuration_rules import (
     WebhookConfigurationBehaviour,
 )
+from setpoint.cluster.apiserver.admission.conversion_calls import ConversionWebhookCaller
 from setpoint.cluster.apiserver.admission.resources import admission_resources
 from setpoint.cluster.apiserver.admission.webhook_chain import WebhookChain
 from setpoint.cluster.apiserver.audit import AuditLog
@@ -202,6 +203,10 @@ class APIServer:
         #: configure, which every create, update and delete passes through.
         self.webhooks = WebhookChain(storage, self._resource_of_kind)
         self.operations.admission = self.webhooks
+        self.webhooks.equivalents = self._equivalent_resources
+        self.webhooks.convert = self.operations.convert_between
+        # CRD conversion webhooks share the admission webhooks' client and Service lookup.
+        self.crds.conversion_poster = ConversionWebhookCaller(self.webhooks.client, storage).post
         configurations = WebhookConfigurationBehaviour(validator, self.webhooks.reload)
         for resource in admission_resources():
             self.registry.add(resource)
@@ -229,6 +234,20 @@ class APIServer:
         resource = self.registry.get(group, "v1", plural)
         assert resource is not None, f"built-in {plural} missing from the table"
         return resource
+
+    def _equivalent_resources(
+        self, resource: ServedResource, subresource: str
+    ) -> list[ServedResource]:
+        """The other resources served from ``resource``'s storage (a CRD's other versions,
+        ``events.k8s.io`` events for core events, ...) that have ``subresource``: upstream's
+        ``EquivalentResourceMapper``, which groups resources by their storage."""
+        return [
+            other
+            for other in self.registry
+            if other.storage_root == resource.storage_root
+            and other.api_version != resource.api_version
+            and (not subresource or subresource in other.subresources)
+        ]
 
     def _resource_of_kind(self, api_version: str, kind: str) -> ServedResource | None:
         for resource in self.registry:

@@ -341,7 +341,8 @@ async def test_a_webhook_behind_a_service_is_called_at_its_endpoints_with_the_se
     assert reply.status == 500
     assert reply.body["message"] == (
         'Internal error occurred: failed calling webhook "svc.example.com": failed to call '
-        f'webhook: Post "https://{host}:443/v": no endpoints available for service "hooks"'
+        f'webhook: Post "https://{host}:443/v?timeout=10s": no endpoints available for service '
+        '"hooks"'
     )
 
 

@@ -244,6 +244,48 @@ _DELETE = object()
             ],
         ),
         (
+            _set(
+                "spec.conversion",
+                {
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "clientConfig": {"url": "http://127.0.0.1:9443/convert?x=1"},
+                        "conversionReviewVersions": ["v2", "v2", "V3"],
+                    },
+                },
+            ),
+            [
+                "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is "
+                "the only allowed URL scheme",
+                'spec.conversion.webhookClientConfig.url: Invalid value: "x=1": query '
+                "parameters are not permitted in the URL",
+                'spec.conversion.conversionReviewVersions[1]: Invalid value: "v2": duplicate '
+                "version",
+                'spec.conversion.conversionReviewVersions[2]: Invalid value: "V3": a DNS-1035 '
+                "label must consist of lower case alphanumeric characters or '-', start with an "
+                "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  "
+                "or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+                'spec.conversion.conversionReviewVersions: Invalid value: []string{"v2", "v2", '
+                '"V3"}: must include at least one of v1, v1beta1',
+            ],
+        ),
+        (
+            _set(
+                "spec.conversion",
+                {
+                    "strategy": "Webhook",
+                    "webhook": {
+                        "clientConfig": {"service": {"name": "", "namespace": "ns"}},
+                        "conversionReviewVersions": ["v1"],
+                    },
+                },
+            ),
+            [
+                "spec.conversion.webhookClientConfig.service.name: Required value: service name "
+                "is required"
+            ],
+        ),
+        (
             _set("spec.preserveUnknownFields", True),
             [
                 "spec.preserveUnknownFields: Invalid value: true: cannot set to true, set "

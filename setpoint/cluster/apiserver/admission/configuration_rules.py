@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
@@ -36,6 +35,7 @@ from setpoint.cluster.apiserver.admission.webhooks import (
 from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.schema.cel_rules import RuleCompileError
+from setpoint.cluster.apiserver.validation.webhook_client import client_config_errors
 
 FAILURE_POLICIES: Final = ("Fail", "Ignore")
 MATCH_POLICIES: Final = ("Exact", "Equivalent")
@@ -150,7 +150,7 @@ def _webhook_errors(path: str, webhook: dict[str, Any], mutating: bool) -> list[
                 LabelSelector.from_dict(selector, path=f"{path}.{key}")
             except SelectorError as exc:
                 errors.append(fe.invalid(f"{path}.{key}", fe.GoValue(""), str(exc)))
-    errors.extend(_client_config_errors(f"{path}.clientConfig", webhook.get("clientConfig")))
+    errors.extend(client_config_errors(f"{path}.clientConfig", webhook.get("clientConfig")))
     errors.extend(_match_condition_errors(f"{path}.matchConditions", webhook))
     return errors
 
@@ -224,62 +224,6 @@ def _resource_errors(path: str, resources: list[Any]) -> list[FieldError]:
                     f"if '{main}/*' is present, must not specify {main}/<subresource>",
                 )
             )
-    return errors
-
-
-def _client_config_errors(path: str, config: Any) -> list[FieldError]:
-    if not isinstance(config, dict):
-        return [fe.required(path, "exactly one of url or service is required")]
-    url = config.get("url")
-    service = config.get("service")
-    if (url is None) == (service is None):
-        return [fe.required(path, "exactly one of url or service is required")]
-    if isinstance(url, str):
-        return _url_errors(f"{path}.url", url)
-    errors: list[FieldError] = []
-    if isinstance(service, dict):
-        if not service.get("name"):
-            errors.append(fe.required(f"{path}.service.name", "service name is required"))
-        if not service.get("namespace"):
-            errors.append(fe.required(f"{path}.service.namespace", "service namespace is required"))
-        service_path = service.get("path")
-        if isinstance(service_path, str) and service_path and not service_path.startswith("/"):
-            errors.append(fe.invalid(f"{path}.service.path", service_path, "must start with a '/'"))
-        port = service.get("port")
-        if isinstance(port, int) and not 1 <= port <= 65535:
-            errors.append(
-                fe.invalid(
-                    f"{path}.service.port",
-                    port,
-                    "port is not valid: must be between 1 and 65535, inclusive",
-                )
-            )
-    return errors
-
-
-def _url_errors(path: str, url: str) -> list[FieldError]:
-    # webhook.ValidateWebhookURL (forceHttps): the same checks, the same words.
-    try:
-        parts = urlsplit(url)
-        if parts.port == 0:
-            raise ValueError(f"invalid port {parts.port}")
-    except ValueError as exc:
-        return [fe.invalid(path, url, f"must be a valid URL: {exc}")]
-    errors: list[FieldError] = []
-    if parts.scheme != "https":
-        errors.append(fe.invalid(path, parts.scheme, "'https' is the only allowed URL scheme"))
-    if not parts.hostname:
-        errors.append(fe.invalid(path, parts.netloc, "host must be specified"))
-    if parts.username is not None or parts.password is not None:
-        errors.append(
-            fe.invalid(path, parts.username or "", "user information is not permitted in the URL")
-        )
-    if parts.fragment:
-        errors.append(fe.invalid(path, parts.fragment, "fragments are not permitted in the URL"))
-    if parts.query:
-        errors.append(
-            fe.invalid(path, parts.query, "query parameters are not permitted in the URL")
-        )
     return errors
 
 

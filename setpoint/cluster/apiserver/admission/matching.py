@@ -11,14 +11,22 @@ from typing import Any
 
 from setpoint.cluster.apiserver.admission.webhooks import Rule, Webhook
 from setpoint.cluster.apiserver.registry.admission_point import AdmissionRequest
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
 #: The labels of a namespace by name (None when it does not exist).
 NamespaceLabels = Callable[[str], Mapping[str, str] | None]
+#: The resources served from the same storage as a resource (its other versions, aliases in
+#: other groups), excluding itself: upstream's ``EquivalentResourceMapper``.
+EquivalentResources = Callable[[ServedResource, str], list[ServedResource]]
 
 
-def rule_matches(rule: Rule, request: AdmissionRequest) -> bool:
-    """Whether ``rule`` covers the request's operation, group, version, resource and scope."""
-    resource = request.resource
+def rule_matches(
+    rule: Rule, request: AdmissionRequest, resource: ServedResource | None = None
+) -> bool:
+    """Whether ``rule`` covers the request's operation, group, version, resource and scope
+    (``resource``: match as if the request were made through that equivalent resource)."""
+    if resource is None:
+        resource = request.resource
     if "*" not in rule.operations and request.operation not in rule.operations:
         return False
     if "*" not in rule.groups and resource.group not in rule.groups:
@@ -68,10 +76,22 @@ def selectors_match(
     return selector.matches(labels or {})
 
 
-def webhook_matches(
-    webhook: Webhook, request: AdmissionRequest, namespace_labels: NamespaceLabels
-) -> bool:
-    """Whether any rule of ``webhook`` covers the request and its selectors select it."""
-    return any(rule_matches(rule, request) for rule in webhook.rules) and selectors_match(
-        webhook, request, namespace_labels
-    )
+def matched_resource(
+    webhook: Webhook, request: AdmissionRequest, equivalents: EquivalentResources
+) -> ServedResource | None:
+    """The resource through which ``webhook``'s rules cover the request, or None.
+
+    The request's own resource when a rule names it; else, with ``matchPolicy: Equivalent``
+    (the default), the first equivalent resource a rule names (rules in order, as upstream's
+    ``ShouldCallHook``): the webhook then sees the object in that resource's version.
+    """
+    if any(rule_matches(rule, request) for rule in webhook.rules):
+        return request.resource
+    if webhook.match_policy != "Equivalent":
+        return None
+    others = equivalents(request.resource, request.subresource)
+    for rule in webhook.rules:
+        for other in others:
+            if rule_matches(rule, request, other):
+                return other
+    return None

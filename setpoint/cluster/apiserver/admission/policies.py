@@ -4,7 +4,8 @@ Upstream: ``admission/plugin/policy/validating``. A ``ValidatingAdmissionPolicy`
 check (``validations``, with ``variables``, ``matchConditions`` and an optional ``paramKind``);
 a ``ValidatingAdmissionPolicyBinding`` says where (``matchResources``), with which parameters
 (``paramRef``) and what a failure does (``validationActions``: ``Deny`` refuses the write,
-``Warn`` returns a warning, ``Audit`` is accepted and not recorded yet). Expressions see
+``Warn`` returns a warning, ``Audit`` records it in the request's audit Event as the
+``validation.policy.admission.k8s.io/validation_failure`` annotation). Expressions see
 ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject`` and ``variables``
 (``authorizer`` is not offered).
 
@@ -16,8 +17,9 @@ follows the policy's ``failurePolicy`` (``Fail`` refuses, ``Ignore`` skips the p
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -29,15 +31,27 @@ from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
-from setpoint.cluster.apiserver.admission.matching import rule_matches
+from setpoint.cluster.apiserver.admission.matching import EquivalentResources, rule_matches
 from setpoint.cluster.apiserver.admission.webhooks import Rule
+from setpoint.cluster.apiserver.audit.admission_annotations import annotate
 from setpoint.cluster.apiserver.registry.admission_point import AdmissionRequest
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.schema.cel_rules import RuleCompileError, error_of
 from setpoint.cluster.apiserver.status_errors import APIError
 
 log = logging.getLogger(__name__)
 
 VALIDATION_ACTIONS: Final = ("Deny", "Warn", "Audit")
+#: The audit annotation an ``Audit`` action records a failure in.
+VALIDATION_FAILURE_ANNOTATION: Final = "validation.policy.admission.k8s.io/validation_failure"
+#: What Go's encoding/json escapes beyond what Python's json module does.
+_GO_JSON_ESCAPES: Final = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("&", "\\u0026"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
 #: The HTTP code of a denial by ``reason`` (``Invalid`` when unset).
 REASON_CODES: Final = {
     "Invalid": 422,
@@ -202,10 +216,11 @@ class NamedRule:
     rule: Rule
     resource_names: tuple[str, ...]
 
-    def matches(self, request: AdmissionRequest) -> bool:
+    def matches(self, request: AdmissionRequest, resource: ServedResource | None = None) -> bool:
+        """Whether it covers the request (``resource``: made through that equivalent one)."""
         if self.resource_names and request.name not in self.resource_names:
             return False
-        return rule_matches(self.rule, request)
+        return rule_matches(self.rule, request, resource)
 
 
 def _named_rules(value: Any) -> tuple[NamedRule, ...]:
@@ -247,6 +262,8 @@ class MatchResources:
     excluded: tuple[NamedRule, ...]
     namespace_selector: LabelSelector
     object_selector: LabelSelector
+    #: ``Equivalent`` (the default): rules also cover equivalent resources.
+    equivalent: bool = True
 
     @classmethod
     def parse(cls, value: Any) -> MatchResources:
@@ -256,27 +273,53 @@ class MatchResources:
             _named_rules(value.get("excludeResourceRules")),
             _selector(value.get("namespaceSelector")),
             _selector(value.get("objectSelector")),
+            value.get("matchPolicy") != "Exact",
         )
 
-    def matches(
-        self, request: AdmissionRequest, namespace: Mapping[str, Any] | None, any_rule: bool
-    ) -> bool:
-        """Whether the request is selected; ``any_rule``: no rules means every resource (a
-        binding without ``resourceRules`` narrows only by selectors)."""
-        if self.rules and not any(rule.matches(request) for rule in self.rules):
-            return False
-        if not self.rules and not any_rule:
-            return False
-        if any(rule.matches(request) for rule in self.excluded):
-            return False
+    def matched(
+        self,
+        request: AdmissionRequest,
+        namespace: Mapping[str, Any] | None,
+        any_rule: bool,
+        equivalents: EquivalentResources,
+    ) -> ServedResource | None:
+        """The resource through which the request is selected, or None (upstream's
+        ``matchesResourceRules``: the request's own resource first, then, with
+        ``matchPolicy: Equivalent``, an equivalent one). ``any_rule``: no rules means every
+        resource (a binding without ``resourceRules`` narrows only by selectors)."""
         if not self.object_selector.empty and not (
             self.object_selector.matches(_labels(request.object))
             or self.object_selector.matches(_labels(request.old_object))
         ):
-            return False
-        if not self.namespace_selector.empty and request.resource.namespaced:
-            return self.namespace_selector.matches(_labels(namespace))
-        return True
+            return None
+        if (
+            not self.namespace_selector.empty
+            and request.resource.namespaced
+            and not self.namespace_selector.matches(_labels(namespace))
+        ):
+            return None
+        if self._covering(self.excluded, request, equivalents) is not None:
+            return None
+        if not self.rules:
+            return request.resource if any_rule else None
+        return self._covering(self.rules, request, equivalents)
+
+    def _covering(
+        self,
+        rules: tuple[NamedRule, ...],
+        request: AdmissionRequest,
+        equivalents: EquivalentResources,
+    ) -> ServedResource | None:
+        if any(rule.matches(request) for rule in rules):
+            return request.resource
+        if not self.equivalent or not rules:
+            return None
+        others = equivalents(request.resource, request.subresource)
+        for rule in rules:
+            for other in others:
+                if rule.matches(request, other):
+                    return other
+        return None
 
 
 @dataclass(frozen=True)
@@ -347,33 +390,60 @@ class Binding:
 ParamLookup = Callable[[tuple[str, str], Mapping[str, Any], str], list[dict[str, Any]]]
 
 
-def check_policies(
+#: ``request`` as made through an equivalent resource (its objects converted).
+VersionedRequest = Callable[[AdmissionRequest, ServedResource], Awaitable[AdmissionRequest]]
+
+
+async def check_policies(
     pairs: list[tuple[Policy, Binding]],
     request: AdmissionRequest,
-    review: dict[str, Any],
+    review_for: Callable[[AdmissionRequest], dict[str, Any]],
     namespace: Mapping[str, Any] | None,
     params_for: ParamLookup,
+    equivalents: EquivalentResources,
+    versioned: VersionedRequest,
 ) -> list[str]:
     """Evaluate every (policy, binding) pair selecting ``request``: the warnings, or the
-    :class:`APIError` of the first denial."""
+    :class:`APIError` of the first denial.
+
+    A policy whose rules select the request through an equivalent resource (``matchPolicy:
+    Equivalent``) sees the objects in that resource's version; ``review_for`` makes the
+    ``request`` variable of the request as the policy sees it.
+    """
     warnings: list[str] = []
+    audited = False
+    seen: dict[str, tuple[AdmissionRequest, dict[str, Any]]] = {}
     for policy, binding in pairs:
-        if not policy.match.matches(request, namespace, any_rule=False):
+        matched = policy.match.matched(request, namespace, False, equivalents)
+        if matched is None:
             continue
-        if binding.match is not None and not binding.match.matches(request, namespace, True):
+        if binding.match is not None and (
+            binding.match.matched(request, namespace, True, equivalents) is None
+        ):
             continue
+        key = matched.api_version
+        if key not in seen:
+            target = request if matched is request.resource else await versioned(request, matched)
+            seen[key] = (target, review_for(target))
+        target, review = seen[key]
         try:
-            failures = _failures(policy, binding, request, review, namespace, params_for)
+            failures = _failures(policy, binding, target, review, namespace, params_for)
         except EvaluationError as exc:
             if policy.fails_open:
                 log.warning("policy %s failed open: %s", policy.name, exc)
                 continue
-            failures = [(str(exc), "Invalid")]
-        for message, reason in failures:
+            failures = [(0, str(exc), "Invalid")]
+        for index, message, reason in failures:
             text = (
                 f"ValidatingAdmissionPolicy '{policy.name}' with binding '{binding.name}' "
                 f"denied request: {message}"
             )
+            if "Audit" in binding.actions and not audited:
+                # Upstream sets the annotation once per failure and keeps the first value
+                # (``AddAnnotation`` refuses to change a key): one failure is recorded.
+                value = _audit_value(policy, binding, index, message)
+                annotate(VALIDATION_FAILURE_ANNOTATION, value)
+                audited = True
             if "Deny" in binding.actions:
                 raise APIError(REASON_CODES.get(reason, 422), reason, text)
             if "Warn" in binding.actions:
@@ -384,6 +454,22 @@ def check_policies(
     return warnings
 
 
+def _audit_value(policy: Policy, binding: Binding, index: int, message: str) -> str:
+    """The annotation's value: a JSON list of one failure, as Go's ``json.Marshal`` writes it
+    (compact, fields in upstream's order, ``<``, ``>`` and ``&`` escaped)."""
+    failure = {
+        "message": message,
+        "policy": policy.name,
+        "binding": binding.name,
+        "expressionIndex": index,
+        "validationActions": list(binding.actions),
+    }
+    text = json.dumps([failure], separators=(",", ":"), ensure_ascii=False)
+    for character, escaped in _GO_JSON_ESCAPES:
+        text = text.replace(character, escaped)
+    return text
+
+
 def _failures(
     policy: Policy,
     binding: Binding,
@@ -391,7 +477,8 @@ def _failures(
     review: dict[str, Any],
     namespace: Mapping[str, Any] | None,
     params_for: ParamLookup,
-) -> list[tuple[str, str]]:
+) -> list[tuple[int, str, str]]:
+    """The failed validations: (index in ``spec.validations``, message, reason)."""
     params_sets: list[dict[str, Any] | None] = [None]
     if policy.param_kind is not None:
         ref = binding.param_ref or {}
@@ -401,12 +488,13 @@ def _failures(
                 return []
             return [
                 (
+                    0,
                     "no params found for policy binding with `Deny` parameterNotFoundAction",
                     "Invalid",
                 )
             ]
         params_sets = list(found)
-    failures: list[tuple[str, str]] = []
+    failures: list[tuple[int, str, str]] = []
     for params in params_sets:
         data: dict[str, Any] = {
             "object": request.object,
@@ -423,7 +511,7 @@ def _failures(
             data["variables"] = variables
             variables[name] = evaluate(expression, data)
         data["variables"] = variables
-        for validation in policy.validations:
+        for index, validation in enumerate(policy.validations):
             expression = str(validation.get("expression") or "")
             if evaluate(expression, data) is True:
                 continue
@@ -436,5 +524,5 @@ def _failures(
                         message = evaluated
                 except EvaluationError:
                     pass  # upstream keeps the static message when messageExpression fails
-            failures.append((message, str(validation.get("reason") or "Invalid")))
+            failures.append((index, message, str(validation.get("reason") or "Invalid")))
     return failures

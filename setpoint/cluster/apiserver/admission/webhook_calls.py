@@ -42,6 +42,23 @@ class WebhookCallError(Exception):
         self.reason = reason
 
 
+class WebhookTransportError(Exception):
+    """A review could not be posted, or the answer is an HTTP error (client-go's text)."""
+
+    def __init__(self, description: str, *, called: bool = False) -> None:
+        super().__init__(description)
+        #: What went wrong, as client-go reports it (``Post "https://…": …``).
+        self.description = description
+        #: Admission prefixes a failure once the request was attempted (``failed to call
+        #: webhook: …``); a client that could not be built is reported without it.
+        self.called = called
+
+    @property
+    def reason(self) -> str:
+        """The admission form of the failure (what follows ``failed calling webhook "x": ``)."""
+        return f"failed to call webhook: {self.description}" if self.called else self.description
+
+
 def _go_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -121,14 +138,28 @@ class WebhookClient:
         self, webhook: Webhook, endpoint: Endpoint, body: bytes, uid: str
     ) -> WebhookAnswer:
         """POST ``body`` to ``endpoint``; the checked answer, or :class:`WebhookCallError`."""
-        shown = with_timeout(endpoint.url, webhook.timeout_seconds)
-        target = with_timeout(endpoint.connect_url, webhook.timeout_seconds)
         try:
-            context = self._ssl(webhook.ca_bundle)
+            payload = await self.post(endpoint, body, webhook.ca_bundle, webhook.timeout_seconds)
+        except WebhookTransportError as exc:
+            raise WebhookCallError(webhook.name, exc.reason) from None
+        return parse_answer(webhook.name, payload, uid)
+
+    async def post(
+        self, endpoint: Endpoint, body: bytes, ca_bundle: bytes | None, timeout_seconds: int
+    ) -> bytes:
+        """POST a JSON review to a webhook: the answer's body (2xx only), else
+        :class:`WebhookTransportError` with client-go's description of what went wrong.
+
+        Shared by admission webhooks and CRD conversion webhooks (one pool, one TLS setup).
+        """
+        shown = with_timeout(endpoint.url, timeout_seconds)
+        target = with_timeout(endpoint.connect_url, timeout_seconds)
+        try:
+            context = self._ssl(ca_bundle)
         except ssl.SSLError as exc:
-            raise WebhookCallError(webhook.name, f"could not get REST client: {exc}") from None
+            raise WebhookTransportError(f"could not get REST client: {exc}") from None
         try:
-            async with asyncio.timeout(webhook.timeout_seconds):
+            async with asyncio.timeout(timeout_seconds):
                 async with self._client().post(
                     target,
                     data=body,
@@ -139,36 +170,29 @@ class WebhookClient:
                     payload = await _read_capped(response)
                     code = response.status
         except TimeoutError:
-            raise WebhookCallError(
-                webhook.name,
-                f'failed to call webhook: Post "{shown}": context deadline exceeded',
+            raise WebhookTransportError(
+                f'Post "{shown}": context deadline exceeded', called=True
             ) from None
         except aiohttp.ClientConnectorCertificateError as exc:
-            raise WebhookCallError(
-                webhook.name,
-                f'failed to call webhook: Post "{shown}": tls: failed to verify certificate: '
+            raise WebhookTransportError(
+                f'Post "{shown}": tls: failed to verify certificate: '
                 f"x509: {_certificate_problem(exc)}",
+                called=True,
             ) from None
         except aiohttp.ClientConnectorError as exc:
             host = urlsplit(endpoint.connect_url)
-            raise WebhookCallError(
-                webhook.name,
-                f'failed to call webhook: Post "{shown}": dial tcp {host.hostname}:'
+            raise WebhookTransportError(
+                f'Post "{shown}": dial tcp {host.hostname}:'
                 f"{host.port or 443}: connect: {_connect_problem(exc)}",
+                called=True,
             ) from None
         except (aiohttp.ClientError, ssl.SSLError, OSError) as exc:
-            raise WebhookCallError(
-                webhook.name, f'failed to call webhook: Post "{shown}": {exc}'
-            ) from None
+            raise WebhookTransportError(f'Post "{shown}": {exc}', called=True) from None
         if len(payload) > MAX_ANSWER_BYTES:
-            raise WebhookCallError(
-                webhook.name, "failed to call webhook: the response is too large"
-            )
+            raise WebhookTransportError("the response is too large", called=True)
         if not 200 <= code < 300:
-            raise WebhookCallError(
-                webhook.name, f"failed to call webhook: {_http_error(code, payload)}"
-            )
-        return parse_answer(webhook.name, payload, uid)
+            raise WebhookTransportError(_http_error(code, payload), called=True)
+        return payload
 
 
 async def _read_capped(response: aiohttp.ClientResponse) -> bytes:

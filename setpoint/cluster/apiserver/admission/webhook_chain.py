@@ -14,8 +14,9 @@ calling webhook "<name>": …`` unless ``failurePolicy: Ignore`` lets the write 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import msgspec
@@ -25,7 +26,11 @@ from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.admission.match_conditions import ConditionError, conditions_hold
-from setpoint.cluster.apiserver.admission.matching import webhook_matches
+from setpoint.cluster.apiserver.admission.matching import (
+    EquivalentResources,
+    matched_resource,
+    selectors_match,
+)
 from setpoint.cluster.apiserver.admission.policies import Binding, Policy, check_policies
 from setpoint.cluster.apiserver.admission.resources import (
     BINDING_PLURAL,
@@ -35,15 +40,16 @@ from setpoint.cluster.apiserver.admission.resources import (
     VALIDATING_PLURAL,
     is_exempt,
 )
+from setpoint.cluster.apiserver.admission.service_endpoints import resolve_service
 from setpoint.cluster.apiserver.admission.webhook_calls import (
     Endpoint,
     WebhookCallError,
     WebhookClient,
+    WebhookTransportError,
     review_body,
     review_version,
-    service_endpoint,
 )
-from setpoint.cluster.apiserver.admission.webhooks import ServiceReference, Webhook, parse_webhooks
+from setpoint.cluster.apiserver.admission.webhooks import Webhook, parse_webhooks
 from setpoint.cluster.apiserver.audit.admission_annotations import annotate
 from setpoint.cluster.apiserver.auth.identity import PRIVILEGED_GROUP, UserInfo
 from setpoint.cluster.apiserver.auth.request_user import acting_user
@@ -66,6 +72,18 @@ _OPTIONS_KIND: Final = {
 _DECODER: Final = msgspec.json.Decoder()
 
 
+#: ``obj`` served through the first resource, as served through the second (equivalent) one.
+ObjectConversion = Callable[
+    [dict[str, Any], ServedResource, ServedResource], Awaitable[dict[str, Any]]
+]
+
+
+async def _no_conversion(
+    obj: dict[str, Any], source: ServedResource, target: ServedResource
+) -> dict[str, Any]:
+    raise status_errors.internal_error(f"unable to convert to {target.api_version}")
+
+
 class WebhookChain:
     """Admission by the webhooks of the stored Mutating/ValidatingWebhookConfigurations."""
 
@@ -82,6 +100,11 @@ class WebhookChain:
         self._validating: list[Webhook] = []
         self._policies: list[tuple[Policy, Binding]] = []
         self._loaded = False
+        #: The resources equivalent to a resource (``matchPolicy: Equivalent``); the server
+        #: sets it (none until then).
+        self.equivalents: EquivalentResources = lambda resource, subresource: []
+        #: Converts an object served through one resource to an equivalent one's version.
+        self.convert: ObjectConversion = _no_conversion
 
     # -- configurations -----------------------------------------------------------------
 
@@ -158,12 +181,14 @@ class WebhookChain:
         policy_warnings: list[str] = []
         if self._policies:
             namespace = self._namespace_object(request)
-            policy_warnings = check_policies(
+            policy_warnings = await check_policies(
                 self._policies,
                 request,
-                review_request(request, ""),
+                lambda target: review_request(target, "", requested=request.resource),
                 namespace,
                 self._params_for,
+                self.equivalents,
+                self._versioned,
             )
         if not self._validating:
             return policy_warnings
@@ -184,14 +209,21 @@ class WebhookChain:
     ) -> tuple[bool, list[str]] | None:
         """Call ``webhook`` if it applies: (whether it changed the object, its warnings), or
         None when it was not called (or failed open)."""
-        if not webhook_matches(webhook, request, self._namespace_labels):
+        matched = matched_resource(webhook, request, self.equivalents)
+        if matched is None or not selectors_match(webhook, request, self._namespace_labels):
             return None
+        # Matched through an equivalent resource: the webhook sees (and patches) the object
+        # in that resource's version; its patch is converted back (upstream's
+        # VersionedAttributes).
+        versioned = request
+        if matched is not request.resource:
+            versioned = await self._versioned(request, matched)
         uid = new_uid()
-        review = review_request(request, uid)
+        review = review_request(versioned, uid, requested=request.resource)
         if webhook.match_conditions:
             try:
                 if not conditions_hold(
-                    webhook.match_conditions, request.object, request.old_object, review
+                    webhook.match_conditions, versioned.object, versioned.old_object, review
                 ):
                     return None
             except ConditionError as exc:
@@ -227,9 +259,33 @@ class WebhookChain:
         if not answer.allowed:
             raise denial(webhook.name, answer.status)
         changed = False
-        if webhook.mutating and answer.patch is not None and request.object is not None:
-            changed = _apply_patch(webhook.name, request, answer.patch)
+        if webhook.mutating and answer.patch is not None and versioned.object is not None:
+            changed = _apply_patch(webhook.name, versioned, answer.patch)
+            if changed and versioned is not request:
+                request.object = await self._convert(versioned.object, matched, request.resource)
         return changed, answer.warnings
+
+    async def _versioned(
+        self, request: AdmissionRequest, resource: ServedResource
+    ) -> AdmissionRequest:
+        """``request`` as made through the equivalent ``resource`` (objects converted)."""
+        return dataclasses.replace(
+            request,
+            resource=resource,
+            object=await self._convert(request.object, request.resource, resource),
+            old_object=await self._convert(request.old_object, request.resource, resource),
+        )
+
+    async def _convert(
+        self, obj: dict[str, Any] | None, source: ServedResource, target: ServedResource
+    ) -> dict[str, Any] | None:
+        if obj is None:
+            return None
+        try:
+            return await self.convert(obj, source, target)
+        except APIError as exc:
+            # Upstream wraps the converter's error: 500 "Internal error occurred: …".
+            raise status_errors.internal_error(exc.message) from None
 
     def _namespace_object(self, request: AdmissionRequest) -> dict[str, Any] | None:
         if not request.resource.namespaced or not request.namespace:
@@ -271,61 +327,25 @@ class WebhookChain:
         if webhook.url is not None:
             return Endpoint(webhook.url, webhook.url)
         assert webhook.service is not None  # validated: exactly one of url and service
-        return self._service_endpoint(webhook.name, webhook.service)
-
-    def _service_endpoint(self, name: str, reference: ServiceReference) -> Endpoint:
-        """Where a Service's webhook listens: an ExternalName host, else a ready endpoint
-        (the local cluster has no service network, so the endpoints are dialled directly)."""
-        shown = service_endpoint(reference, "", 0).url
-        record = self._storage.get(f"/core/services/{reference.namespace}/{reference.name}")
-        if record is None:
-            raise WebhookCallError(
-                name, f"failed to call webhook: service {_quote(reference.name)} not found"
-            )
-        spec = decode(record.value).get("spec") or {}
-        if spec.get("type") == "ExternalName" and spec.get("externalName"):
-            return service_endpoint(reference, str(spec["externalName"]), reference.port)
-        port_name = ""
-        target: Any = reference.port
-        for port in spec.get("ports") or []:
-            if isinstance(port, dict) and port.get("port") == reference.port:
-                port_name = str(port.get("name") or "")
-                target = port.get("targetPort", reference.port)
-                break
-        else:
-            raise WebhookCallError(
-                name,
-                f'failed to call webhook: Post "{shown}": no service port {reference.port} '
-                f"found for service {_quote(reference.name)}",
-            )
-        endpoints = self._storage.get(f"/core/endpoints/{reference.namespace}/{reference.name}")
-        subsets = (decode(endpoints.value).get("subsets") if endpoints is not None else None) or []
-        for subset in subsets:
-            addresses = subset.get("addresses") or [] if isinstance(subset, dict) else []
-            for port in subset.get("ports") or []:
-                if not isinstance(port, dict):
-                    continue
-                if (port.get("name") or "") == port_name or len(subset.get("ports")) == 1:
-                    for address in addresses:
-                        if isinstance(address, dict) and address.get("ip"):
-                            return service_endpoint(
-                                reference, str(address["ip"]), int(port.get("port") or target)
-                            )
-        raise WebhookCallError(
-            name,
-            f'failed to call webhook: Post "{shown}": no endpoints available for service '
-            f"{_quote(reference.name)}",
-        )
+        try:
+            return resolve_service(self._storage, webhook.service, webhook.timeout_seconds)
+        except WebhookTransportError as exc:
+            raise WebhookCallError(webhook.name, exc.reason) from None
 
 
-def review_request(request: AdmissionRequest, uid: str) -> dict[str, Any]:
-    """The ``request`` of an AdmissionReview for ``request``."""
+def review_request(
+    request: AdmissionRequest, uid: str, *, requested: ServedResource | None = None
+) -> dict[str, Any]:
+    """The ``request`` of an AdmissionReview for ``request``; ``requested``: the resource the
+    client wrote through, when the webhook matched an equivalent one (``requestKind``,
+    ``requestResource``)."""
     resource = request.resource
-    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
-    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    kind, gvr = _kind_and_resource(resource)
     review: dict[str, Any] = {"uid": uid, "kind": kind, "resource": gvr}
     if request.subresource:
         review["subResource"] = request.subresource
+    if requested is not None and requested is not resource:
+        kind, gvr = _kind_and_resource(requested)
     review["requestKind"] = kind
     review["requestResource"] = gvr
     if request.subresource:
@@ -347,6 +367,12 @@ def review_request(request: AdmissionRequest, uid: str) -> dict[str, Any]:
     options.update(request.options)
     review["options"] = options
     return review
+
+
+def _kind_and_resource(resource: ServedResource) -> tuple[dict[str, str], dict[str, str]]:
+    kind = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    gvr = {"group": resource.group, "version": resource.version, "resource": resource.plural}
+    return kind, gvr
 
 
 def denial(webhook: str, status: Mapping[str, Any]) -> APIError:

@@ -26,6 +26,7 @@ from setpoint.cluster.apiserver.crds.definition import (
 from setpoint.cluster.apiserver.crds.selectable_fields import selectable_field_errors
 from setpoint.cluster.apiserver.schema.definition_checks import validate_crd_schema
 from setpoint.cluster.apiserver.schema.value_validation import strict_equal
+from setpoint.cluster.apiserver.validation.webhook_client import client_config_errors
 
 SCOPES: Final = ("Cluster", "Namespaced")
 CONVERSION_STRATEGIES: Final = ("None", "Webhook")
@@ -346,14 +347,9 @@ def _conversion_errors(conversion: Any) -> list[FieldError]:
         config_path = f"{path}.webhookClientConfig"
         if not isinstance(client_config, Mapping):
             errors.append(fe.required(config_path, "required when strategy is set to Webhook"))
-        elif (client_config.get("url") is None) == (client_config.get("service") is None):
-            errors.append(fe.required(config_path, "exactly one of url or service is required"))
-        versions_path = f"{path}.conversionReviewVersions"
-        if not review_versions:
-            errors.append(fe.required(versions_path, "must specify at least one version"))
-        elif not any(v in CONVERSION_REVIEW_VERSIONS for v in review_versions):
-            detail = "must include at least one of " + ", ".join(CONVERSION_REVIEW_VERSIONS)
-            errors.append(fe.invalid(versions_path, fe.go_string_slice(review_versions), detail))
+        else:
+            errors.extend(client_config_errors(config_path, dict(client_config)))
+        errors.extend(_review_versions_errors(f"{path}.conversionReviewVersions", review_versions))
     else:
         if client_config is not None:
             detail = "should not be set when strategy is not set to Webhook"
@@ -361,6 +357,28 @@ def _conversion_errors(conversion: Any) -> list[FieldError]:
         if review_versions:
             detail = "should not be set when strategy is not set to Webhook"
             errors.append(fe.forbidden(f"{path}.conversionReviewVersions", detail))
+    return errors
+
+
+def _review_versions_errors(path: str, versions: list[Any]) -> list[FieldError]:
+    """``validateConversionReviewVersions``: some, no duplicates, DNS-1035 labels, one known."""
+    if not versions:
+        return [fe.required(path, "must specify at least one version")]
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for index, version in enumerate(versions):
+        text = as_text(version)
+        if text in seen:
+            errors.append(fe.invalid(f"{path}[{index}]", text, "duplicate version"))
+            continue
+        seen.add(text)
+        errors.extend(
+            fe.invalid(f"{path}[{index}]", text, problem)
+            for problem in validate_dns1035_label(text)
+        )
+    if not any(v in CONVERSION_REVIEW_VERSIONS for v in versions):
+        detail = "must include at least one of " + ", ".join(CONVERSION_REVIEW_VERSIONS)
+        errors.append(fe.invalid(path, fe.go_string_slice(versions), detail))
     return errors
 
 

@@ -466,7 +466,7 @@ class APIHandler:
             _require_verb(resource, "get")
 
             async def read_one() -> bytes:
-                return ops.get(resource, target.namespace, name)
+                return await ops.get(resource, target.namespace, name)
 
             key = resource.storage_key(target.namespace, name)
             found = await ops.settled_read(read_one, key)
@@ -595,7 +595,7 @@ class APIHandler:
 
             async def read_scale() -> bytes:
                 record = ops.get_record(resource, namespace, name)
-                obj = ops.present_object(resource, decode(record.value))
+                obj = await ops.present_object(resource, decode(record.value))
                 return encode_json(scale_of(resource, obj))
 
             key = resource.storage_key(namespace, name)
@@ -603,7 +603,7 @@ class APIHandler:
             tables = table_writer(request, resource, "scale")
             return json_response(200, tables.object_body(scale_body) if tables else scale_body)
         record = ops.get_record(resource, namespace, name)
-        obj = ops.present_object(resource, decode(record.value))
+        obj = await ops.present_object(resource, decode(record.value))
         scale = scale_of(resource, obj)
         if method not in ("PUT", "PATCH"):
             raise _method_not_allowed()

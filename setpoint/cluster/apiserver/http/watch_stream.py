@@ -20,6 +20,7 @@ from typing import Any, Final
 import msgspec
 from aiohttp import web
 
+from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http.fresh_revision import wait_for_revision
 from setpoint.cluster.apiserver.http.list_options import ListOptions, parse_resource_version
@@ -156,22 +157,32 @@ async def serve_watch(
         async for first in watch:
             # A burst (a controller writing many objects) goes out in one write, not one
             # system call per event; the events are the ones already buffered, so none waits.
-            lines: list[bytes] = []
+            # Its objects are converted together (one ConversionReview for the burst).
+            chosen: list[tuple[str, bytes]] = []
             for event in (first, *watch.take_buffered()):
                 if selects_all:
-                    if converted:
-                        lines.append(
-                            line_for(event.type, operations.present(resource, event.value))
-                        )
-                    else:
-                        lines.append(event_line(event.type, event.value))
+                    chosen.append((event.type, event.value))
                 else:
-                    line = _filtered_event(operations, resource, matcher, event, line_for)
-                    if line is not None:
-                        lines.append(line)
+                    picked = _filtered_event(matcher, event)
+                    if picked is not None:
+                        chosen.append(picked)
                 last_sent = event.revision
-            if lines:
-                await write(lines[0] if len(lines) == 1 else b"".join(lines))
+            if not chosen:
+                continue
+            if converted:
+                try:
+                    values = await operations.present_all(resource, [v for _, v in chosen])
+                except status_errors.APIError as exc:
+                    # The conversion failed: the watch ends with the error (upstream's etcd
+                    # watcher reports it as 500 InternalError), the client re-lists (and sees
+                    # the same error until the converter works again).
+                    reason = exc.reason or StatusReason.INTERNAL_ERROR
+                    await write(_error_line(status_errors.APIError(exc.code, reason, exc.message)))
+                    break
+                lines = [line_for(kind, v) for (kind, _), v in zip(chosen, values, strict=True)]
+            else:
+                lines = [event_line(kind, v) for kind, v in chosen]
+            await write(lines[0] if len(lines) == 1 else b"".join(lines))
         if timed_out and options.allow_bookmarks:
             await response.write(_bookmark_line(resource, last_sent))
     except WatchOverflowError:
@@ -212,12 +223,14 @@ async def _replay(
 
     async def read() -> tuple[int, list[bytes], Watch]:
         start = storage.read_ticket(read_prefix).revision
-        initial = [
-            line_for("ADDED", operations.present(resource, r.value))
-            for r in storage.list(prefix)
-            if matcher.matches(r.key, r.value)
-        ]
-        return start, initial, storage.watch(prefix, start, buffer=WATCHER_BUFFER)
+        values = [r.value for r in storage.list(prefix) if matcher.matches(r.key, r.value)]
+        watch = storage.watch(prefix, start, buffer=WATCHER_BUFFER)
+        try:
+            values = await operations.present_all(resource, values)
+        except BaseException:
+            watch.close()
+            raise
+        return start, [line_for("ADDED", value) for value in values], watch
 
     watches: list[Watch] = []
 
@@ -236,14 +249,9 @@ async def _replay(
         raise
 
 
-def _filtered_event(
-    operations: ObjectOperations,
-    resource: ServedResource,
-    matcher: Matcher,
-    event: Any,
-    event_line: Callable[[str, bytes], bytes] = event_line,
-) -> bytes | None:
-    """The line for ``event`` under a selector, turning transitions into ADDED/DELETED."""
+def _filtered_event(matcher: Matcher, event: Any) -> tuple[str, bytes] | None:
+    """The event type and stored object to send for ``event`` under a selector, turning
+    transitions into ADDED/DELETED (None: the watcher does not see it)."""
     now = matcher.matches(event.key, event.value, decode(event.value))
     before = (
         event.prev_value is not None
@@ -251,11 +259,11 @@ def _filtered_event(
         and matcher.matches(event.key, event.prev_value)
     )
     if event.type == "DELETED":
-        return event_line("DELETED", operations.present(resource, event.value)) if before else None
+        return ("DELETED", event.value) if before else None
     if now and before:
-        return event_line("MODIFIED", operations.present(resource, event.value))
+        return ("MODIFIED", event.value)
     if now:
-        return event_line("ADDED", operations.present(resource, event.value))
+        return ("ADDED", event.value)
     if before:
-        return event_line("DELETED", operations.present(resource, event.value))
+        return ("DELETED", event.value)
     return None

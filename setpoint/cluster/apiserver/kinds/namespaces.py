@@ -174,7 +174,7 @@ async def finalize_namespace(
     except (KeyNotFoundError, RevisionConflictError):
         raise status_errors.stale_resource_version("", "namespaces", meta.get("name", "")) from None
     await storage.wait_durable(written.revision)
-    return Result(200, operations.present(namespaces, written.value))
+    return Result(200, await operations.present(namespaces, written.value))
 
 
 async def delete_namespace(
@@ -209,7 +209,7 @@ async def delete_namespace(
         status = obj["status"] = {}
     status["phase"] = PHASE_TERMINATING
     if options.dry_run:
-        return Result(200, operations.present(namespaces, record.value))
+        return Result(200, await operations.present(namespaces, record.value))
     result = await finalize_namespace(operations, namespaces, record.key, obj, record.revision)
     on_terminating(name)
     return result

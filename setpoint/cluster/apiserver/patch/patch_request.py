@@ -19,6 +19,7 @@ from setpoint.api.patch import PatchError, PatchTestFailed, apply_json_patch
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http import body_limits, request_body
+from setpoint.cluster.apiserver.patch.apply_across_versions import settle_other_versions
 from setpoint.cluster.apiserver.patch.merge_patch import merge_patch_in_place
 from setpoint.cluster.apiserver.patch.merge_schema import MergeNode
 from setpoint.cluster.apiserver.patch.noop_applies import noop_applies
@@ -218,7 +219,7 @@ async def patch_object(
         return await _apply(ops, resource, namespace, name, subresource, body, force, options, root)
     record = ops.get_record(resource, namespace, name)
     value = record.value
-    current = ops.present_object(resource, decode(value))
+    current = await ops.present_object(resource, decode(value))
     revision = current["metadata"].get("resourceVersion")
     # Each level of nesting opens a bracket: few brackets in the stored JSON, shallow object.
     shallow = (
@@ -256,10 +257,10 @@ async def _apply(
         )
         warnings = memo.lookup(memo_key, record.revision, root)
         if warnings is not None:
-            return Result(200, ops.present(resource, record.value), warnings)
+            return Result(200, await ops.present(resource, record.value), warnings)
     config = decode_apply_body(body)
     check_apply_identity(resource, config, name)
-    live = ops.present_object(resource, decode(record.value)) if record is not None else None
+    live = await ops.present_object(resource, decode(record.value)) if record is not None else None
     if live is None and subresource:
         raise status_errors.not_found(resource.group, resource.plural, name)
     try:
@@ -286,6 +287,20 @@ async def _apply(
         raise APIError(
             500, StatusReason.UNKNOWN, f"failed to create typed patch object ({identity}): {exc}"
         ) from exc
+    if live is not None and resource.is_custom:
+        await settle_other_versions(
+            result,
+            live,
+            api_version=resource.api_version,
+            manager=options.field_manager,
+            subresource=subresource,
+            force=force,
+            has_status=resource.has_status,
+            convert=lambda objects, version: ops.convert_objects(resource, objects, version),
+            schema_of=lambda version: ops.merge_schemas.root(
+                resource.group, version, resource.kind, resource.crd_name
+            ),
+        )
     options.managed_fields = result.managed_fields
     obj = result.obj
     metadata = obj.setdefault("metadata", {})

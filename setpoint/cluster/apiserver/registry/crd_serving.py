@@ -8,7 +8,8 @@ marks it ``Terminating``, deletes its custom resources, then removes the
 
 :class:`CustomResourceBehaviour` holds the rules of the custom resources themselves: schema
 pruning, defaulting and validation, status dropped on create with the status subresource, and
-version conversion (strategy None: only ``apiVersion`` changes).
+version conversion (:mod:`.custom_resource_conversion`: strategy None changes only
+``apiVersion``, strategy Webhook calls the CRD's conversion webhook).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ from typing import Any, Final
 
 from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver import crds
+from setpoint.cluster.apiserver.crds.conversion import conversion_webhook
+from setpoint.cluster.apiserver.registry.custom_resource_conversion import (
+    ConversionPoster,
+    CustomResourceConverter,
+)
 from setpoint.cluster.apiserver.registry.kind_behaviour import (
     BuiltinValidator,
     KindBehaviour,
@@ -30,6 +36,7 @@ from setpoint.cluster.apiserver.registry.kind_behaviour import (
 from setpoint.cluster.apiserver.registry.object_operations import (
     DeleteOptions,
     ObjectOperations,
+    new_uid,
     now_timestamp,
 )
 from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
@@ -141,10 +148,21 @@ def _selectable_fields(version: Mapping[str, Any]) -> dict[str, Callable[[dict[s
     return fields
 
 
-def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> list[ServedResource]:
-    """One ServedResource per served version of a CRD (names as accepted)."""
+def served_resources_of(
+    crd: dict[str, Any],
+    *,
+    terminating: bool = False,
+    post: ConversionPoster | None = None,
+) -> list[ServedResource]:
+    """One ServedResource per served version of a CRD (names as accepted); ``post`` sends
+    its ConversionReviews when its conversion strategy is ``Webhook``."""
     storage = crds.storage_version(crd) or ""
     name = (crd.get("metadata") or {}).get("name", "")
+    group = str((crd.get("spec") or {}).get("group") or "")
+    converter = CustomResourceConverter(group, conversion_webhook(crd), post, new_uid)
+    stored_versions = tuple(
+        str(v) for v in (crd.get("status") or {}).get("storedVersions") or [] if v
+    )
     found: list[ServedResource] = []
     for info in crds.resource_infos(crd, terminating=terminating):
         version = crds.find_version(crd, info.version) or {}
@@ -178,6 +196,8 @@ def served_resources_of(crd: dict[str, Any], *, terminating: bool = False) -> li
                 terminating=terminating,
                 openapi_schema=crds.version_schema(crd, info.version),
                 printer_columns=tuple(crds.printer_columns(crd, info.version)),
+                converter=converter,
+                stored_versions=stored_versions,
             )
         )
     return found
@@ -204,6 +224,8 @@ class CRDBehaviour(KindBehaviour):
         #: Called after the served resources changed (the APIServices follow them).
         self.on_served_changed: Callable[[], Awaitable[None]] | None = None
         self._cleanups: dict[str, asyncio.Task[None]] = {}
+        #: Sends a CRD's ConversionReviews to its webhook (the server's webhook client).
+        self.conversion_poster: ConversionPoster | None = None
 
     # -- CRD writes ---------------------------------------------------------------------
 
@@ -302,7 +324,7 @@ class CRDBehaviour(KindBehaviour):
         established = crds.find_condition(crd, crds.ESTABLISHED)
         if established is None or established.get("status") != "True":
             return
-        served = served_resources_of(crd, terminating=terminating)
+        served = served_resources_of(crd, terminating=terminating, post=self.conversion_poster)
         for resource in served:
             self._registry.add(resource)
         self._served[name] = served

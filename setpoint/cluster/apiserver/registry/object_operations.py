@@ -35,6 +35,7 @@ from setpoint.cluster.apiserver.http.list_options import (
     encode_continue,
     parse_resource_version,
 )
+from setpoint.cluster.apiserver.patch.apply_across_versions import release_in_other_versions
 from setpoint.cluster.apiserver.patch.managed_fields import (
     MergeSchemaSource,
     manager_from_user_agent,
@@ -347,18 +348,80 @@ class ObjectOperations:
                 return result
         raise status_errors.internal_error("storage commits keep failing; try again later")
 
-    def present(self, resource: ServedResource, value: bytes) -> bytes:
+    # -- conversion between the served and the stored version --------------------------
+
+    async def present(self, resource: ServedResource, value: bytes) -> bytes:
         """Stored JSON as served through ``resource`` (converted only when needed)."""
         if not converts(resource):
             return value
-        behaviour = self._behaviour_for(resource)
-        return _ENCODER.encode(behaviour.from_storage(resource, decode(value)))
+        return (await self.present_all(resource, [value]))[0]
 
-    def present_object(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
+    async def present_all(self, resource: ServedResource, values: list[bytes]) -> list[bytes]:
+        """Stored objects as served through ``resource``: the conversion step of every read.
+
+        Objects already in the served version keep their stored bytes; a custom resource's
+        others are converted in one go (one ConversionReview for the batch).
+        """
+        if not values or not converts(resource):
+            return values
+        converter = resource.converter
+        if converter is None:
+            behaviour = self._behaviour_for(resource)
+            return [_ENCODER.encode(behaviour.from_storage(resource, decode(v))) for v in values]
+        objects = [decode(value) for value in values]
+        converted = await converter.convert(objects, resource.version)
+        return [
+            value if obj is original else _ENCODER.encode(obj)
+            for value, original, obj in zip(values, objects, converted, strict=True)
+        ]
+
+    async def present_object(self, resource: ServedResource, obj: dict[str, Any]) -> dict[str, Any]:
         """A stored object (decoded) as served through ``resource``."""
         if not converts(resource):
             return obj
+        if resource.converter is not None:
+            return (await resource.converter.convert([obj], resource.version))[0]
         return self._behaviour_for(resource).from_storage(resource, obj)
+
+    async def convert_between(
+        self, obj: dict[str, Any], source: ServedResource, target: ServedResource
+    ) -> dict[str, Any]:
+        """``obj``, served through ``source``, as served through ``target`` (a resource with
+        the same storage: another version of a CRD, an alias in another group); a copy."""
+        obj = decode(_ENCODER.encode(obj))
+        if source.converter is not None:  # a custom resource: one direct conversion
+            return (await source.converter.convert([obj], target.version))[0]
+        stored = await self._to_storage(source, self._behaviour_for(source), obj)
+        return await self.present_object(target, decode(_ENCODER.encode(stored)))
+
+    async def convert_objects(
+        self, resource: ServedResource, objects: list[dict[str, Any]], version: str
+    ) -> list[dict[str, Any]]:
+        """Copies of ``objects`` (custom resources served through ``resource``) in ``version``
+        of their CRD, converted together (one review)."""
+        copies = [decode(_ENCODER.encode(obj)) for obj in objects]
+        if resource.converter is None:
+            return copies
+        return await resource.converter.convert(copies, version)
+
+    async def _to_storage(
+        self, resource: ServedResource, behaviour: KindBehaviour, obj: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``obj`` (in the request's version) as it is stored: in the storage version."""
+        converter = resource.converter
+        if converter is None or resource.version == resource.storage_version:
+            return behaviour.to_storage(resource, obj)
+        return (await converter.convert([obj], resource.storage_version))[0]
+
+    async def _round_trip(
+        self, resource: ServedResource, behaviour: KindBehaviour, obj: dict[str, Any]
+    ) -> bytes:
+        """A dry-run write's answer: ``obj`` converted to storage and back, as upstream's
+        dry-run storage encodes and decodes it (a failing converter fails the dry run)."""
+        if not converts(resource):
+            return encode_json(obj)
+        stored = await self._to_storage(resource, behaviour, obj)
+        return await self.present(resource, encode_json(stored))
 
     def get_record(self, resource: ServedResource, namespace: str | None, name: str) -> Record:
         """The stored record of one object, or 404."""
@@ -367,9 +430,9 @@ class ObjectOperations:
             raise status_errors.not_found(resource.group, resource.plural, name)
         return record
 
-    def get(self, resource: ServedResource, namespace: str | None, name: str) -> bytes:
+    async def get(self, resource: ServedResource, namespace: str | None, name: str) -> bytes:
         """GET one object: its stored bytes (converted if served in another shape)."""
-        return self.present(resource, self.get_record(resource, namespace, name).value)
+        return await self.present(resource, self.get_record(resource, namespace, name).value)
 
     async def list_collection(
         self, resource: ServedResource, namespace: str | None, options: ListOptions
@@ -422,8 +485,7 @@ class ObjectOperations:
                 if more or len(batch) < LIST_SCAN_BATCH:
                     break
                 cursor = batch[-1].key
-        if converts(resource):
-            items = [self.present(resource, value) for value in items]
+        items = await self.present_all(resource, items)
         metadata: dict[str, Any] = {"resourceVersion": str(list_revision)}
         if more and last_key is not None:
             metadata["continue"] = encode_continue(list_revision, last_key)
@@ -451,11 +513,10 @@ class ObjectOperations:
             else:
                 state[event.key] = event.prev_value
         matcher = Matcher(resource, options)
-        items = [
-            self.present(resource, value)
-            for key, value in sorted(state.items())
-            if matcher.matches(key, value)
-        ]
+        items = await self.present_all(
+            resource,
+            [value for key, value in sorted(state.items()) if matcher.matches(key, value)],
+        )
         return _list_body(resource, {"resourceVersion": str(revision)}, items)
 
     async def _history_after(self, prefix: str, revision: int) -> list[WatchEvent]:
@@ -578,8 +639,8 @@ class ObjectOperations:
             request = _request(CREATE, resource, "", namespace, obj, None, options)
             warnings = admitted + warnings + await self.admission.validate(request)
         if options.dry_run:
-            return Result(201, encode_json(obj), warnings)
-        stored = behaviour.to_storage(resource, obj)
+            return Result(201, await self._round_trip(resource, behaviour, obj), warnings)
+        stored = await self._to_storage(resource, behaviour, obj)
         try:
             record = self.storage.create(resource.storage_key(namespace, name), stored)
         except KeyExistsError:
@@ -587,7 +648,7 @@ class ObjectOperations:
                 raise _GeneratedNameTaken(name) from None
             raise status_errors.already_exists(resource.group, resource.plural, name) from None
         await self._settle(resource, behaviour, record.revision, record.value, None)
-        return Result(201, self.present(resource, record.value), warnings)
+        return Result(201, await self.present(resource, record.value), warnings)
 
     async def _mutate_new(
         self,
@@ -708,19 +769,18 @@ class ObjectOperations:
     ) -> Result:
         """Apply update rules to ``obj`` (the desired object) against the stored ``record``."""
         behaviour = self._behaviour_for(resource)
-        old = self.present_object(resource, decode(record.value))
+        old = await self.present_object(resource, decode(record.value))
         old_meta = old["metadata"]
         if subresource == "status":
-            # A second decode of the stored bytes: a copy of ``old`` several times cheaper
-            # than copy.deepcopy.
-            new = self.present_object(resource, decode(record.value))
+            # A second decode: a copy of ``old`` several times cheaper than copy.deepcopy.
+            new = _fresh_copy(resource, record.value, old)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
                 new.pop("status", None)
         elif subresource == "ephemeralcontainers":
             # pods/ephemeralcontainers writes spec.ephemeralContainers only.
-            new = self.present_object(resource, decode(record.value))
+            new = await self.present_object(resource, decode(record.value))
             spec = new.setdefault("spec", {})
             wanted = (obj.get("spec") or {}).get("ephemeralContainers")
             if wanted:
@@ -730,7 +790,7 @@ class ObjectOperations:
         elif subresource == "approval":
             # certificatesigningrequests/approval writes the conditions only (the signer
             # writes the certificate through /status).
-            new = self.present_object(resource, decode(record.value))
+            new = _fresh_copy(resource, record.value, old)
             conditions = (obj.get("status") or {}).get("conditions")
             status = new.setdefault("status", {})
             if conditions:
@@ -819,6 +879,18 @@ class ObjectOperations:
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         warnings = self._validate(resource, new, old, options, behaviour, subresource)
         self._managed_fields(resource, old, new, options, subresource, requested_managed)
+        if options.managed_fields is None and resource.converter is not None:
+            await release_in_other_versions(
+                old,
+                new,
+                api_version=resource.api_version,
+                subresource=options.fields_subresource or subresource,
+                has_status=resource.has_status,
+                convert=lambda objects, version: self.convert_objects(resource, objects, version),
+                schema_of=lambda version: self.merge_schemas.root(
+                    resource.group, version, resource.kind, resource.crd_name
+                ),
+            )
         if admission is not None:
             request = _request(
                 UPDATE,
@@ -833,11 +905,11 @@ class ObjectOperations:
         if new == old and _json_identical(new, old):
             # A no-op write: no new revision, no event (controllers rely on this).
             await self._wait_durable_or_conflict(resource, record, new_meta)
-            return Result(200, self.present(resource, record.value), warnings)
+            return Result(200, await self.present(resource, record.value), warnings)
         if options.dry_run:
             await self._wait_durable_or_conflict(resource, record, new_meta)
-            return Result(200, encode_json(new), warnings)
-        stored = behaviour.to_storage(resource, new)
+            return Result(200, await self._round_trip(resource, behaviour, new), warnings)
+        stored = await self._to_storage(resource, behaviour, new)
         try:
             # As upstream's ShouldDeleteDuringUpdate: only once the grace period is over (a
             # pod in its grace period gets its final status written before it goes).
@@ -848,14 +920,14 @@ class ObjectOperations:
             ):
                 written = self.storage.delete(record.key, expected_revision=record.revision)
                 await self._settle(resource, behaviour, written.revision, None, old)
-                return Result(200, self.present(resource, written.value), warnings)
+                return Result(200, await self.present(resource, written.value), warnings)
             written = self.storage.update(record.key, stored, expected_revision=record.revision)
         except (RevisionConflictError, KeyNotFoundError):
             raise status_errors.stale_resource_version(
                 resource.group, resource.plural, new_meta.get("name", "")
             ) from None
         await self._settle(resource, behaviour, written.revision, written.value, old)
-        return Result(200, self.present(resource, written.value), warnings)
+        return Result(200, await self.present(resource, written.value), warnings)
 
     async def update_object(
         self,
@@ -932,7 +1004,7 @@ class ObjectOperations:
         deleting = "deletionTimestamp" in meta
         if not finalizers and grace == 0:
             if options.dry_run:
-                return Result(200, self._deleted_answer(resource, obj, record.value))
+                return Result(200, await self._deleted_answer(resource, obj, record.value))
             try:
                 written = self.storage.delete(record.key, expected_revision=record.revision)
             except (KeyNotFoundError, RevisionConflictError):
@@ -940,7 +1012,7 @@ class ObjectOperations:
                     resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
                 ) from None
             await self._settle(resource, behaviour, written.revision, None, obj)
-            return Result(200, self._deleted_answer(resource, obj, written.value))
+            return Result(200, await self._deleted_answer(resource, obj, written.value))
         # Graceful: mark the object deleting; finalizers (or the kubelet) finish the job.
         new = copy.deepcopy(obj)
         new_meta = new["metadata"]
@@ -955,7 +1027,7 @@ class ObjectOperations:
                 new_meta["generation"] = int(meta["generation"]) + 1
             behaviour.prepare_deletion(resource, new)
         if new == obj or options.dry_run:
-            return Result(200, self.present(resource, encode_json(new)))
+            return Result(200, await self.present(resource, encode_json(new)))
         try:
             written = self.storage.update(record.key, new, expected_revision=record.revision)
         except (KeyNotFoundError, RevisionConflictError):
@@ -964,7 +1036,7 @@ class ObjectOperations:
             ) from None
         await self._settle(resource, behaviour, written.revision, written.value, obj)
         code = 202 if options.orphan_dependents is False else 200
-        return Result(code, self.present(resource, written.value))
+        return Result(code, await self.present(resource, written.value))
 
     async def admit_delete(
         self, resource: ServedResource, record: Record, obj: dict[str, Any], options: DeleteOptions
@@ -976,6 +1048,8 @@ class ObjectOperations:
             return
         meta = obj["metadata"]
         name = meta.get("name", "")
+        if converts(resource):  # the webhooks see the object in the request's version
+            obj = await self.present_object(resource, decode(record.value))
         request = AdmissionRequest(
             DELETE,
             resource,
@@ -995,9 +1069,11 @@ class ObjectOperations:
                 resource.group, resource.plural, name, status_errors.OBJECT_MODIFIED
             )
 
-    def _deleted_answer(self, resource: ServedResource, obj: dict[str, Any], value: bytes) -> bytes:
+    async def _deleted_answer(
+        self, resource: ServedResource, obj: dict[str, Any], value: bytes
+    ) -> bytes:
         if resource.plural in ("pods", "services", "namespaces") and not resource.group:
-            return self.present(resource, value)
+            return await self.present(resource, value)
         meta = obj.get("metadata") or {}
         details: dict[str, Any] = {"name": meta.get("name", "")}
         if resource.group:
@@ -1042,7 +1118,7 @@ class ObjectOperations:
                     continue
                 raise
             if result.body.startswith(b'{"kind":"Status"'):
-                deleted.append(self.present(resource, current.value))
+                deleted.append(await self.present(resource, current.value))
             else:
                 deleted.append(result.body)
         metadata = {"resourceVersion": str(self.storage.revision)}
@@ -1148,9 +1224,12 @@ def list_read_prefix(
 
 
 def converts(resource: ServedResource) -> bool:
-    """Whether objects are stored in another shape than ``resource`` serves (convert on read)."""
+    """Whether objects may be stored in another shape than ``resource`` serves (convert on
+    read): a custom resource's storage version or its ``storedVersions`` differ from it."""
     if resource.is_custom:
-        return resource.version != resource.storage_version
+        return resource.version != resource.storage_version or any(
+            version != resource.version for version in resource.stored_versions
+        )
     if resource.storage_version and resource.storage_version != resource.version:
         return True
     return resource.storage_group is not None and resource.storage_group != resource.group
@@ -1169,6 +1248,16 @@ _CREATE_ON_UPDATE: Final = frozenset(
         ("discovery.k8s.io", "endpointslices"),
     }
 )
+
+
+def _fresh_copy(
+    resource: ServedResource, value: bytes, presented: dict[str, Any]
+) -> dict[str, Any]:
+    """A copy of ``presented`` (the stored ``value`` as served), by decoding again: the stored
+    bytes when they need no conversion, else ``presented`` encoded."""
+    if not converts(resource):
+        return decode(value)
+    return decode(_ENCODER.encode(presented))
 
 
 def _allows_create_on_update(resource: ServedResource) -> bool:

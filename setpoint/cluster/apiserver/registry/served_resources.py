@@ -9,9 +9,9 @@ resources get theirs from their CRD.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from setpoint.api.field_errors import FieldError
 
@@ -59,6 +59,15 @@ ObjectValidator = Callable[
 ]
 
 
+class ObjectConverter(Protocol):
+    """Converts a custom resource's objects to one of its CRD's versions (see
+    :mod:`.custom_resource_conversion`)."""
+
+    async def convert(
+        self, objects: Sequence[dict[str, Any]], version: str
+    ) -> list[dict[str, Any]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ServedResource:
     """One resource in one served version, with the rules the generic handlers apply to it."""
@@ -99,6 +108,10 @@ class ServedResource:
     openapi_schema: Mapping[str, Any] | None = None
     #: A custom resource's table columns (``additionalPrinterColumns``, or the default Age).
     printer_columns: tuple[Mapping[str, Any], ...] = ()
+    #: Converts a custom resource's objects between its CRD's versions (``spec.conversion``).
+    converter: ObjectConverter | None = None
+    #: The versions a custom resource's objects may be stored in (``status.storedVersions``).
+    stored_versions: tuple[str, ...] = ()
 
     @property
     def api_version(self) -> str:

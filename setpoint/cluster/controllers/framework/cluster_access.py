@@ -164,7 +164,7 @@ class ClusterAccess:
         ops = self.operations
         try:
             record = ops.get_record(served, namespace if served.namespaced else None, name)
-            current = ops.present_object(served, decode(record.value))
+            current = await ops.present_object(served, decode(record.value))
             crds.write_path(current, spec_replicas_path(served), replicas)
             options = self._options()
             options.fields_subresource = "scale"
@@ -200,7 +200,7 @@ class ClusterAccess:
         ops = self.operations
         try:
             record = ops.get_record(served, namespace if served.namespaced else None, name)
-            current = ops.present_object(served, decode(record.value))
+            current = await ops.present_object(served, decode(record.value))
             patched = apply_merge_patch(current, dict(patch))  # current: freshly decoded
             patch_meta = patch.get("metadata")
             if not (isinstance(patch_meta, Mapping) and patch_meta.get("resourceVersion")):
@@ -234,7 +234,7 @@ class ClusterAccess:
         ns = namespace if served.namespaced else None
         try:
             record = ops.get_record(served, ns, name)
-            current = ops.present_object(served, decode(record.value))
+            current = await ops.present_object(served, decode(record.value))
             current["status"] = status
             current["metadata"]["uid"] = uid
             current["metadata"]["resourceVersion"] = str(record.revision)
