@@ -1,5 +1,6 @@
 """``make demo ARGS=--once``: every example operator, in one process, converges its samples on
-a local cluster with ``--run-pods``, and an invalid object is refused by an example's webhook."""
+a local cluster with ``--run-pods``, an invalid object is refused by an example's webhook, and
+a sample written in one version is read in another through the operator's conversion webhook."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ def test_the_demo_converges_every_example() -> None:
         'spec.schedule: Invalid value: "*/1 * * *": expected exactly 5 fields, found 4: '
         "[*/1 * * *]"
     ) in done.stdout.splitlines()
+    # The v1 sample read as v2 (its schedule a string in v1, fields in v2), and back.
+    said = done.stderr
+    assert (
+        "read CronJob/cronjob-sample (written as v1) as v2, converted by its operator: "
+        'spec {"schedule":{"minute":"*/1"}}'
+    ) in said, said
+    assert (
+        "read CronJob/cronjob-sample-v2 (written as v2) as v1, converted by its operator: "
+        'spec {"schedule":"*/1 * * * *"}'
+    ) in said
     converged = [line for line in done.stdout.splitlines() if " ✓ " in line]
     # One sample per kind of each example, at least; each reported converged.
     assert len(converged) >= len(example_projects())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sys
 import time
@@ -53,20 +54,6 @@ def _plurals(samples: list[dict[str, Any]], crds: list[dict[str, Any]]) -> list[
     return plurals
 
 
-def _in_storage_versions(
-    samples: list[dict[str, Any]], crds: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The samples of each custom kind in its storage version only: a sample of another
-    version needs the CRD's conversion webhook, which the demo does not register."""
-    other_versions = {
-        f"{crd['spec']['group']}/{version['name']}"
-        for crd in crds
-        for version in crd["spec"].get("versions") or ()
-        if not version.get("storage") and len(crd["spec"]["versions"]) > 1
-    }
-    return [sample for sample in samples if sample.get("apiVersion") not in other_versions]
-
-
 async def _webhooks_registered(client: Any, session: DemoSession) -> bool:
     """Wait until the operators registered their webhook configurations (so that the samples
     are defaulted and validated); False (said why) when they do not within the limit."""
@@ -85,6 +72,77 @@ async def _webhooks_registered(client: Any, session: DemoSession) -> bool:
             _say(click.style(f"the operators' webhooks were not registered: {why}", fg="red"))
             return False
         await asyncio.sleep(POLL_SECONDS)
+    return True
+
+
+def _converted_crds(crds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The CRDs that serve several versions (reads in another version need conversion)."""
+    return [
+        crd
+        for crd in crds
+        if sum(1 for version in crd["spec"].get("versions") or () if version.get("served")) > 1
+    ]
+
+
+async def _conversions_registered(client: Any, session: DemoSession) -> list[dict[str, Any]] | None:
+    """Wait until every CRD serving several versions converts through its operator's webhook
+    (``--webhooks-local`` points it there); the CRDs then, or None (said why) when one does not
+    within the limit."""
+    deadline = time.monotonic() + WEBHOOK_REGISTRATION_SECONDS
+    while True:
+        crds = list(await client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition"))
+        waiting = [
+            crd["metadata"]["name"]
+            for crd in _converted_crds(crds)
+            if ((crd["spec"].get("conversion") or {}).get("strategy")) != "Webhook"
+        ]
+        if not waiting:
+            return crds
+        failure = session.operators_failure()
+        if failure is not None or time.monotonic() > deadline:
+            why = failure or f"not within {WEBHOOK_REGISTRATION_SECONDS:.0f} s"
+            _say(click.style(f"no conversion webhook for {', '.join(waiting)}: {why}", fg="red"))
+            return None
+        await asyncio.sleep(POLL_SECONDS)
+
+
+async def _show_converted_reads(
+    client: Any, samples: list[dict[str, Any]], crds: list[dict[str, Any]]
+) -> bool:
+    """Read each sample of a multi-version kind in its other served versions, through the
+    operator's conversion webhook, and print the spec fields that read differently; False if a
+    read fails."""
+    from setpoint.client import ApiError
+
+    versions: dict[tuple[str, str], list[str]] = {}
+    for crd in _converted_crds(crds):
+        spec = crd["spec"]
+        served = [v["name"] for v in spec.get("versions") or () if v.get("served")]
+        versions[(spec["group"], spec["names"]["kind"])] = served
+    for sample in samples:
+        group, _, version = str(sample.get("apiVersion", "")).rpartition("/")
+        others = [v for v in versions.get((group, str(sample.get("kind"))), []) if v != version]
+        name = (sample.get("metadata") or {}).get("name")
+        for other in others:
+            try:
+                read = await client.get(
+                    f"{group}/{other}", sample["kind"], name, namespace=NAMESPACE
+                )
+            except ApiError as error:
+                _say(
+                    click.style(
+                        f"reading {sample['kind']}/{name} as {other} failed: {error}", fg="red"
+                    )
+                )
+                return False
+            given, shown = sample.get("spec") or {}, read.get("spec") or {}
+            changed = {
+                key: shown[key] for key in shown if key in given and shown[key] != given[key]
+            }
+            _say(
+                f"read {sample['kind']}/{name} (written as {version}) as {other}, converted by "
+                f"its operator: spec {json.dumps(changed, separators=(',', ':'))}"
+            )
     return True
 
 
@@ -121,14 +179,17 @@ async def _watch(
         Client.from_kubeconfig(session.kubeconfig, field_manager=FIELD_MANAGER) as client,
         aiohttp.ClientSession() as http,
     ):
-        crds = list(await client.list("apiextensions.k8s.io/v1", "CustomResourceDefinition"))
-        samples = _in_storage_versions(samples, crds)
         if not await _webhooks_registered(client, session):
+            return 1, None, []
+        crds = await _conversions_registered(client, session)
+        if crds is None:
             return 1, None, []
         for sample in samples:
             await client.apply(sample, namespace=NAMESPACE, force=True)
         _say(f"applied {len(samples)} samples in namespace {NAMESPACE}")
         if not await _show_denials(client, load_denied_samples(session.examples)):
+            return 1, None, []
+        if not await _show_converted_reads(client, samples, crds):
             return 1, None, []
         plurals = _plurals(samples, crds)
         snapshot: Snapshot | None = None
