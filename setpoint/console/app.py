@@ -60,13 +60,20 @@ class ConsoleState:
     client: Client
     operators: OperatorWatch
     cluster_name: str = ""
+    #: Where the audit feed is read (default: the cluster itself).
+    audit_client: Client | None = None
     _catalog: list[ServedKind] = field(default_factory=list)
     _catalog_time: float = -1e9
 
-    async def kinds(self) -> list[ServedKind]:
+    @property
+    def audit(self) -> Client:
+        """The client that reads the audit feed."""
+        return self.audit_client or self.client
+
+    async def kinds(self, *, fresh: bool = False) -> list[ServedKind]:
         """The served kinds (rediscovered every few seconds, so new CRDs appear)."""
         loop = asyncio.get_running_loop()
-        if loop.time() - self._catalog_time > CATALOG_SECONDS:
+        if fresh or loop.time() - self._catalog_time > CATALOG_SECONDS:
             self._catalog = await served_kinds(self.client)
             self._catalog_time = loop.time()
         return self._catalog
@@ -102,10 +109,11 @@ def _page_size(request: web.Request) -> int:
 
 async def _served(request: web.Request) -> ServedKind:
     api_version, kind = _required(request, "apiVersion"), _required(request, "kind")
-    for served in await _state(request).kinds():
-        if served.apiVersion == api_version and served.kind == kind:
-            return served
-    _state(request)._catalog_time = -1e9  # a CRD created a moment ago: look again next time
+    state = _state(request)
+    for fresh in (False, True):  # a miss reads discovery again: a CRD created a moment ago
+        for served in await state.kinds(fresh=fresh):
+            if served.apiVersion == api_version and served.kind == kind:
+                return served
     raise web.HTTPNotFound(text=f"kind: {api_version} {kind} is not served by this cluster\n")
 
 
@@ -313,7 +321,7 @@ async def _timeline_stream(request: web.Request) -> web.StreamResponse:
     await sink.open()
     entries: list[dict[str, Any]] = []
     sources: dict[str, dict[str, Any]] = {}
-    audit = await audit_records(client, namespace=ref.namespace)
+    audit = await audit_records(state.audit, namespace=ref.namespace)
     sources["audit"] = {"state": audit.state, "message": audit.message}
     entries.extend(e for r in audit.records if (e := timeline.audit_entry(r)) is not None)
     trace_cursors: dict[str, int] = {}
@@ -345,7 +353,7 @@ async def _timeline_stream(request: web.Request) -> web.StreamResponse:
     )
     followers: list[Follower] = []
     if audit.state == "ok":
-        followers.append(_follow_audit(client, timeline, ref, audit.last_seq))
+        followers.append(_follow_audit(state.audit, timeline, ref, audit.last_seq))
     elif obj is not None:
         followers.append(_follow_object(client, ref, obj))
     for endpoint in state.operators.endpoints:

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -44,16 +45,17 @@ HISTORY_POINTS = 600
 
 def normalize_operator_url(url: str) -> str:
     """``http://host:port`` from what a user passes (a trailing ``/metrics`` or ``/`` dropped);
-    raises ValueError naming the problem for anything but an http(s) URL."""
-    text = url.strip().rstrip("/")
-    if not text.startswith(("http://", "https://")):
-        if "://" in text:
-            raise ValueError(f"--operator {url!r}: only http:// and https:// URLs are served")
+    raises ValueError naming the problem for anything but an http(s) URL with a host."""
+    text = url.strip()
+    if "://" not in text:
         text = "http://" + text
-    text = text.removesuffix("/metrics")
-    if not text.split("://", 1)[1]:
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"--operator {url!r}: only http:// and https:// URLs are served")
+    if not parts.hostname:
         raise ValueError(f"--operator {url!r}: no host")
-    return text
+    path = parts.path.rstrip("/").removesuffix("/metrics").rstrip("/")
+    return f"{parts.scheme}://{parts.netloc}{path}"
 
 
 def _now() -> str:
