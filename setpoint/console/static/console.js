@@ -351,8 +351,8 @@
       ("value" in op ? ": " + short(op.value) : ""))));
   }
 
-  function timelineChart(entries) {
-    const width = Math.max(640, main.clientWidth - 8);
+  function timelineChart(entries, available) {
+    const width = Math.max(640, available - 4);
     const lanes = [];
     for (const entry of entries) if (!lanes.includes(entry.lane)) lanes.push(entry.lane);
     lanes.sort((a, b) => (a === "API server" ? -1 : b === "API server" ? 1 :
@@ -368,7 +368,8 @@
       s("line", { x1: left, x2: width - 8, y1: y(lane) + 14, y2: y(lane) + 14, class: "lane" }),
       s("text", { x: 4, y: y(lane) + 18, class: "lane-name" }, document.createTextNode(lane))));
     chart.append(s("text", { x: left, y: 12, class: "axis" }, document.createTextNode(clock(start))),
-      s("text", { x: width - 100, y: 12, class: "axis" }, document.createTextNode(clock(end))));
+      s("text", { x: width - 8, y: 12, class: "axis", "text-anchor": "end" },
+        document.createTextNode(clock(end))));
     const starts = new Map();
     for (const entry of entries) {
       if (entry.type === "reconcileStart") starts.set(entry.reconcileId, entry);
@@ -419,7 +420,7 @@
     function paint() {
       scheduled = false;
       entries.sort((a, b) => entryTime(a) - entryTime(b) || (a.seq || 0) - (b.seq || 0));
-      chart.replaceChildren(entries.length ? timelineChart(entries) :
+      chart.replaceChildren(entries.length ? timelineChart(entries, chart.clientWidth) :
         h("p", { class: "muted" }, "nothing recorded about this object yet"));
       list.replaceChildren(...entries.map((entry) => h("li", {
         class: "entry " + entry.source + " " + (entry.type || "") +
@@ -545,13 +546,14 @@
       try {
         const answer = await getJSON("/api/operators");
         setLive("on", "live");
-        main.replaceChildren(h("h1", {}, "Controllers"), answer.operators.length ?
-          answer.operators.map(operatorSection) : h("p", { class: "muted" },
+        main.replaceChildren(h("h1", {}, "Controllers"), ...(answer.operators.length ?
+          answer.operators.map(operatorSection) : [h("p", { class: "muted" },
             "No operator endpoints: start the console with --operator URL (the operator's " +
-            "metrics address), or use setpoint dev / setpoint demo."));
+            "metrics address), or use setpoint dev / setpoint demo.")]));
         main.dataset.loaded = "true";
       } catch (error) {
         setLive("off", "console unreachable");
+        console.error(error);
       }
       setTimeout(poll, 1000);
     }
