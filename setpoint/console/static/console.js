@@ -48,6 +48,19 @@
     return response.json();
   }
 
+  // A browser allows six connections per host: a stream left open by a page the user left
+  // (kept in the back/forward cache) would soon block every request of the next pages.
+  const streams = new Set();
+  function openStream(url) {
+    const stream = new EventSource(url);
+    streams.add(stream);
+    return stream;
+  }
+  window.addEventListener("pagehide", () => {
+    for (const stream of streams) stream.close();
+    streams.clear();
+  });
+
   function setLive(state, text) {
     live.className = "live " + state;
     live.textContent = text;
@@ -209,7 +222,7 @@
     }
 
     function follow(resourceVersion) {
-      const stream = new EventSource("/api/watch?" + query({
+      const stream = openStream("/api/watch?" + query({
         apiVersion: params.apiversion, kind: params.kind, namespace: params.namespace,
         resourceVersion,
       }));
@@ -439,7 +452,7 @@
       if (!scheduled) { scheduled = true; requestAnimationFrame(paint); }
     }
 
-    const stream = new EventSource("/api/timeline/stream?" + query(ref));
+    const stream = openStream("/api/timeline/stream?" + query(ref));
     stream.onopen = () => setLive("on", "live");
     stream.onerror = () => setLive("off", "reconnecting…");
     stream.addEventListener("reset", (message) => {

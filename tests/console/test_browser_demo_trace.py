@@ -1,0 +1,152 @@
+"""The console's timeline and controllers during ``setpoint demo``, from the operators' trace
+and the local cluster's audit feed (slow: a demo per module).
+
+These need the operator-side trace endpoints (``/debug/setpoint/controllers`` and
+``/debug/setpoint/trace``) and the local cluster's ``/debug/setpoint/audit``, which come from
+the trace branch (contract: the trace contract of issue 25); they fail without it."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.console.browser import loaded, open_browser, screenshot, wait_until
+from tests.console.demo_session import Demo, run_demo
+
+pytestmark = pytest.mark.slow
+
+AT = "cnat.programming-kubernetes.info/v1alpha1"
+FOO = "samplecontroller.k8s.io/v1alpha1"
+TAKEN = 'Resource "taken" already exists and is not managed by Foo'
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[Demo]:
+    yield from run_demo()
+
+
+@pytest.fixture(scope="module")
+def browser(demo: Demo) -> Iterator[Any]:
+    for driver in open_browser():
+        driver.get(demo.url)
+        yield driver
+
+
+def _timeline(browser: Any, demo: Demo, api_version: str, kind: str, name: str) -> None:
+    browser.get(
+        f"{demo.base}/timeline?apiVersion={api_version}&kind={kind}&namespace=default&name={name}"
+    )
+    wait_until(lambda: loaded(browser), what=f"the timeline of {kind}/{name}")
+
+
+def _entries(browser: Any) -> list[str]:
+    return [e.text for e in browser.find_elements("css selector", "ol.timeline li")]
+
+
+def test_an_at_from_create_through_pending_running_done_with_its_pod(
+    browser: Any, demo: Demo
+) -> None:
+    # Scheduled a few seconds ahead, so that it waits PENDING first (the demo's sample, due
+    # in 2019, goes straight to RUNNING).
+    when = (datetime.now(UTC) + timedelta(seconds=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    demo.kubectl(
+        "apply",
+        "-f",
+        "-",
+        stdin=(
+            f"apiVersion: {AT}\nkind: At\nmetadata:\n  name: soon\n  namespace: default\n"
+            f"spec:\n  schedule: '{when}'\n  command: echo soon\n"
+        ),
+    )
+    _timeline(browser, demo, AT, "At", "soon")
+    sources = browser.find_element("css selector", "p.sources").text
+    assert "audit feed: ok" in sources and "unavailable" not in sources, sources
+    text = wait_until(
+        lambda: "\n".join(_entries(browser)) if '"DONE"' in "\n".join(_entries(browser)) else "",
+        timeout=90,
+        what="DONE on the timeline",
+    )
+    assert "create by " in _entries(browser)[0], text
+    phases = [text.index(f'/status/phase: "{phase}"') for phase in ("PENDING", "RUNNING", "DONE")]
+    assert phases == sorted(phases), text
+    assert "create Pod/soon-pod" in text, text
+    assert browser.find_elements("css selector", "svg.chart rect.bar[data-result='success']")
+    screenshot(browser, "timeline-at")
+
+
+def test_a_kubectl_patch_of_foo_replicas_with_its_diff_and_the_reconcile_it_caused(
+    browser: Any, demo: Demo
+) -> None:
+    _timeline(browser, demo, FOO, "Foo", "foo-sample")
+    replicas = 2 + int(time.time()) % 5
+    demo.kubectl(
+        "patch",
+        "foo",
+        "foo-sample",
+        "-n",
+        "default",
+        "--type=merge",
+        "-p",
+        f'{{"spec":{{"replicas":{replicas}}}}}',
+    )
+    started = time.monotonic()
+    diff = f"replace /spec/replicas: {replicas}"
+    wait_until(lambda: diff in "\n".join(_entries(browser)), timeout=5, what="the patch's diff")
+    seen_after = time.monotonic() - started
+    entries = _entries(browser)
+    patch = next(i for i, e in enumerate(entries) if diff in e and "kubectl-patch" in e)
+    caused = wait_until(
+        lambda: [e for e in _entries(browser)[patch:] if "reconcile success" in e],
+        what="the reconcile the patch caused",
+    )
+    later = _entries(browser)[patch:]
+    assert any(re.search(r"enqueue default/foo-sample ← event MODIFIED", e) for e in later), later
+    assert any("Deployment/" in e and diff in e for e in later), later  # its write, with the diff
+    assert caused
+    print(f"patch on the timeline after {seen_after:.3f} s")  # the bench measures it properly
+
+
+def test_a_failing_reconcile_shows_its_error_and_backoff(browser: Any, demo: Demo) -> None:
+    demo.kubectl("create", "deployment", "taken", "-n", "default", "--image=busybox")
+    demo.kubectl(
+        "apply",
+        "-f",
+        "-",
+        stdin=(
+            f"apiVersion: {FOO}\nkind: Foo\nmetadata:\n  name: foo-taken\n  namespace: default\n"
+            "spec:\n  deploymentName: taken\n  replicas: 1\n"
+        ),
+    )
+    _timeline(browser, demo, FOO, "Foo", "foo-taken")
+    wait_until(
+        lambda: browser.find_elements("css selector", "svg.chart rect.bar[data-result='error']"),
+        what="a red reconcile bar",
+    )
+    text = "\n".join(_entries(browser))
+    assert re.search(rf"reconcile error in .*: {re.escape(TAKEN)} — backoff", text), text
+    assert re.search(r"enqueue default/foo-taken ← backoff", text) or "retry" in text, text
+    browser.get(f"{demo.base}/controllers")
+    row = wait_until(
+        lambda: browser.find_element("css selector", "tr.backoff[data-key='default/foo-taken']"),
+        what="the key in backoff on the Controllers view",
+    )
+    assert TAKEN in row.text
+    screenshot(browser, "controllers-demo")
+
+
+def test_the_demo_operators_are_up_with_their_controllers(browser: Any, demo: Demo) -> None:
+    browser.get(f"{demo.base}/controllers")
+    section = wait_until(
+        lambda: browser.find_element("css selector", "section.operator[data-state='up']"),
+        what="the demo's operators up",
+    )
+    controllers = {
+        row.get_attribute("data-controller")
+        for row in section.find_elements("css selector", "table.controllers tr[data-controller]")
+    }
+    assert len(controllers) >= 6, controllers
