@@ -59,7 +59,7 @@ class ConsoleServer:
             cluster = f"{cluster} ({Path(self.settings.kubeconfig).name})"
         state = ConsoleState(self._client, watch, cluster_name=cluster)
         app = build_app(state, self.settings.token)
-        self._runner = web.AppRunner(app, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, LOOPBACK, self.settings.port)
         await site.start()

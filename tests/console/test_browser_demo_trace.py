@@ -45,7 +45,9 @@ def _timeline(browser: Any, demo: Demo, api_version: str, kind: str, name: str) 
 
 
 def _entries(browser: Any) -> list[str]:
-    return [e.text for e in browser.find_elements("css selector", "ol.timeline li")]
+    # One script call: the list is repainted as entries arrive (elements would go stale).
+    script = "return [...document.querySelectorAll('ol.timeline li')].map(li => li.innerText)"
+    return list(browser.execute_script(script))
 
 
 def test_an_at_from_create_through_pending_running_done_with_its_pod(
