@@ -45,6 +45,13 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _operator_command(metrics_address: str | None, *args: str) -> list[str]:
+    """``setpoint run ARGS``, with the metrics on ``metrics_address`` when the console needs
+    it fixed."""
+    fixed = ["--metrics-bind-address", metrics_address] if metrics_address is not None else []
+    return [*_setpoint(*args), *fixed]
+
+
 def _say(message: str) -> None:
     click.echo(click.style("setpoint dev: ", fg="cyan") + message, err=True)
 
@@ -320,17 +327,13 @@ def dev_command(
                     # --webhooks-local: the operator's webhooks (if any) are registered against
                     # the dev cluster with a fresh certificate, removed when it stops or reloads.
                     operator = subprocess.Popen(
-                        _setpoint(
+                        _operator_command(
+                            metrics_address,
                             "run",
                             session.target,
                             "--kubeconfig",
                             str(config_path),
                             "--webhooks-local",
-                            *(
-                                ["--metrics-bind-address", metrics_address]
-                                if metrics_address is not None
-                                else []
-                            ),
                         ),
                         cwd=session.root,
                     )
