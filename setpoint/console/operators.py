@@ -109,8 +109,9 @@ class OperatorEndpoint:
     def for_kinds(self) -> dict[str, str]:
         """Controller name -> the Kind it reconciles (from the last snapshot)."""
         controllers = (self.snapshot or {}).get("controllers") or []
+        # forKind is "<apiVersion>/<Kind>" ("v1/Pod", "apps/v1/Deployment"), or null.
         return {
-            str(c.get("name")): str(c.get("forKind", "")).rsplit("/", 1)[-1]
+            str(c.get("name")): str(c.get("forKind") or "").rsplit("/", 1)[-1]
             for c in controllers
             if isinstance(c, dict)
         }

@@ -6,8 +6,9 @@ timeline and turns it into an *entry* (the record plus ``source`` and ``lane``):
 * audit records of the object itself (any verb, its subresources too), and the creation of
   objects it owns (their created object names its uid in ``ownerReferences``);
 * trace records about the object, the enqueues/dequeues/reconciles of its key by a controller
-  of its kind, and everything a reconcile of it did (writes and Events carry the reconcile's
-  id, learnt from its ``reconcileStart``) — so a Pod the reconcile created is on its timeline.
+  of its kind, and everything a reconcile of it did (writes and Events name it as their
+  ``primary``, and carry the reconcile's id, learnt from its ``reconcileStart``) — so a Pod the
+  reconcile created is on its timeline.
 
 Records must be fed in each source's order (seq): a reconcile's start comes before its writes.
 The lanes are the chart's rows: ``API server`` for audit records, the controller's name for
@@ -87,18 +88,21 @@ class ObjectTimeline:
                 return {**record, "source": "audit", "lane": API_LANE, "about": "child"}
         return None
 
-    def trace_entry(self, operator: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The entry for a trace record about the object or done by its reconcile, else None."""
-        kind = record.get("type")
-        controller = record.get("controller")
-        reconcile_id = record.get("reconcileId")
-        obj = record.get("object") or {}
-        about_object = (
+    def _is_about(self, obj: object) -> bool:
+        return (
             isinstance(obj, Mapping)
             and obj.get("kind") == self.ref.kind
             and _group_of(obj.get("apiVersion")) == self.ref.group
             and self._is_the_object(obj.get("namespace"), obj.get("name"), obj.get("uid"))
         )
+
+    def trace_entry(self, operator: str, record: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The entry for a trace record about the object or done by its reconcile, else None."""
+        kind = record.get("type")
+        controller = record.get("controller")
+        reconcile_id = record.get("reconcileId")
+        about_object = self._is_about(record.get("object"))
+        for_it = self._is_about(record.get("primary"))
         keyed = (
             kind in KEYED_TYPES
             and record.get("key") == self.ref.key
@@ -106,7 +110,9 @@ class ObjectTimeline:
         )
         if kind == "reconcileStart" and (keyed or about_object) and reconcile_id:
             self.reconcile_ids.add(str(reconcile_id))
-        by_its_reconcile = reconcile_id is not None and str(reconcile_id) in self.reconcile_ids
+        by_its_reconcile = for_it or (
+            reconcile_id is not None and str(reconcile_id) in self.reconcile_ids
+        )
         if not (about_object or keyed or by_its_reconcile):
             return None
         return {

@@ -88,3 +88,14 @@ def test_an_enqueue_caused_by_a_child_is_on_the_primary() -> None:
     )
     entry = timeline.trace_entry("op", enqueue)
     assert entry is not None and entry["about"] == "self"
+
+
+def test_a_write_naming_the_object_as_its_primary_is_on_it() -> None:
+    timeline = ObjectTimeline(REF)
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "ns", "name": "d"}
+    primary = {"apiVersion": FOO, "kind": "Foo", "namespace": "ns", "name": "foo-1", "uid": None}
+    write = _trace("write", object=deployment, primary=primary, reconcileId="r9", verb="apply")
+    entry = timeline.trace_entry("op", write)
+    assert entry is not None and entry["about"] == "reconcile"
+    other = {**primary, "name": "foo-2"}
+    assert timeline.trace_entry("op", {**write, "primary": other, "reconcileId": "r8"}) is None

@@ -344,6 +344,7 @@
         const source = cause.source ? " of " + cause.source.kind + "/" + cause.source.name : "";
         return "enqueue " + entry.key + " ← " + cause.kind + (cause.eventType ? " " +
           cause.eventType : "") + source + (cause.handler ? " via " + cause.handler : "") +
+          (entry.delaySeconds ? " in " + duration(entry.delaySeconds) : "") +
           (entry.ownWrite ? " (own write)" : "") + (entry.deduplicated ? " (already queued)" : "");
       }
       case "dequeue":
@@ -523,12 +524,14 @@
           h("td", { class: r.errors ? "bad" : "" }, r.errors), h("td", {}, r.requeues));
       }),
       controllers.flatMap((c) => ((c.queue || {}).inBackoff || []).map((b) => {
-        const [group, version, kind] = (c.forKind || "").split("/");
+        // forKind is "<apiVersion>/<Kind>": "v1/Pod", "apps/v1/Deployment".
+        const parts = (c.forKind || "").split("/");
+        const kind = parts.pop();
         const [namespace, name] = b.key.includes("/") ? b.key.split("/") : ["", b.key];
-        const link = objectLink("timeline", { apiVersion: group ? group + "/" + version : version,
-          kind, namespace, name });
+        const link = c.forKind ? objectLink("timeline", { apiVersion: parts.join("/"), kind,
+          namespace, name }) : null;
         return h("tr", { class: "backoff", "data-key": b.key },
-          h("td", { colspan: 2 }, "in backoff: ", h("a", { href: link }, b.key)),
+          h("td", { colspan: 2 }, "in backoff: ", link ? h("a", { href: link }, b.key) : b.key),
           h("td", { colspan: 3 }, "retries " + b.retries + ", next in " +
             duration(b.nextAttemptInSeconds)),
           h("td", { colspan: 7, class: "error" }, b.lastError || ""));
