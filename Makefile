@@ -52,9 +52,11 @@ system-packages:
 		echo "chromium not installed: the console's browser tests are skipped"; \
 	fi
 
-# The console's screenshots in docs/images/console-*.png, taken by its browser tests.
+# The console's screenshots in docs/images/console-*.png, taken by its browser tests (those of
+# the demo need the operators' trace and the local cluster's audit feed).
 console-screenshots: venv system-packages
-	SETPOINT_CONSOLE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_browser.py $(PYTEST_ARGS)
+	SETPOINT_CONSOLE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_browser.py \
+		tests/console/test_browser_demo_trace.py $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check setpoint tests bench examples

@@ -358,7 +358,8 @@
           (entry.error ? ": " + entry.error : "") +
           (entry.backoffSeconds ? " — backoff " + duration(entry.backoffSeconds) : "");
       case "write":
-        return entry.verb + " " + obj.kind + "/" + obj.name +
+        return (entry.verb === "status" ? "write status of " : entry.verb + " ") + obj.kind +
+          "/" + obj.name +
           (entry.fieldManager ? " (" + entry.fieldManager + ")" : "");
       case "event":
         return "Event " + entry.eventType + " " + entry.reason + ": " + entry.message;
@@ -493,7 +494,7 @@
     const width = Math.min(720, Math.max(360, main.clientWidth - 16)), height = 120;
     const chart = s("svg", { width, height, class: "depth", role: "img",
       "aria-label": "queue depth over time" });
-    if (history.length < 2) return chart;
+    if (history.length < 2) return h("div", { class: "depth-box" }, chart);
     const names = Object.keys(history[history.length - 1].depths);
     const maxDepth = Math.max(1, ...history.flatMap((p) => Object.values(p.depths)));
     const t0 = history[0].time, t1 = history[history.length - 1].time;
@@ -506,7 +507,9 @@
       chart.append(s("polyline", { points, class: "series s" + (index % 6) },
         s("title", {}, document.createTextNode(name))));
     });
-    return chart;
+    const legend = h("p", { class: "legend" }, names.map((name, index) =>
+      h("span", { class: "key k" + (index % 6) }, name)));
+    return h("div", { class: "depth-box" }, chart, legend);
   }
 
   function controllerTable(controllers, operatorUrl) {
