@@ -1,7 +1,8 @@
 """The console in a real browser (headless Chromium, one per module) on the session's local
 cluster, written to with the real kubectl; the operator and the audit feed are the contract
-fake. With SETPOINT_CONSOLE_SCREENSHOTS=1 (``make console-screenshots``) each view is saved
-as docs/images/console-<view>.png."""
+fake. With SETPOINT_CONSOLE_SCREENSHOTS=1 (``make console-screenshots``) the Resources, object
+and Cluster views are saved as docs/images/console-<view>.png (the timeline and controllers
+pictures come from test_browser_demo_trace.py: real operators, not the fake)."""
 
 from __future__ import annotations
 
@@ -181,7 +182,6 @@ def test_the_timeline_of_a_foo(browser: Any, session: Session) -> None:
     assert "create Deployment/foo-1 by system:serviceaccount:op:foo" in text
     assert f"reconcile error in 12.0 ms: {ERROR} — backoff 10.0 ms" in text
     assert f"enqueue {ns}/foo-1 ← backoff" in text
-    screenshot(browser, "timeline")
     session.fake.add_audit(
         {
             "verb": "delete",
@@ -213,7 +213,6 @@ def test_controllers_and_an_operator_that_goes_and_comes_back(
     row = browser.find_element("css selector", "table.controllers tr[data-controller=foo]").text
     assert row.split()[:4] == ["foo", f"{FOO}/Foo", "1", "400.0"]
     assert browser.find_elements("css selector", "svg.depth")
-    screenshot(browser, "controllers")
     port = session.fake.port
     session.loop.run(session.fake.stop())
     wait_until(lambda: browser.find_elements("css selector", section.format("gone")), what="gone")
