@@ -9,6 +9,7 @@ that line.
 from __future__ import annotations
 
 import asyncio
+import errno
 import signal
 import subprocess
 import time
@@ -117,7 +118,9 @@ def console_command(
     )
     try:
         asyncio.run(_serve(settings))
-    except ConfigError as bad:
-        raise click.ClickException(str(bad)) from None
+    except ConfigError as bad:  # a YAML parser's message spans lines: one line here
+        raise click.ClickException(" ".join(str(bad).split())) from None
     except OSError as failed:
-        raise click.ClickException(f"--port {port}: {failed.strerror or failed}") from None
+        if failed.errno == errno.EADDRINUSE:
+            raise click.ClickException(f"--port {port}: 127.0.0.1:{port} is in use") from None
+        raise click.ClickException(f"--port {port}: {failed}") from None
