@@ -443,6 +443,16 @@
 
     function paint() {
       scheduled = false;
+      // When each live entry was painted (wall clock, ms): what bench/console_page_load.py reads.
+      const painted = window.consoleTimelinePainted || (window.consoleTimelinePainted = []);
+      const now = performance.timeOrigin + performance.now();
+      for (const entry of entries) {
+        if (entry.live && !entry.paintedAt) {
+          entry.paintedAt = now;
+          painted.push({ at: now, source: entry.source, diff: JSON.stringify(entry.diff || []) });
+          if (painted.length > 100) painted.shift();
+        }
+      }
       entries.sort((a, b) => entryTime(a) - entryTime(b) || (a.seq || 0) - (b.seq || 0));
       chart.replaceChildren(entries.length ? timelineChart(entries, chart.clientWidth) :
         h("p", { class: "muted" }, "nothing recorded about this object yet"));
@@ -478,7 +488,8 @@
       main.dataset.loaded = "true";
     });
     stream.addEventListener("entry", (message) => {
-      entries.push({ ...JSON.parse(message.data), receivedAt: new Date().toISOString() });
+      entries.push({ ...JSON.parse(message.data), receivedAt: new Date().toISOString(),
+        live: true });
       schedule();
     });
     stream.addEventListener("source", (message) => {
