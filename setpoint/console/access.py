@@ -16,12 +16,13 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-__all__ = ["COOKIE_NAME", "TOKEN_PARAMETER", "new_token", "token_middleware"]
+__all__ = ["COOKIE_PREFIX", "TOKEN_PARAMETER", "cookie_name", "new_token", "token_middleware"]
 
 #: The query parameter of the printed URL.
 TOKEN_PARAMETER = "token"
-#: The cookie set after the first visit with the token.
-COOKIE_NAME = "setpoint-console-token"
+#: The cookie set after the first visit with the token is this plus the port: cookies are per
+#: host, not per port, and two consoles on one machine must not overwrite each other's.
+COOKIE_PREFIX = "setpoint-console-token-"
 #: Bytes of randomness in a token (as Jupyter's 24).
 TOKEN_BYTES = 24
 
@@ -31,6 +32,11 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def new_token() -> str:
     """A fresh random token for one run."""
     return secrets.token_hex(TOKEN_BYTES)
+
+
+def cookie_name(port: int | None) -> str:
+    """The token cookie's name for the console on ``port``."""
+    return f"{COOKIE_PREFIX}{port or 80}"
 
 
 def _loopback_host(host: str) -> bool:
@@ -48,11 +54,12 @@ def token_middleware(token: str) -> Middleware:
                 text=f"host {request.host!r}: the console answers on 127.0.0.1 only\n"
             )
         given = request.query.get(TOKEN_PARAMETER)
+        name = cookie_name(request.url.port)
         if given is not None and hmac.compare_digest(given, token):
             response = await handler(request)
-            response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Strict", path="/")
+            response.set_cookie(name, token, httponly=True, samesite="Strict", path="/")
             return response
-        cookie = request.cookies.get(COOKIE_NAME)
+        cookie = request.cookies.get(name)
         if cookie is not None and hmac.compare_digest(cookie, token):
             return await handler(request)
         reason = "wrong token" if given is not None else "no token"

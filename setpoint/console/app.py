@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from importlib import resources
@@ -41,6 +42,8 @@ from setpoint.console.summary import object_row
 from setpoint.console.timeline import ObjectRef, ObjectTimeline
 
 __all__ = ["ConsoleState", "build_app"]
+
+LOGGER = logging.getLogger("setpoint.console")
 
 #: Largest page the list API serves.
 MAX_PAGE_SIZE = 500
@@ -220,11 +223,18 @@ async def _cluster(request: web.Request) -> web.Response:
 Follower = Callable[[asyncio.Queue[tuple[str, Any]]], Coroutine[Any, Any, None]]
 
 
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        LOGGER.error("a live stream's source failed", exc_info=task.exception())
+
+
 async def _relay(sink: EventSink, followers: list[Follower]) -> None:
     """Run ``followers`` (each puts ``(event, data)`` on a queue) and send what they put until
     the page goes away."""
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     tasks = [asyncio.create_task(follow(queue)) for follow in followers]
+    for task in tasks:
+        task.add_done_callback(_log_failure)
     try:
         while True:
             try:
@@ -325,8 +335,13 @@ async def _timeline_stream(request: web.Request) -> web.StreamResponse:
     sources["audit"] = {"state": audit.state, "message": audit.message}
     entries.extend(e for r in audit.records if (e := timeline.audit_entry(r)) is not None)
     trace_cursors: dict[str, int] = {}
-    for endpoint in state.operators.endpoints:
-        answer = await state.operators.trace_records(endpoint, namespace=ref.namespace)
+    answers = await asyncio.gather(  # at once: an endpoint that hangs delays the page once
+        *(
+            state.operators.trace_records(endpoint, namespace=ref.namespace)
+            for endpoint in state.operators.endpoints
+        )
+    )
+    for endpoint, answer in zip(state.operators.endpoints, answers, strict=True):
         sources[endpoint.url] = {
             "state": answer["state"],
             "message": answer.get("message", ""),
@@ -366,10 +381,31 @@ async def _timeline_stream(request: web.Request) -> web.StreamResponse:
     return sink.response
 
 
+def _catch_up(cursor: int, last_seq: int) -> int:
+    """Where to read from after a reconnection: ``cursor``, unless the source restarted (its
+    sequence is behind the cursor, so every record it has is new)."""
+    return 0 if last_seq < cursor else cursor
+
+
 def _follow_audit(client: Client, timeline: ObjectTimeline, ref: ObjectRef, since: int) -> Follower:
     async def follow(queue: asyncio.Queue[tuple[str, Any]]) -> None:
         cursor = since
+        failed_before = False
         while True:
+            if failed_before:  # catch up, and notice a restarted cluster (a new sequence)
+                answer = await audit_records(client, namespace=ref.namespace, since=cursor)
+                if answer.state != "ok":
+                    await asyncio.sleep(RESUME_SECONDS)
+                    continue
+                start = _catch_up(cursor, answer.last_seq)
+                if start != cursor:
+                    answer = await audit_records(client, namespace=ref.namespace, since=start)
+                await queue.put(("source", {"source": "audit", "state": "ok"}))
+                for record in answer.records:
+                    entry = timeline.audit_entry(record)
+                    if entry is not None:
+                        await queue.put(("entry", entry))
+                cursor = answer.last_seq
             try:
                 async for record in audit_stream(client, namespace=ref.namespace, since=cursor):
                     cursor = max(cursor, int(record.get("seq") or cursor))
@@ -379,6 +415,7 @@ def _follow_audit(client: Client, timeline: ObjectTimeline, ref: ObjectRef, sinc
             except (ApiError, ConnectionFailed, aiohttp.ClientError, ValueError) as failed:
                 failure = {"source": "audit", "state": "error", "message": str(failed)}
                 await queue.put(("source", failure))
+            failed_before = True
             await asyncio.sleep(RESUME_SECONDS)
 
     return follow
@@ -392,36 +429,38 @@ def _follow_trace(
     since: int | None,
 ) -> Follower:
     async def follow(queue: asyncio.Queue[tuple[str, Any]]) -> None:
-        cursor = since
-        state = "ok" if since is not None else "gone"
+        cursor = since if since is not None else 0
+        resumed = since is None
         while True:
-            if cursor is None:  # never read: read what the ring has first
-                answer = await watch.trace_records(endpoint, namespace=ref.namespace)
-                if answer["state"] == "ok":
-                    cursor = answer["lastSeq"]
-                    for record in answer["records"]:
-                        entry = timeline.trace_entry(endpoint.url, record)
-                        if entry is not None:
-                            await queue.put(("entry", entry))
-            if cursor is not None:
-                try:
-                    if state != "ok":
-                        state = "ok"
-                        await queue.put(("source", {"source": endpoint.url, "state": "ok"}))
-                    async for record in watch.trace_stream(
-                        endpoint, namespace=ref.namespace, since=cursor
-                    ):
-                        cursor = max(cursor, int(record.get("seq") or cursor))
-                        timeline.for_kinds.update(endpoint.for_kinds())
-                        entry = timeline.trace_entry(endpoint.url, record)
-                        if entry is not None:
-                            await queue.put(("entry", entry))
-                except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as failed:
-                    if isinstance(failed, aiohttp.ClientConnectionError):
-                        cursor = cursor if state == "ok" else None
-                    state = "gone"
-                    gone = {"source": endpoint.url, "state": "gone", "message": str(failed)}
-                    await queue.put(("source", gone))
+            if resumed:
+                # First contact, or back after a failure: read what the ring has after the
+                # cursor (all of it when the operator restarted: its sequence starts again).
+                answer = await watch.trace_records(endpoint, namespace=ref.namespace, since=cursor)
+                if answer["state"] == "ok" and _catch_up(cursor, answer["lastSeq"]) != cursor:
+                    answer = await watch.trace_records(endpoint, namespace=ref.namespace)
+                if answer["state"] != "ok":
+                    await asyncio.sleep(RESUME_SECONDS)
+                    continue
+                await queue.put(("source", {"source": endpoint.url, "state": "ok"}))
+                timeline.for_kinds.update(endpoint.for_kinds())
+                for record in answer["records"]:
+                    entry = timeline.trace_entry(endpoint.url, record)
+                    if entry is not None:
+                        await queue.put(("entry", entry))
+                cursor = answer["lastSeq"]
+            resumed = True  # from now on, every resumption catches up first
+            try:
+                async for record in watch.trace_stream(
+                    endpoint, namespace=ref.namespace, since=cursor
+                ):
+                    cursor = max(cursor, int(record.get("seq") or cursor))
+                    timeline.for_kinds.update(endpoint.for_kinds())
+                    entry = timeline.trace_entry(endpoint.url, record)
+                    if entry is not None:
+                        await queue.put(("entry", entry))
+            except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as failed:
+                gone = {"source": endpoint.url, "state": "gone", "message": str(failed)}
+                await queue.put(("source", gone))
             await asyncio.sleep(RESUME_SECONDS)
 
     return follow

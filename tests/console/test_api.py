@@ -45,6 +45,8 @@ async def test_every_route_needs_the_token(console: RunningConsole) -> None:
             assert got.status == 403 and (await got.text()).startswith("wrong token")
         async with stranger.get(f"{console.url}/static/console.js?token={console.token}") as got:
             assert got.status == 200 and got.content_type == "text/javascript"
+            port = console.url.rsplit(":", 1)[1]  # two consoles on one host keep their cookies
+            assert got.cookies[f"setpoint-console-token-{port}"]["httponly"]
         async with stranger.get(console.url + "/api/kinds") as got:  # the cookie now
             assert got.status == 200
         headers = {"Host": "console.example.com"}
@@ -264,3 +266,70 @@ async def test_the_timeline_joins_audit_trace_and_events_then_streams(
         async with asyncio.timeout(10):
             name, entry = await anext(events)
         assert (name, entry["source"], entry["verb"]) == ("entry", "audit", "delete")
+
+
+async def test_the_timeline_follows_an_operator_through_its_restart(
+    console: RunningConsole, client: Client, namespace: str, contract_fake: ContractFake
+) -> None:
+    obj = await client.create(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "cm", "namespace": namespace},
+        }
+    )
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "namespace": namespace,
+        "name": "cm",
+        "uid": obj["metadata"]["uid"],
+    }
+    for number in range(5):
+        contract_fake.add_trace(
+            {
+                "type": "enqueue",
+                "controller": "cm",
+                "object": ref,
+                "key": f"{namespace}/cm",
+                "cause": {"kind": "event"},
+                "note": f"before {number}",
+            }
+        )
+    params = {"apiVersion": "v1", "kind": "ConfigMap", "namespace": namespace, "name": "cm"}
+    async with console.http.get(console.url + "/api/timeline/stream", params=params) as stream:
+        events = _events(stream)
+        async with asyncio.timeout(10):
+            name, reset = await anext(events)
+        assert [e.get("note") for e in reset["entries"] if e["source"] == "trace"] == [
+            f"before {number}" for number in range(5)
+        ]
+        port = contract_fake.port
+        await contract_fake.stop()
+        states: list[str] = []
+        async with asyncio.timeout(10):
+            while "gone" not in states:  # (the fake is the audit feed too: it goes as well)
+                name, change = await anext(events)
+                if name == "source" and change["source"] == contract_fake.url:
+                    states.append(change["state"])
+        contract_fake.trace.clear()  # a new process: its sequence starts again at 1
+        await contract_fake.start(port)
+        contract_fake.add_trace(
+            {
+                "type": "enqueue",
+                "controller": "cm",
+                "object": ref,
+                "key": f"{namespace}/cm",
+                "cause": {"kind": "event"},
+                "note": "after the restart",
+            }
+        )
+        notes: list[str] = []
+        async with asyncio.timeout(10):
+            while not notes:
+                name, change = await anext(events)
+                if name == "source" and change["source"] == contract_fake.url:
+                    states.append(change["state"])
+                elif name == "entry" and change["source"] == "trace":
+                    notes.append(change["note"])
+        assert states == ["gone", "ok"] and notes == ["after the restart"]
