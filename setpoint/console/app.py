@@ -67,6 +67,7 @@ class ConsoleState:
     audit_client: Client | None = None
     _catalog: list[ServedKind] = field(default_factory=list)
     _catalog_time: float = -1e9
+    _refresh: asyncio.Task[None] | None = None
 
     @property
     def audit(self) -> Client:
@@ -74,12 +75,27 @@ class ConsoleState:
         return self.audit_client or self.client
 
     async def kinds(self, *, fresh: bool = False) -> list[ServedKind]:
-        """The served kinds (rediscovered every few seconds, so new CRDs appear)."""
-        loop = asyncio.get_running_loop()
-        if fresh or loop.time() - self._catalog_time > CATALOG_SECONDS:
-            self._catalog = await served_kinds(self.client)
-            self._catalog_time = loop.time()
+        """The served kinds. Discovery is read again when ``fresh`` or when the last reading
+        is older than a few seconds (so new CRDs appear); then the page does not wait for it
+        (dozens of requests on a real cluster): it gets the last reading, and the next one
+        gets the new."""
+        if fresh or not self._catalog:
+            await self._rediscover()
+        elif self._stale() and (self._refresh is None or self._refresh.done()):
+            self._refresh = asyncio.create_task(self._rediscover())
         return self._catalog
+
+    def _stale(self) -> bool:
+        return asyncio.get_running_loop().time() - self._catalog_time > CATALOG_SECONDS
+
+    async def _rediscover(self) -> None:
+        try:
+            self._catalog = await served_kinds(self.client)
+        except (ApiError, ConnectionFailed):
+            if not self._catalog:
+                raise
+            LOGGER.warning("discovery failed; the kinds shown are those of the last reading")
+        self._catalog_time = asyncio.get_running_loop().time()
 
     def for_kinds(self) -> dict[str, str]:
         """Controller -> Kind over every operator."""
@@ -532,6 +548,10 @@ def build_app(state: ConsoleState, token: str) -> web.Application:
         state.operators.start()
         yield
         await state.operators.stop()
+        if state._refresh is not None:
+            state._refresh.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ApiError, ConnectionFailed):
+                await state._refresh
 
     app.cleanup_ctx.append(lifetime)
     app.router.add_get("/", _root)
