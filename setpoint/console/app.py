@@ -22,6 +22,7 @@ import aiohttp
 import jsonpatch
 from aiohttp import web
 
+from setpoint.api.field_selectors import escape_field_value
 from setpoint.client import ApiError, Client, ConnectionFailed, Gone
 from setpoint.console import pages
 from setpoint.console.access import token_middleware
@@ -484,10 +485,24 @@ def _follow_trace(
 
 def _follow_object(client: Client, ref: ObjectRef, obj: dict[str, Any]) -> Follower:
     async def follow(queue: asyncio.Queue[tuple[str, Any]]) -> None:
-        before = obj
-        version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        before: dict[str, Any] | None = obj
+        version: str | None = None
         while True:
             try:
+                if version is None:
+                    # From a list's resourceVersion (the cluster's now): the object's own is
+                    # that of its last change, often too old to watch from (410).
+                    listed = await client.list(
+                        ref.api_version,
+                        ref.kind,
+                        namespace=ref.namespace,
+                        field_selector=f"metadata.name={escape_field_value(ref.name)}",
+                    )
+                    version = listed.resource_version
+                    current = listed.items[0] if listed.items else None
+                    if current is not None and _version_of(current) != _version_of(before):
+                        await queue.put(("entry", _change_entry("MODIFIED", before, current)))
+                    before = current
                 async for event in client.watch(
                     ref.api_version,
                     ref.kind,
@@ -497,13 +512,17 @@ def _follow_object(client: Client, ref: ObjectRef, obj: dict[str, Any]) -> Follo
                 ):
                     version = event.resource_version or version
                     await queue.put(("entry", _change_entry(str(event.type), before, event.object)))
-                    before = event.object
+                    before = None if event.type == "DELETED" else event.object
             except Gone:
-                return
+                version = None  # list again
             except (ApiError, ConnectionFailed):
                 await asyncio.sleep(RESUME_SECONDS)
 
     return follow
+
+
+def _version_of(obj: dict[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _follow_events(client: Client, ref: ObjectRef, version: str) -> Follower:

@@ -38,8 +38,9 @@ def controller(name: str, for_kind: str, **overrides: Any) -> dict[str, Any]:
 class ContractFake:
     """Records in, contract JSON and SSE out."""
 
-    def __init__(self, name: str = "fake-operator") -> None:
+    def __init__(self, name: str = "fake-operator", *, serve_audit: bool = True) -> None:
         self.name = name
+        self.serve_audit = serve_audit  # False: a cluster without the feed (404)
         self.controllers: list[dict[str, Any]] = []
         self.trace: list[dict[str, Any]] = []
         self.audit: list[dict[str, Any]] = []
@@ -163,7 +164,8 @@ class ContractFake:
         app.router.add_get("/debug/setpoint/controllers", self._controllers)
         app.router.add_get("/debug/setpoint/trace", self._trace)
         app.router.add_get("/debug/setpoint/trace/stream", self._trace_stream)
-        app.router.add_get("/debug/setpoint/audit", self._audit)
+        if self.serve_audit:
+            app.router.add_get("/debug/setpoint/audit", self._audit)
         self._runner = web.AppRunner(app, shutdown_timeout=0.1)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port or self.port)

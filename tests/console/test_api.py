@@ -333,3 +333,46 @@ async def test_the_timeline_follows_an_operator_through_its_restart(
                 elif name == "entry" and change["source"] == "trace":
                     notes.append(change["note"])
         assert states == ["gone", "ok"] and notes == ["after the restart"]
+
+
+async def test_without_an_audit_feed_the_timeline_follows_the_object_s_watch(
+    local_cluster: BackgroundCluster, client: Client, namespace: str
+) -> None:
+    no_feed = ContractFake(serve_audit=False)
+    await no_feed.start()
+    runner, console, clients = await open_console(
+        str(local_cluster.kubeconfig_path), [], no_feed.url
+    )
+    try:
+        await client.create(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "data": {"a": "1"},
+                "metadata": {"name": "watched", "namespace": namespace},
+            }
+        )
+        params = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "namespace": namespace,
+            "name": "watched",
+        }
+        async with console.http.get(console.url + "/api/timeline/stream", params=params) as got:
+            events = _events(got)
+            async with asyncio.timeout(10):
+                name, reset = await anext(events)
+            assert reset["sources"]["audit"]["state"] == "unavailable"
+            await client.patch(
+                "v1", "ConfigMap", "watched", {"data": {"a": "2"}}, namespace=namespace
+            )
+            async with asyncio.timeout(10):
+                name, entry = await anext(events)
+        assert (name, entry["source"], entry["verb"]) == ("entry", "watch", "update")
+        assert entry["diff"] == [{"op": "replace", "path": "/data/a", "value": "2"}]
+    finally:
+        await runner.cleanup()
+        await console.http.close()
+        for opened in clients:
+            await opened.close()
+        await no_feed.stop()
