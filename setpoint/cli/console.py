@@ -2,8 +2,8 @@
 
 It serves on 127.0.0.1 only (a free port unless ``--port``) and prints one line, the URL with
 this run's token, on stdout; everything else goes to stderr. ``setpoint dev`` and
-``setpoint demo`` start it as a child process with :func:`start_console`, which waits for
-that line.
+``setpoint demo`` start it as a child process with :func:`start_console` and wait for that
+line with :func:`console_url`.
 """
 
 from __future__ import annotations
@@ -19,30 +19,32 @@ import click
 
 from setpoint.cli.local_processes import last_line, setpoint_command
 
-__all__ = ["console_command", "start_console"]
+__all__ = ["console_command", "console_url", "start_console"]
 
 #: How long :func:`start_console` waits for the URL (a loaded machine imports slowly).
 CONSOLE_START_TIMEOUT = 30.0
 
 
-def start_console(
-    workdir: Path, kubeconfig: Path, operators: list[str]
-) -> tuple[subprocess.Popen[bytes], str]:
-    """``setpoint console`` as a child process, its output in ``workdir``; returns it and its
-    URL once printed, or raises ClickException with the reason it did not start."""
-    out_path, log_path = workdir / "console.url", workdir / "console.log"
+def start_console(workdir: Path, kubeconfig: Path, operators: list[str]) -> subprocess.Popen[bytes]:
+    """``setpoint console`` as a child process, its output in ``workdir``; the caller keeps
+    it (to stop it, even when interrupted) and reads its URL with :func:`console_url`."""
     arguments = ["console", "--kubeconfig", str(kubeconfig)]
     for url in operators:
         arguments += ["--operator", url]
-    with open(out_path, "wb") as out, open(log_path, "wb") as log:
-        process = subprocess.Popen(setpoint_command(*arguments), stdout=out, stderr=log)
+    with open(workdir / "console.url", "wb") as out, open(workdir / "console.log", "wb") as log:
+        return subprocess.Popen(setpoint_command(*arguments), stdout=out, stderr=log)
+
+
+def console_url(process: subprocess.Popen[bytes], workdir: Path) -> str:
+    """The URL the console started by :func:`start_console` printed, once it has; raises
+    ClickException with the reason when it exits or says nothing in time."""
+    out_path, log_path = workdir / "console.url", workdir / "console.log"
     deadline = time.monotonic() + CONSOLE_START_TIMEOUT
     while True:
         text = out_path.read_text().strip()
         if text.startswith("http"):
-            return process, text.splitlines()[0]
+            return text.splitlines()[0]
         if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
             raise click.ClickException(f"the console did not start: {last_line(log_path)}")
         time.sleep(0.05)
 

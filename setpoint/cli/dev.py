@@ -27,7 +27,7 @@ from pathlib import Path
 
 import click
 
-from setpoint.cli.console import start_console
+from setpoint.cli.console import console_url, start_console
 from setpoint.cli.local_processes import setpoint_command, start_local_cluster, stop_process
 from setpoint.cli.scaffold import project_settings
 
@@ -306,11 +306,9 @@ def dev_command(
             config_path = Path(kubeconfig)
         _say(f"cluster ready; in another terminal: export KUBECONFIG={config_path}")
         if metrics_address is not None:
+            console_process = start_console(workdir, config_path, [f"http://{metrics_address}"])
             try:
-                console_process, url = start_console(
-                    workdir, config_path, [f"http://{metrics_address}"]
-                )
-                _say(f"console: {url}")
+                _say(f"console: {console_url(console_process, workdir)}")
             except click.ClickException as failed:  # the session is still useful without it
                 _say(click.style(failed.message, fg="yellow"))
         samples_due = session.samples is not None

@@ -3,13 +3,13 @@ tests that look at the demo: started once per module, stopped with SIGINT as Ctr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,7 @@ def run_demo() -> Iterator[Demo]:
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,  # its own process group: nothing it started outlives the test
     )
     demo = Demo(process)
     ready = threading.Event()
@@ -80,4 +81,5 @@ def run_demo() -> Iterator[Demo]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        time.sleep(0)
+        with contextlib.suppress(ProcessLookupError):  # whatever it left behind
+            os.killpg(process.pid, signal.SIGKILL)

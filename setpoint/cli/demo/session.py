@@ -112,13 +112,13 @@ class DemoSession:
 
     def start_console(self) -> str:
         """Start ``setpoint console`` on the cluster and the operators; returns its URL."""
-        from setpoint.cli.console import start_console
+        from setpoint.cli.console import console_url, start_console
 
-        self.console, url = start_console(
+        self.console = start_console(
             self.workdir, self.kubeconfig, [self.metrics_url.removesuffix("/metrics")]
         )
-        self.console_url = url
-        return url
+        self.console_url = console_url(self.console, self.workdir)
+        return self.console_url
 
     def operators_failure(self) -> str | None:
         """Why the operators' process has exited, or None while it runs."""
