@@ -1,8 +1,8 @@
 """An object's status at a glance: the row the Resources view shows for it.
 
-Phase (``status.phase``, or ``status.state`` as cnat's At has it), the conditions (type, status,
-reason; the ones that are not as expected first) and replicas ready/desired when the object
-has them. What is not there is left out; nothing is invented.
+Phase (``status.phase``, or ``status.state``), the conditions (type, status, reason; the ones
+that are not as expected first) and replicas ready/desired (a Pod's ready containers) when the
+object has them. What is not there is left out; nothing is invented.
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ def _conditions(status: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _replicas(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str | None:
+    containers = status.get("containerStatuses")
+    if isinstance(containers, list) and containers:  # a Pod: its ready containers
+        ready = sum(1 for c in containers if isinstance(c, Mapping) and c.get("ready"))
+        return f"{ready}/{len(containers)}"
     desired = spec.get("replicas")
     if not isinstance(desired, int) or isinstance(desired, bool):
         return None

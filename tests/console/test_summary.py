@@ -41,3 +41,16 @@ def test_age_of_a_malformed_timestamp_is_unknown() -> None:
     assert age_seconds("yesterday") is None
     assert age_seconds(None) is None
     assert age_seconds("2020-01-01T00:00:00Z") > 0  # type: ignore[operator]
+
+
+def test_a_pod_s_ready_column_counts_its_ready_containers() -> None:
+    row = object_row(
+        {
+            "metadata": {"name": "p"},
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [{"name": "a", "ready": True}, {"name": "b", "ready": False}],
+            },
+        }
+    )
+    assert (row["phase"], row["replicas"]) == ("Running", "1/2")
