@@ -7,11 +7,11 @@ RUNTIME_STAMP := $(VENV)/.runtime-stamp
 PYTEST_ARGS ?=
 
 .PHONY: venv ansible-deps test lint format demo bench clean test-crash test-fuzz examples-config \
-	test-install system-packages
+	test-install system-packages console-screenshots
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,bench,browser]'
 	@touch $(STAMP) $(RUNTIME_STAMP)
 
 venv: $(STAMP)
@@ -34,7 +34,9 @@ $(ANSIBLE_STAMP): $(STAMP) pyproject.toml constraints.txt
 ansible-deps: $(ANSIBLE_STAMP)
 
 # bubblewrap sandboxes `--run-pods` containers (docs/local-cluster.md); without it only admins
-# may create pods there, and the isolation tests are skipped. Installed as root only.
+# may create pods there, and the isolation tests are skipped. Chromium and its chromedriver
+# (Debian's, matched versions) run the console's browser tests (tests/console/test_browser*.py);
+# without them those are skipped. Installed as root only.
 system-packages:
 	@if ! command -v bwrap >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
@@ -42,6 +44,19 @@ system-packages:
 		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null; } || \
 		echo "bubblewrap not installed: under --run-pods only admins may create pods"; \
 	fi
+	@if ! { command -v chromium && command -v chromedriver; } >/dev/null && [ "$$(id -u)" = 0 ] && \
+		command -v apt-get >/dev/null; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+		{ apt-get update -q >/dev/null && \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null; } || \
+		echo "chromium not installed: the console's browser tests are skipped"; \
+	fi
+
+# The console's screenshots in docs/images/console-*.png, taken by its browser tests (those of
+# the demo need the operators' trace and the local cluster's audit feed).
+console-screenshots: venv system-packages
+	SETPOINT_CONSOLE_SCREENSHOTS=1 $(BIN)/pytest -q tests/console/test_browser.py \
+		tests/console/test_browser_demo_trace.py $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check setpoint tests bench examples

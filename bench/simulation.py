@@ -2,8 +2,8 @@
 
     python -m bench.simulation [--json] [--quick]
 
-Two local clusters in this process: one whose kubelet simulates pods itself, one with kwok's
-own ``fast`` pod Stages applied (``pod-ready``, ``pod-complete``, ``pod-delete``: no delays), so
+Two local clusters in this process: one whose kubelet simulates pods itself, one with the tests'
+``fast`` pod Stages in kwok's format applied (``ready``, ``complete``, ``delete``: no delays), so
 its kubelet matches jq selectors and renders a Go template per pod. Rounds alternate between
 them: a batch of pods is created at once and timed until every one is ``Running`` and Ready,
 then deleted and timed until all are gone. Figures per pod: wall and CPU milliseconds (this
@@ -28,7 +28,7 @@ from setpoint.cluster.local_cluster import LocalCluster
 FULL: Final = (200, 5)
 QUICK: Final = (10, 1)
 PODS: Final = "/api/v1/namespaces/default/pods"
-STAGES: Final = Path(__file__).resolve().parents[1] / "tests/cluster/simulation/kwok_stages/fast"
+STAGES: Final = Path(__file__).resolve().parents[1] / "tests/cluster/simulation/stages/fast"
 STAGE_PATH: Final = "/apis/kwok.x-k8s.io/v1alpha1/stages"
 
 

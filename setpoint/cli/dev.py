@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cli.console import console_url, start_console
 from setpoint.cli.local_processes import setpoint_command, start_local_cluster, stop_process
 from setpoint.cli.scaffold import project_settings
 
@@ -40,6 +42,19 @@ __all__ = ["dev_command", "find_project"]
 POLL_MILLISECONDS = 500
 #: After Ctrl-C, how long the children get to stop by themselves before they get SIGTERM.
 GROUP_INTERRUPT_GRACE = 3.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _operator_command(metrics_address: str | None, *args: str) -> list[str]:
+    """``setpoint run ARGS``, with the metrics on ``metrics_address`` when the console needs
+    it fixed."""
+    fixed = ["--metrics-bind-address", metrics_address] if metrics_address is not None else []
+    return [*_setpoint(*args), *fixed]
 
 
 def _say(message: str) -> None:
@@ -305,12 +320,21 @@ def _watched_directory_in(target: str, root: Path) -> Path:
     help="Directory to watch (default: the project's, or the TARGET file's, or the current one).",
 )
 @click.option("--once", is_flag=True, help="Start everything, then stop at the first change.")
+@click.option(
+    "--console/--no-console",
+    "console",
+    default=True,
+    show_default=True,
+    help="Start the web console (setpoint console) on the cluster and the operator, and print "
+    "its URL; the operator's metrics then listen on a fixed free port of 127.0.0.1.",
+)
 def dev_command(
     target: str | None,
     kubeconfig: str | None,
     samples: bool | None,
     watch_dir: str | None,
     once: bool,
+    console: bool,
 ) -> None:
     """Local cluster + the operator's CRDs + samples + the operator, restarted on every source
     change. Without TARGET: the operator of the project the current directory is in.
@@ -324,6 +348,9 @@ def dev_command(
     workdir = Path(tempfile.mkdtemp(prefix="setpoint-dev-"))
     cluster: subprocess.Popen[bytes] | None = None
     operator: subprocess.Popen[bytes] | None = None
+    console_process: subprocess.Popen[bytes] | None = None
+    # The console follows the operator across reloads: its metrics keep one address.
+    metrics_address = f"127.0.0.1:{_free_port()}" if console else None
     previous = signal.signal(signal.SIGTERM, _interrupt), signal.getsignal(signal.SIGINT)
     # A shell starts background jobs with SIGINT ignored, and Python then keeps ignoring it:
     # Ctrl-C to the process group would stop the children and leave this process waiting.
@@ -336,6 +363,12 @@ def dev_command(
         else:
             config_path = Path(kubeconfig)
         _say(f"cluster ready; in another terminal: export KUBECONFIG={config_path}")
+        if metrics_address is not None:
+            console_process = start_console(workdir, config_path, [f"http://{metrics_address}"])
+            try:
+                _say(f"console: {console_url(console_process, workdir)}")
+            except click.ClickException as failed:  # the session is still useful without it
+                _say(click.style(failed.message, fg="yellow"))
         samples_due = session.samples is not None
         reload = True
         changes = _watch(session)
@@ -350,7 +383,8 @@ def dev_command(
                     # --webhooks-local: the operator's webhooks (if any) are registered against
                     # the dev cluster with a fresh certificate, removed when it stops or reloads.
                     operator = subprocess.Popen(
-                        _setpoint(
+                        _operator_command(
+                            metrics_address,
                             "run",
                             session.target,
                             "--kubeconfig",
@@ -387,11 +421,12 @@ def dev_command(
     except KeyboardInterrupt as interrupt:
         _say("stopping")
         if not isinstance(interrupt, _Terminated):
-            _await_exit([operator, cluster], GROUP_INTERRUPT_GRACE)
+            _await_exit([operator, console_process, cluster], GROUP_INTERRUPT_GRACE)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _stop(operator)
+        _stop(console_process)
         _stop(cluster)
         shutil.rmtree(workdir, ignore_errors=True)
         signal.signal(signal.SIGTERM, previous[0])

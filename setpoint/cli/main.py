@@ -14,6 +14,7 @@ from setpoint import __version__
 LAZY_COMMANDS = {
     "cluster": "setpoint.cli.cluster:cluster",
     "run": "setpoint.cli.run:run_command",
+    "console": "setpoint.cli.console:console_command",
     "generate": "setpoint.cli.generate:generate_command",
     "install": "setpoint.cli.generate:install_command",
     "uninstall": "setpoint.cli.generate:uninstall_command",

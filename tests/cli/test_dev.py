@@ -84,12 +84,20 @@ def test_sigterm_stops_the_cluster_and_the_operator_it_started(tmp_path: Path) -
     try:
         export = _read_until(process, r"export KUBECONFIG=", seen)
         kubeconfig = export.rsplit("KUBECONFIG=", 1)[1].strip()
+        console = _read_until(process, r"console: http://127\.0\.0\.1:\d+/\?token=", seen)
+        console_url = console.split("console: ", 1)[1].strip()
         running = _read_until(process, r"operator running \(pid \d+\)", seen)
         operator_pid = int(re.findall(r"pid (\d+)", running)[0])
+        import urllib.request
+
+        with urllib.request.urlopen(console_url, timeout=30) as page:  # the console is up
+            assert page.status == 200
         process.terminate()
         assert process.wait(60) == 0, "".join(seen)
         with pytest.raises(ProcessLookupError):  # stopped and reaped, not left running
             os.kill(operator_pid, 0)
+        with pytest.raises(OSError):  # the console too
+            urllib.request.urlopen(console_url, timeout=5)
         answer = subprocess.run(
             ["kubectl", "--kubeconfig", kubeconfig, "--cache-dir", str(tmp_path / "cache"),
              "get", "namespaces", "--request-timeout", "5s"],

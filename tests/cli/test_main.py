@@ -13,8 +13,8 @@ from setpoint.cli.main import cli
 
 CONTRACT_GROUPS = ("cluster", "run", "dev", "generate", "init", "create", "demo")
 # Beyond DESIGN.md's contract: CRD installation (kubebuilder's install/uninstall), bundle checks,
-# RBAC suggestions from an audit log, Metacontroller-compatible controllers.
-EXTRA_COMMANDS = ("install", "uninstall", "check", "rbac", "metacontroller")
+# RBAC suggestions from an audit log, Metacontroller-compatible controllers, the web console.
+EXTRA_COMMANDS = ("install", "uninstall", "check", "rbac", "metacontroller", "console")
 
 
 def test_help_lists_every_command_group_of_the_cli_contract() -> None:

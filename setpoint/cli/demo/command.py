@@ -286,7 +286,16 @@ def _interrupt(signum: int, frame: object) -> None:
     is_flag=True,
     help="Simulate containers instead of running their commands (--run-pods off).",
 )
-def demo_command(examples: Path, once: bool, timeout: float, simulate_pods: bool) -> None:
+@click.option(
+    "--console/--no-console",
+    "console",
+    default=True,
+    show_default=True,
+    help="Start the web console (setpoint console) and print its URL.",
+)
+def demo_command(
+    examples: Path, once: bool, timeout: float, simulate_pods: bool, console: bool
+) -> None:
     """The README tour: a local cluster, the seed operators of EXAMPLES (default: examples),
     their samples, converging live.
 
@@ -306,6 +315,11 @@ def demo_command(examples: Path, once: bool, timeout: float, simulate_pods: bool
     code = 1
     try:
         _say(f"cluster up; operators of {examples} running (log: {session.workdir}/operators.log)")
+        if console:
+            try:
+                _say(f"console: {session.start_console()}")
+            except click.ClickException as failed:  # the demo is still useful without it
+                _say(click.style(failed.message, fg="yellow"))
         live = sys.stdout.isatty() and not once
         code, snapshot, plurals = asyncio.run(
             _watch(session, samples, once=once, limit=timeout, live=live)

@@ -92,6 +92,8 @@ class DemoSession:
     metrics_url: str
     cluster: subprocess.Popen[bytes] | None = None
     operators: subprocess.Popen[bytes] | None = None
+    console: subprocess.Popen[bytes] | None = None
+    console_url: str | None = None
 
     @classmethod
     def start(cls, examples: Path, *, run_pods: bool = True) -> DemoSession:
@@ -143,6 +145,16 @@ class DemoSession:
             raise
         return session
 
+    def start_console(self) -> str:
+        """Start ``setpoint console`` on the cluster and the operators; returns its URL."""
+        from setpoint.cli.console import console_url, start_console
+
+        self.console = start_console(
+            self.workdir, self.kubeconfig, [self.metrics_url.removesuffix("/metrics")]
+        )
+        self.console_url = console_url(self.console, self.workdir)
+        return self.console_url
+
     def operators_failure(self) -> str | None:
         """Why the operators' process has exited, or None while it runs."""
         if self.operators is None or self.operators.poll() is None:
@@ -153,7 +165,8 @@ class DemoSession:
         )
 
     def stop(self) -> None:
-        """Stop the operators, then the cluster; remove the working directory."""
+        """Stop the console and the operators, then the cluster; remove the working directory."""
+        stop_process(self.console)
         stop_process(self.operators)
         stop_process(self.cluster)
         shutil.rmtree(self.workdir, ignore_errors=True)
