@@ -27,7 +27,7 @@ from setpoint.client import ApiError, Client, ConnectionFailed, Gone
 from setpoint.console import pages
 from setpoint.console.access import token_middleware
 from setpoint.console.audit_feed import audit_records, audit_stream
-from setpoint.console.catalog import ServedKind, served_kinds
+from setpoint.console.catalog import ServedKind, served_kind, served_kinds
 from setpoint.console.cluster_reader import (
     DEFAULT_PAGE_SIZE,
     children_of,
@@ -134,6 +134,9 @@ async def _served(request: web.Request) -> ServedKind:
         for served in await state.kinds(fresh=fresh):
             if served.apiVersion == api_version and served.kind == kind:
                 return served
+    other_version = await served_kind(state.client, api_version, kind)
+    if other_version is not None:
+        return other_version
     raise web.HTTPNotFound(text=f"kind: {api_version} {kind} is not served by this cluster\n")
 
 

@@ -16,7 +16,7 @@ from setpoint.api.gvk import GroupVersion, ResourceInfo
 from setpoint.client import ApiError, Client, ConnectionFailed
 from setpoint.client.rest_mapper import parse_resource_list
 
-__all__ = ["ServedKind", "served_kinds"]
+__all__ = ["ServedKind", "served_kind", "served_kinds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +86,13 @@ async def served_kinds(client: Client) -> list[ServedKind]:
         if "list" in info.verbs
     }
     return sorted(kinds.values(), key=lambda k: (k.kind.lower(), k.group))
+
+
+async def served_kind(client: Client, api_version: str, kind: str) -> ServedKind | None:
+    """``kind`` in ``api_version`` when the cluster serves it there, listable; the catalog has
+    only each group's preferred version, and a link may name another (a CRD's older one)."""
+    group, _, version = api_version.rpartition("/")
+    for info in await _resources(client, GroupVersion(group, version)):
+        if info.kind == kind and "list" in info.verbs:
+            return _served(info)
+    return None

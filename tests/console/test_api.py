@@ -66,6 +66,11 @@ async def test_kinds_come_from_discovery(console: RunningConsole) -> None:
     params = {"apiVersion": "v1", "kind": "Nothing"}
     async with console.http.get(console.url + "/api/list", params=params) as got:
         assert got.status == 404 and "v1 Nothing is not served" in await got.text()
+    # The catalog holds each group's preferred version (autoscaling/v2); a link to another
+    # served version of a kind (a CRD's older version, a sample written in it) lists too.
+    assert ("autoscaling/v1", "HorizontalPodAutoscaler") not in kinds
+    old = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler"}
+    assert (await console.json("/api/list", **old, namespace="default"))["items"] == []
 
 
 async def test_lists_come_in_pages_and_stay_live(
