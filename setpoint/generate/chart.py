@@ -20,6 +20,7 @@ from setpoint.generate.chart_webhooks import (
     DEPLOYMENT_PORTS,
     DEPLOYMENT_VOLUMES,
     chart_webhook_files,
+    converted_crd_template,
 )
 from setpoint.generate.rbac import Rule, leader_election_rules
 from setpoint.webhook.configurations import WebhookDeclaration
@@ -43,10 +44,13 @@ def chart_files(
     options: Any,
     webhooks: Sequence[WebhookDeclaration] = (),
     plural_of: Callable[[str, str], str] | None = None,
+    converted: Sequence[str] = (),
 ) -> dict[str, str]:
     """Files of the chart, by path relative to ``chart/``; ``webhooks`` (with ``plural_of``,
-    the resource of an apiVersion and kind) add :mod:`setpoint.generate.chart_webhooks`."""
-    has_webhooks = bool(webhooks) and plural_of is not None
+    the resource of an apiVersion and kind) add :mod:`setpoint.generate.chart_webhooks`, and
+    so do ``converted`` (names of CRDs converted by the operator's ``/convert``), whose CRDs
+    become templates calling the release's webhook Service."""
+    has_webhooks = (bool(webhooks) and plural_of is not None) or bool(converted)
     repository, _, tag = options.image.rpartition(":")
     if not repository:
         repository, tag = options.image, "latest"
@@ -82,7 +86,10 @@ def chart_files(
     )
     for crd in crds:
         spec = crd["spec"]
-        files[f"crds/{spec['group']}_{spec['names']['plural']}.yaml"] = _yaml(crd)
+        if crd["metadata"]["name"] in converted:
+            files[f"templates/crd_{spec['names']['plural']}.yaml"] = converted_crd_template(crd)
+        else:
+            files[f"crds/{spec['group']}_{spec['names']['plural']}.yaml"] = _yaml(crd)
     role_rules = _indent(_yaml([rule.as_manifest() for rule in rules]), 2)
     election_rules = _indent(_yaml([rule.as_manifest() for rule in leader_election_rules()]), 2)
     files["templates/_helpers.tpl"] = (
@@ -235,6 +242,5 @@ spec:
 {{- end }}
 """
     if has_webhooks:
-        assert plural_of is not None
-        files.update(chart_webhook_files(webhooks, plural_of))
+        files.update(chart_webhook_files(webhooks, plural_of or (lambda *_: ""), serve=True))
     return files

@@ -22,8 +22,15 @@ import yaml
 
 from setpoint.generate.webhooks import CERT_DIR, WEBHOOK_PORT
 from setpoint.webhook.configurations import WebhookDeclaration, webhook_configurations
+from setpoint.webhook.paths import CONVERT_PATH
 
-__all__ = ["DEPLOYMENT_ARGS", "DEPLOYMENT_PORTS", "DEPLOYMENT_VOLUMES", "chart_webhook_files"]
+__all__ = [
+    "DEPLOYMENT_ARGS",
+    "DEPLOYMENT_PORTS",
+    "DEPLOYMENT_VOLUMES",
+    "chart_webhook_files",
+    "converted_crd_template",
+]
 
 FULLNAME: Final = '{{ include "operator.fullname" . }}'
 _NAME_TOKEN: Final = "SETPOINT-FULLNAME"
@@ -59,11 +66,69 @@ def _templated(text: str) -> str:
     return text.replace(_NAME_TOKEN, FULLNAME).replace(_NAMESPACE_TOKEN, "{{ .Release.Namespace }}")
 
 
+def converted_crd_template(crd: dict[str, Any]) -> str:
+    """A CRD converted by the operator, as a template (Helm's ``crds/`` are never templated):
+    with ``webhook.enabled`` its ``spec.conversion`` calls the release's webhook Service at
+    ``/convert``, with the CA injected by cert-manager when ``certManager.enabled``."""
+
+    def block(value: Any) -> str:
+        dumped = yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=100)
+        return "".join(f"  {line}\n" for line in dumped.splitlines())
+
+    conversion = f"""  {{{{- if .Values.webhook.enabled }}}}
+  conversion:
+    strategy: Webhook
+    webhook:
+      clientConfig:
+        service:
+          name: {_NAME_TOKEN}-webhook-service
+          namespace: {_NAMESPACE_TOKEN}
+          path: {CONVERT_PATH}
+      conversionReviewVersions:
+      - v1
+  {{{{- end }}}}
+"""
+    metadata = dict(crd["metadata"])
+    existing = metadata.pop("annotations", None) or {}
+    inject = f"""    {{{{- if and .Values.webhook.enabled .Values.certManager.enabled }}}}
+    cert-manager.io/inject-ca-from: {_NAMESPACE_TOKEN}/{_NAME_TOKEN}-serving-cert
+    {{{{- end }}}}
+"""
+    if existing:
+        annotations = (
+            "  annotations:\n"
+            + "".join(f"    {line}\n" for line in yaml.safe_dump(existing, width=100).splitlines())
+            + inject
+        )
+    else:
+        annotations = (
+            "  {{- if and .Values.webhook.enabled .Values.certManager.enabled }}\n"
+            "  annotations:\n"
+            f"    cert-manager.io/inject-ca-from: {_NAMESPACE_TOKEN}/{_NAME_TOKEN}-serving-cert\n"
+            "  {{- end }}\n"
+        )
+    spec = {key: value for key, value in crd["spec"].items() if key != "conversion"}
+    text = (
+        f"apiVersion: {crd['apiVersion']}\nkind: {crd['kind']}\n"
+        + "metadata:\n"
+        + block(metadata)
+        + annotations
+        + "spec:\n"
+        + block(spec)
+        + conversion
+    )
+    return _templated(text)
+
+
 def chart_webhook_files(
-    declarations: Sequence[WebhookDeclaration], plural_of: Callable[[str, str], str]
+    declarations: Sequence[WebhookDeclaration],
+    plural_of: Callable[[str, str], str],
+    *,
+    serve: bool = False,
 ) -> dict[str, str]:
-    """``templates/webhook.yaml`` and ``templates/certmanager.yaml`` (none without webhooks)."""
-    if not declarations:
+    """``templates/webhook.yaml`` and ``templates/certmanager.yaml`` (none without webhooks;
+    ``serve``: the Service and certificate even without admission webhooks, for conversion)."""
+    if not declarations and not serve:
         return {}
 
     def client_config(path: str) -> dict[str, Any]:

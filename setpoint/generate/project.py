@@ -152,12 +152,18 @@ def project_files(
     files["prometheus/kustomization.yaml"] = _dump(_kustomization(["monitor.yaml"]))
     files["Dockerfile"] = _dockerfile(options)
     from setpoint.generate.chart import chart_files
-    from setpoint.generate.webhooks import plural_of, webhook_declarations
+    from setpoint.generate.webhooks import converted_crds, plural_of, webhook_declarations
 
     webhooks = webhook_declarations(operators)
     plurals = {(d.api_version, d.kind): plural_of(d) for d in webhooks}
     chart = chart_files(
-        name, crds, rules, options, webhooks, lambda api_version, kind: plurals[(api_version, kind)]
+        name,
+        crds,
+        rules,
+        options,
+        webhooks,
+        lambda api_version, kind: plurals[(api_version, kind)],
+        converted_crds(operators),
     )
     for path, text in chart.items():
         files[f"chart/{path}"] = text

@@ -220,3 +220,40 @@ def test_a_converted_kinds_crd_calls_the_webhook_service_in_config_default_only(
     assert ("Service", "cron-webhook-service") in objects
     certificate = objects[("Certificate", "cron-serving-cert")]
     assert "cron-webhook-service.cron-system.svc" in certificate["spec"]["dnsNames"]
+
+
+def test_the_helm_chart_templates_a_converted_crd_calling_the_release_s_service() -> None:
+    """Helm never templates ``crds/``: a CRD whose versions the operator converts is a template,
+    its ``spec.conversion`` calling the release's webhook Service with cert-manager's CA."""
+    from tests.webhook.cronjob_versions import CronJobV1, CronJobV2
+
+    converting = setpoint.Operator("cron")
+    converting.conversion(CronJobV1, CronJobV2)
+    files = project_files(
+        [converting], [CronJobV1, CronJobV2], GenerateOptions(target="cron.operator")
+    )
+    assert not [path for path in files if path.startswith("chart/crds/batch.tutorial")]
+    (crd,) = _render_enabled(files["chart/templates/crd_cronjobs.yaml"], "rel", "ops")
+    assert crd["metadata"]["name"] == "cronjobs.batch.tutorial.kubebuilder.io"
+    assert crd["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "ops/rel-widgets-serving-cert"
+    }
+    assert [v["name"] for v in crd["spec"]["versions"]] == ["v2", "v1"]
+    assert crd["spec"]["conversion"] == {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {
+                    "name": "rel-widgets-webhook-service",
+                    "namespace": "ops",
+                    "path": "/convert",
+                }
+            },
+            "conversionReviewVersions": ["v1"],
+        },
+    }
+    # The Service and the certificate the conversion needs, without admission webhooks.
+    services = _render_enabled(files["chart/templates/webhook.yaml"], "rel", "ops")
+    assert [s["kind"] for s in services] == ["Service"]
+    assert "chart/templates/certmanager.yaml" in files
+    assert yaml.safe_load(files["chart/values.yaml"])["webhook"] == {"enabled": True}
