@@ -38,6 +38,8 @@ from setpoint.client.errors import AlreadyExists, ConnectionFailed, NoKindMatch,
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from setpoint.controller.trace import ReconcileTrace
+
 __all__ = [
     "DEFAULT_AGGREGATION_WINDOW",
     "DEFAULT_MAX_PENDING_EVENTS",
@@ -183,6 +185,8 @@ class EventRecorder:
         self._names = itertools.count()
         self._stopped = False
         self.dropped = 0
+        #: The reconcile trace that records each Event too (None: off, the default).
+        self.trace: ReconcileTrace | None = None
         #: Sends repeated because the API server could not be reached.
         self.retries = 0
         with contextlib.suppress(RuntimeError):
@@ -238,6 +242,8 @@ class EventRecorder:
         related_ref = _reference(related) if related is not None else None
         action = _cut_utf8(action or reason, _REASON_MAX)
         note = _cut_utf8(note, _NOTE_MAX)
+        if self.trace is not None:
+            self.trace.event(ref, type, reason, note)
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:

@@ -98,6 +98,8 @@ class DemoSession:
                         host_port,
                         "--health-probe-bind-address",
                         "127.0.0.1:0",
+                        # The reconcile trace is on under the demo (for the console).
+                        "--trace",
                     ),
                     stdout=subprocess.DEVNULL,
                     stderr=log,

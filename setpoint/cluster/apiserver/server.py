@@ -25,6 +25,7 @@ from setpoint.cluster.apiserver.admission.configuration_rules import (
 from setpoint.cluster.apiserver.admission.resources import admission_resources
 from setpoint.cluster.apiserver.admission.webhook_chain import WebhookChain
 from setpoint.cluster.apiserver.audit import AuditLog
+from setpoint.cluster.apiserver.audit.audit_feed import DEFAULT_AUDIT_FEED_SIZE, AuditFeed
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
     ClientCertificate,
@@ -132,6 +133,7 @@ class APIServer:
         audit_log: str | Path | None = None,
         audit_level: str = "Metadata",
         audit_omit_groups: Sequence[str] = (),
+        audit_feed_size: int = DEFAULT_AUDIT_FEED_SIZE,
     ) -> None:
         self.storage = storage
         self.token = token or generate_token()
@@ -204,6 +206,15 @@ class APIServer:
         self.audit = (
             AuditLog(audit_log, audit_level, audit_omit_groups) if audit_log is not None else None
         )
+        #: The recent mutating requests with their diffs (``/debug/setpoint/audit``); None: off.
+        self.audit_feed = (
+            AuditFeed(
+                audit_feed_size,
+                audit_id=self.audit.audit_id if self.audit is not None else lambda request: None,
+            )
+            if audit_feed_size
+            else None
+        )
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
         #: Fault injection for tests (off until rules are set).
@@ -263,6 +274,7 @@ class APIServer:
             authenticator=self.authenticator,
             audit=self.audit,
             unconfined_pods=lambda: self.unconfined_pods,
+            audit_feed=self.audit_feed,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches

@@ -1,0 +1,94 @@
+"""A bounded ring of numbered records that readers page through and wait on.
+
+Both debug feeds use it: the operator's reconcile trace (:mod:`setpoint.controller.trace`) and
+the local API server's audit feed. Each appended record gets the next sequence number (1, 2,
+...); the ring keeps the newest ``capacity`` of them. A reader asks for what came after the
+last number it saw (:meth:`RecordRing.since`), which also tells it whether records it never
+saw were evicted meanwhile, and waits for more with :meth:`RecordRing.wait_after`.
+
+Appending costs a lock, a deque append and, only when a reader waits, waking it: writers
+never wait for readers. Appends may come from other threads (sync reconcilers); waiting is
+for the event loop of the first reader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+__all__ = ["RecordRing"]
+
+R = TypeVar("R")
+
+
+class RecordRing(Generic[R]):
+    """The newest ``capacity`` records, numbered from 1 in the order they were appended."""
+
+    __slots__ = ("_items", "_lock", "_loop", "_loop_thread", "_wakeup", "capacity", "last_seq")
+
+    def __init__(self, capacity: int) -> None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"capacity: must be an integer >= 1, got {capacity!r}")
+        self.capacity = capacity
+        #: The number of the newest record (0 before the first).
+        self.last_seq = 0
+        self._items: deque[tuple[int, R]] = deque(maxlen=capacity)
+        self._lock = threading.Lock()
+        self._wakeup: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def append(self, record: R) -> int:
+        """Keep ``record`` (evicting the oldest when full); its sequence number."""
+        with self._lock:
+            seq = self.last_seq + 1
+            self.last_seq = seq
+            self._items.append((seq, record))
+        wakeup = self._wakeup
+        if wakeup is not None:
+            self._wakeup = None
+            loop = self._loop
+            if threading.get_ident() == self._loop_thread or loop is None:
+                wakeup.set()
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(wakeup.set)
+        return seq
+
+    def since(
+        self, seq: int, match: Callable[[R], bool] | None = None, limit: int | None = None
+    ) -> tuple[list[tuple[int, R]], bool]:
+        """The records numbered after ``seq`` (oldest first, those ``match`` accepts, at most
+        ``limit``), and whether some records after ``seq`` were already evicted."""
+        with self._lock:
+            items = self._items
+            first = items[0][0] if items else self.last_seq + 1
+            dropped = seq < first - 1 and self.last_seq > seq
+            start = max(0, seq - first + 1)
+            taken = list(itertools.islice(items, start, None)) if start < len(items) else []
+        if match is not None:
+            taken = [item for item in taken if match(item[1])]
+        if limit is not None and len(taken) > limit:
+            taken = taken[:limit]
+        return taken, dropped
+
+    async def wait_after(self, seq: int, timeout: float) -> bool:  # noqa: ASYNC109
+        """Wait until a record numbered after ``seq`` exists (True) or ``timeout`` passes."""
+        while self.last_seq <= seq:
+            wakeup = self._wakeup
+            if wakeup is None:
+                wakeup = self._wakeup = asyncio.Event()
+                self._loop = asyncio.get_running_loop()
+                self._loop_thread = threading.get_ident()
+            try:
+                async with asyncio.timeout(timeout):
+                    await wakeup.wait()
+            except TimeoutError:
+                return self.last_seq > seq
+        return True

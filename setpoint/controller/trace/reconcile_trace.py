@@ -1,0 +1,290 @@
+"""`ReconcileTrace`: what the runtime's hooks call to append trace records to the ring."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from setpoint.api.gvk import ObjectKey
+from setpoint.api.patch import create_json_patch
+from setpoint.api.record_ring import RecordRing
+from setpoint.api.secret_redaction import is_secret, redact_patch
+from setpoint.cache.cached_object import CachedObject
+from setpoint.controller.log_context import CONTROLLER, KEY, RECONCILE_ID
+from setpoint.controller.trace.records import TraceRecord, object_ref
+
+__all__ = ["DEFAULT_TRACE_CAPACITY", "ReconcileTrace"]
+
+#: Records kept when tracing is on and no capacity is given: a few minutes of a busy
+#: operator, a few MiB.
+DEFAULT_TRACE_CAPACITY: Final = 10_000
+#: Own writes remembered per trace to tell a watch event of one from anyone else's.
+_MAX_OWN_WRITES: Final = 10_000
+#: Fields left out of a write's diff: they change on every write and say nothing.
+_NOISE: Final = ("managedFields", "resourceVersion")
+
+
+class ReconcileTrace:
+    """The ring of trace records of one manager (and the managers sharing it).
+
+    Hooks call the methods named after the record types. ``controllers`` maps a controller name
+    to its primary ``(apiVersion, kind)``, so that records about a key name the primary object.
+    """
+
+    def __init__(self, capacity: int = DEFAULT_TRACE_CAPACITY) -> None:
+        self.ring: RecordRing[TraceRecord] = RecordRing(capacity)
+        self.controllers: dict[str, tuple[str, str]] = {}
+        # (controller, uid, resourceVersion) of writes' answers, oldest first.
+        self._own: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        # (controller, kind, namespace, name) -> writes in flight.
+        self._in_flight: dict[tuple[str, str, str | None, str], int] = {}
+
+    @property
+    def capacity(self) -> int:
+        """How many records the ring keeps."""
+        return self.ring.capacity
+
+    def primary(self, controller: str, key: ObjectKey) -> dict[str, Any]:
+        """The ``object`` of a record about ``key`` of ``controller``."""
+        api_version, kind = self.controllers.get(controller, ("", ""))
+        namespace, name = key
+        return object_ref(api_version, kind, namespace, name)
+
+    def _append(self, record: TraceRecord) -> None:
+        self.ring.append(record)
+
+    # -- watch events and enqueues ---------------------------------------------------------
+
+    def watch(self, controller: str, event_type: str, obj: CachedObject) -> bool:
+        """A watch event delivered to a source of ``controller``; whether it is its own write."""
+        own = self.is_own(controller, obj)
+        self._append(
+            TraceRecord(
+                "watch",
+                controller,
+                object_ref(obj.api_version, obj.kind, obj.namespace, obj.name, obj.uid),
+                None,
+                {
+                    "eventType": event_type,
+                    "resourceVersion": obj.resource_version or None,
+                    "ownWrite": own,
+                },
+            )
+        )
+        return own
+
+    def enqueue(
+        self,
+        controller: str,
+        key: ObjectKey,
+        cause: dict[str, Any],
+        *,
+        own_write: bool = False,
+        deduplicated: bool = False,
+        delay: float | None = None,
+    ) -> None:
+        """``key`` queued for ``controller`` because of ``cause`` (see the contract)."""
+        fields: dict[str, Any] = {
+            "key": str(key),
+            "cause": cause,
+            "ownWrite": own_write,
+            "deduplicated": deduplicated,
+        }
+        if delay is not None:
+            fields["delaySeconds"] = delay
+        self._append(
+            TraceRecord("enqueue", controller, self.primary(controller, key), None, fields)
+        )
+
+    def dequeue(self, controller: str, key: ObjectKey, wait: float, retries: int) -> None:
+        """A worker of ``controller`` took ``key`` after ``wait`` seconds in the queue."""
+        self._append(
+            TraceRecord(
+                "dequeue",
+                controller,
+                self.primary(controller, key),
+                None,
+                {"key": str(key), "queueWaitSeconds": wait, "retries": retries},
+            )
+        )
+
+    # -- reconciles --------------------------------------------------------------------------
+
+    def reconcile_start(self, controller: str, key: ObjectKey, reconcile_id: str) -> None:
+        """A reconcile of ``key`` began."""
+        self._append(
+            TraceRecord(
+                "reconcileStart",
+                controller,
+                self.primary(controller, key),
+                reconcile_id,
+                {"key": str(key), "reconcileId": reconcile_id},
+            )
+        )
+
+    def reconcile_end(
+        self,
+        controller: str,
+        key: ObjectKey,
+        reconcile_id: str,
+        duration: float,
+        result: str,
+        *,
+        requeue_after: float | None = None,
+        error: str | None = None,
+        backoff: float | None = None,
+    ) -> None:
+        """A reconcile of ``key`` ended with ``result`` (success, requeue, requeueAfter, error)."""
+        self._append(
+            TraceRecord(
+                "reconcileEnd",
+                controller,
+                self.primary(controller, key),
+                reconcile_id,
+                {
+                    "key": str(key),
+                    "reconcileId": reconcile_id,
+                    "durationSeconds": duration,
+                    "result": result,
+                    "requeueAfterSeconds": requeue_after,
+                    "error": error,
+                    "backoffSeconds": backoff,
+                },
+            )
+        )
+
+    # -- what a reconcile did -----------------------------------------------------------------
+
+    def write_started(
+        self, kind: str, namespace: str | None, name: str
+    ) -> tuple[str, str, str | None, str] | None:
+        """A write through ``ctx.client`` is about to be sent (its watch event may come before
+        its answer): pass the result to :meth:`write`."""
+        controller = CONTROLLER.get()
+        if not controller or not kind or not name:
+            return None
+        flight = (controller, kind, namespace or None, name)
+        self._in_flight[flight] = self._in_flight.get(flight, 0) + 1
+        return flight
+
+    def write(
+        self,
+        flight: tuple[str, str, str | None, str] | None,
+        verb: str,
+        before: CachedObject | Mapping[str, Any] | None,
+        after: Mapping[str, Any] | None,
+        field_manager: str | None,
+    ) -> None:
+        """A write of the current reconcile answered: ``after`` is the server's answer (None
+        when it failed, then only the in-flight mark is cleared)."""
+        if flight is not None:
+            remaining = self._in_flight.get(flight, 1) - 1
+            if remaining > 0:
+                self._in_flight[flight] = remaining
+            else:
+                self._in_flight.pop(flight, None)
+        if after is None:
+            return
+        controller = CONTROLLER.get() or None
+        metadata = after.get("metadata")
+        if not isinstance(metadata, Mapping) or after.get("kind") == "Status":
+            return
+        uid = str(metadata.get("uid") or "")
+        version = str(metadata.get("resourceVersion") or "")
+        if controller is not None and uid and version:
+            own = self._own
+            own[(controller, uid, version)] = None
+            if len(own) > _MAX_OWN_WRITES:
+                own.popitem(last=False)
+        reconcile_id = RECONCILE_ID.get() or None
+        key = KEY.get()
+        primary = None
+        if controller is not None and key:
+            primary = self.primary(controller, ObjectKey.parse(key))
+        self._append(
+            TraceRecord(
+                "write",
+                controller,
+                object_ref(
+                    str(after.get("apiVersion") or ""),
+                    str(after.get("kind") or ""),
+                    metadata.get("namespace"),
+                    str(metadata.get("name") or ""),
+                    uid,
+                ),
+                reconcile_id,
+                {
+                    "reconcileId": reconcile_id,
+                    "verb": verb,
+                    "resourceVersion": version or None,
+                    "fieldManager": field_manager,
+                    "diff": None if verb == "delete" else _diff_of(before, after),
+                },
+                primary,
+            )
+        )
+
+    def event(self, regarding: Mapping[str, Any], event_type: str, reason: str, note: str) -> None:
+        """An Event recorded (by the current reconcile, when there is one)."""
+        controller = CONTROLLER.get() or None
+        reconcile_id = RECONCILE_ID.get() or None
+        key = KEY.get()
+        primary = None
+        if controller is not None and key:
+            primary = self.primary(controller, ObjectKey.parse(key))
+        self._append(
+            TraceRecord(
+                "event",
+                controller,
+                object_ref(
+                    str(regarding.get("apiVersion") or ""),
+                    str(regarding.get("kind") or ""),
+                    regarding.get("namespace"),
+                    str(regarding.get("name") or ""),
+                    regarding.get("uid"),
+                ),
+                reconcile_id,
+                {
+                    "reconcileId": reconcile_id,
+                    "eventType": event_type,
+                    "reason": reason,
+                    "message": note,
+                },
+                primary,
+            )
+        )
+
+    # -- own writes ---------------------------------------------------------------------------
+
+    def is_own(self, controller: str, obj: CachedObject) -> bool:
+        """Whether ``obj`` (in a watch event) is what a write of ``controller`` produced, or
+        an object ``controller`` is writing right now (its answer not yet back)."""
+        if (controller, obj.uid, obj.resource_version) in self._own:
+            return True
+        return (
+            bool(self._in_flight)
+            and (controller, obj.kind, obj.namespace, obj.name) in self._in_flight
+        )
+
+
+def _diff_of(
+    before: CachedObject | Mapping[str, Any] | None, after: Mapping[str, Any]
+) -> Callable[[], list[dict[str, Any]]] | list[dict[str, Any]]:
+    """The JSON patch from ``before`` to ``after``: made later (a function) unless the object
+    is a Secret, whose values must not stay in memory."""
+    old: Any = before
+
+    def make() -> list[dict[str, Any]]:
+        previous = old.to_dict() if isinstance(old, CachedObject) else dict(old or {})
+        current = dict(after)
+        for document in (previous, current):
+            metadata = document.get("metadata")
+            if isinstance(metadata, Mapping):
+                document["metadata"] = {k: v for k, v in metadata.items() if k not in _NOISE}
+        patch = create_json_patch(previous, current)
+        return redact_patch(patch) if is_secret(current) or is_secret(previous) else patch
+
+    if is_secret(after):
+        return make()
+    return make
