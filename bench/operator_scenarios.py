@@ -192,8 +192,20 @@ class RequestCounter:
         return Counter(self.counts)
 
 
-async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]:
-    """(f): requests per Widget on first convergence, then while idle."""
+async def fanout(
+    client: Client,
+    namespace: str,
+    objects: int,
+    *,
+    trace_capacity: int | None = None,
+    idle_seconds: float = IDLE_SECONDS,
+) -> dict[str, Any]:
+    """(f): requests per Widget on first convergence, then while idle.
+
+    ``trace_capacity`` turns the operator's reconcile trace on (``bench.trace_overhead``); the
+    process CPU seconds from the operator's start to convergence come back as
+    ``fanout_cpu_seconds`` (the server runs in another process).
+    """
     with contextlib.suppress(Exception):
         await client.create(_widget_crd())
     async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
@@ -217,7 +229,9 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
     )
     operator_client = await Client.from_config(client.config)
     counter = RequestCounter(operator_client)
-    op = Operator("bench-fanout", operator_client, namespaces=[namespace])
+    op = Operator(
+        "bench-fanout", operator_client, namespaces=[namespace], trace_capacity=trace_capacity
+    )
     reconciles: Counter[str] = Counter()
     status_patches = 0
 
@@ -238,6 +252,7 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
             status_patches += 1
         await ctx.patch_status({"size": size})
 
+    cpu_started, wall_started = time.process_time(), time.perf_counter()
     async with op:
         async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
             while True:
@@ -247,8 +262,10 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
                 await asyncio.sleep(0.2)
         # Let in-flight work and the last events settle before the idle window.
         await asyncio.sleep(1.0)
+        cpu_seconds = time.process_time() - cpu_started
+        wall_seconds = time.perf_counter() - wall_started
         converged = counter.snapshot()
-        await asyncio.sleep(IDLE_SECONDS)
+        await asyncio.sleep(idle_seconds)
         idle = counter.snapshot() - converged
     await operator_client.close()
     return {
@@ -259,6 +276,9 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
         "fanout_idle_requests": sum(idle.values()),
         "fanout_reconciles_per_object": sum(reconciles.values()) / objects,
         "fanout_status_patches_per_object": status_patches / objects,
+        "fanout_cpu_seconds": cpu_seconds,
+        "fanout_converge_seconds": wall_seconds,
+        "fanout_trace_records": op.trace.ring.last_seq if op.trace is not None else 0,
     }
 
 

@@ -13,6 +13,7 @@ import click
 
 from setpoint.cli.cluster_nodes import node
 from setpoint.cluster.apiserver.audit import AuditLogError
+from setpoint.cluster.apiserver.audit.audit_feed import DEFAULT_AUDIT_FEED_SIZE
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
 from setpoint.cluster.controllers.kubelet.log_files import parse_size
@@ -147,6 +148,13 @@ cluster.add_command(node)
     help="Request adds each request's body (requestObject) to the Metadata.",
 )
 @click.option(
+    "--audit-feed-size",
+    type=click.IntRange(min=0),
+    default=DEFAULT_AUDIT_FEED_SIZE,
+    show_default=True,
+    help="Recent writes kept, with their diffs, for GET /debug/setpoint/audit (0: off).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -169,6 +177,7 @@ def serve(
     faults: str | None,
     audit_log: str | None,
     audit_level: str,
+    audit_feed_size: int,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -221,6 +230,7 @@ def serve(
                 client_ca=client_ca,
                 audit_log=audit_log,
                 audit_level=audit_level,
+                audit_feed_size=audit_feed_size,
             )
         )
     except (StorageOpenError, IdentityError, DataDirectoryError, AuditLogError) as exc:
@@ -246,6 +256,7 @@ async def _serve(
     client_ca: str | None,
     audit_log: str | None = None,
     audit_level: str = "Metadata",
+    audit_feed_size: int = DEFAULT_AUDIT_FEED_SIZE,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -267,6 +278,7 @@ async def _serve(
         client_ca=client_ca,
         audit_log=audit_log,
         audit_level=audit_level,
+        audit_feed_size=audit_feed_size,
     )
     async with local:
         _say_how_pods_run(local, run_pods)

@@ -84,6 +84,29 @@ async def run_operators(
     return 0
 
 
+class _TraceCapacity(click.ParamType):
+    """N of ``--trace[=N]``: a whole number of records, with a hint when TARGET was taken
+    for it (``--trace`` before TARGET)."""
+
+    name = "N"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int:
+        try:
+            number = int(str(value))
+        except ValueError:
+            number = 0
+        if number < 1:
+            self.fail(
+                f"N must be a whole number of records >= 1, got {value!r} (write --trace=N, "
+                "or put a bare --trace after TARGET)",
+                param,
+                ctx,
+            )
+        return number
+
+
 @click.command(name="run")
 @click.argument("target")
 @click.option(
@@ -176,7 +199,7 @@ async def run_operators(
 @click.option(
     "--trace",
     "trace_capacity",
-    type=click.IntRange(min=1),
+    type=_TraceCapacity(),
     is_flag=False,
     flag_value=DEFAULT_TRACE_CAPACITY,
     default=None,
