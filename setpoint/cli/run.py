@@ -84,7 +84,7 @@ async def run_operators(
     return 0
 
 
-class _TraceCapacity(click.ParamType):
+class _TraceCapacity(click.ParamType[int]):
     """N of ``--trace[=N]``: a whole number of records, with a hint when TARGET was taken
     for it (``--trace`` before TARGET)."""
 
