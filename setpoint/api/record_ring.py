@@ -14,6 +14,7 @@ for the event loop of the first reader.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 from collections import deque
@@ -61,6 +62,12 @@ class RecordRing(Generic[R]):
                 loop.call_soon_threadsafe(wakeup.set)
         return seq
 
+    def wake(self) -> None:
+        """Wake every waiting reader now (e.g. to let it see that it must stop)."""
+        wakeup, self._wakeup = self._wakeup, None
+        if wakeup is not None:
+            wakeup.set()
+
     def since(
         self, seq: int, match: Callable[[R], bool] | None = None, limit: int | None = None
     ) -> tuple[list[tuple[int, R]], bool]:
@@ -79,16 +86,16 @@ class RecordRing(Generic[R]):
         return taken, dropped
 
     async def wait_after(self, seq: int, timeout: float) -> bool:  # noqa: ASYNC109
-        """Wait until a record numbered after ``seq`` exists (True) or ``timeout`` passes."""
-        while self.last_seq <= seq:
-            wakeup = self._wakeup
-            if wakeup is None:
-                wakeup = self._wakeup = asyncio.Event()
-                self._loop = asyncio.get_running_loop()
-                self._loop_thread = threading.get_ident()
-            try:
-                async with asyncio.timeout(timeout):
-                    await wakeup.wait()
-            except TimeoutError:
-                return self.last_seq > seq
-        return True
+        """Wait until a record numbered after ``seq`` exists, :meth:`wake` is called or
+        ``timeout`` passes; whether such a record exists."""
+        if self.last_seq > seq:
+            return True
+        wakeup = self._wakeup
+        if wakeup is None:
+            wakeup = self._wakeup = asyncio.Event()
+            self._loop = asyncio.get_running_loop()
+            self._loop_thread = threading.get_ident()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await wakeup.wait()
+        return self.last_seq > seq

@@ -38,7 +38,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
@@ -660,7 +660,7 @@ class Controller:
         trace.enqueue(
             self.name,
             request,
-            {"kind": cause, "handler": None, "source": None, "eventType": None},
+            (cause, None, None, None),
             deduplicated=self.queue.is_queued(request),
             delay=delay,
         )
@@ -712,12 +712,7 @@ class Controller:
         return result
 
 
-_RESYNC_CAUSE: dict[str, Any] = {
-    "kind": "resync",
-    "handler": None,
-    "source": None,
-    "eventType": None,
-}
+_RESYNC_CAUSE: Final = ("resync", None, None, None)
 #: Longest error text a trace record keeps.
 _MAX_ERROR_TEXT = 500
 

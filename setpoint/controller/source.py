@@ -202,17 +202,8 @@ class _Dispatcher:
         """``queue`` seen through a view that records each key the handler adds."""
         assert self.trace is not None
         kind, handler_name = self.cause
-        cause = {
-            "kind": kind,
-            "handler": handler_name,
-            "source": {
-                "apiVersion": obj.api_version,
-                "kind": obj.kind,
-                "namespace": obj.namespace,
-                "name": obj.name,
-            },
-            "eventType": event_type,
-        }
+        source = (obj.api_version, obj.kind, obj.namespace, obj.name, None)
+        cause = (kind, handler_name, source, event_type)
         return TracingQueue(self.trace, self.controller, self.queue, queue, cause, own)
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
@@ -280,7 +271,7 @@ class _Dispatcher:
                 if self.trace is not None:
                     queue = self._traced(queue, obj, "GENERIC", False)
                     assert isinstance(queue, TracingQueue)
-                    queue.cause = {**queue.cause, "kind": "external"}
+                    queue.cause = ("external", *queue.cause[1:])
                 self.handler.on_generic(obj, queue)
         except Exception:
             logger.exception("%s: generic event handling failed for %r", self.source, obj)

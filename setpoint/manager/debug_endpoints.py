@@ -62,6 +62,7 @@ def add_debug_routes(app: web.Application, manager: Manager) -> None:
     app.router.add_get(TRACE_PATH, endpoints.trace)
     app.router.add_get(TRACE_STREAM_PATH, endpoints.stream)
     app.on_startup.append(endpoints.start_sampling)
+    app.on_shutdown.append(endpoints.end_streams)
     app.on_cleanup.append(endpoints.stop_sampling)
 
 
@@ -94,6 +95,8 @@ class _DebugEndpoints:
         # (monotonic time, {controller: reconciles so far}) samples for the 1-minute rate.
         self._samples: deque[tuple[float, dict[str, float]]] = deque()
         self._sampler: asyncio.Task[None] | None = None
+        # Set when the server stops: open streams end (else stopping waits for them).
+        self._closing = False
 
     # -- what is shown ------------------------------------------------------------------------
 
@@ -196,6 +199,12 @@ class _DebugEndpoints:
     async def start_sampling(self, app: web.Application) -> None:
         self._sampler = asyncio.create_task(self._sample_forever(), name="debug rate sampler")
 
+    async def end_streams(self, app: web.Application) -> None:
+        self._closing = True
+        for manager in self._managers():
+            if manager.trace is not None:
+                manager.trace.ring.wake()
+
     async def stop_sampling(self, app: web.Application) -> None:
         if self._sampler is not None:
             self._sampler.cancel()
@@ -257,20 +266,22 @@ class _DebugEndpoints:
         await response.prepare(request)
         ring = trace.ring
         last = since
-        while True:
-            records, _ = ring.since(last)
-            if records:
-                last = records[-1][0]
-                chunk = b"".join(
-                    b"id: %d\nevent: record\ndata: %s\n\n" % (seq, record.to_json(seq))
-                    for seq, record in records
-                    if match is None or match(record)
-                )
-                if chunk:
-                    await response.write(chunk)
-                continue
-            if not await ring.wait_after(last, KEEPALIVE_SECONDS):
-                await response.write(b": keepalive\n\n")
+        with contextlib.suppress(ConnectionResetError):
+            while not self._closing:
+                records, _ = ring.since(last)
+                if records:
+                    last = records[-1][0]
+                    chunk = b"".join(
+                        b"id: %d\nevent: record\ndata: %s\n\n" % (seq, record.to_json(seq))
+                        for seq, record in records
+                        if match is None or match(record)
+                    )
+                    if chunk:
+                        await response.write(chunk)
+                    continue
+                if not await ring.wait_after(last, KEEPALIVE_SECONDS) and not self._closing:
+                    await response.write(b": keepalive\n\n")
+        return response
 
 
 _TRACE_OFF: Final = (

@@ -175,31 +175,36 @@ async def test_reading_the_feed_needs_the_non_resource_url_rule(tmp_path: Path) 
     assert bad.body["message"] == "since: must be a whole number, got 'soon'"
 
 
-async def test_the_watch_streams_new_writes_as_they_are_made(tmp_path: Path) -> None:
-    async with (
-        LocalCluster(controllers=False) as cluster,
-        raw_api(cluster.url, cluster.token) as api,
-    ):
-        last_seq = (await feed(api))["lastSeq"]
-        url = f"{cluster.url}{FEED}?watch=1&since={last_seq}&name=streamed"
-        async with api.session.get(url) as response:
-            assert response.status == 200
-            assert response.headers["Content-Type"] == "text/event-stream"
-            await api.request(
-                "POST",
-                "/api/v1/namespaces/default/configmaps",
-                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}},
-            )
-            await api.request(
-                "POST",
-                "/api/v1/namespaces/default/configmaps",
-                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "streamed"}},
-            )
-            lines: list[str] = []
-            async with asyncio.timeout(30):
-                while not lines or lines[-1] != "":
-                    lines.append((await response.content.readline()).decode().rstrip("\n"))
-            received = time.time()
+async def test_the_watch_streams_new_writes_as_they_are_made_until_the_server_stops(
+    tmp_path: Path,
+) -> None:
+    cluster = LocalCluster(controllers=False)
+    await cluster.__aenter__()
+    try:
+        async with raw_api(cluster.url, cluster.token) as api:
+            last_seq = (await feed(api))["lastSeq"]
+            url = f"{cluster.url}{FEED}?watch=1&since={last_seq}&name=streamed"
+            async with api.session.get(url) as response:
+                assert response.status == 200
+                assert response.headers["Content-Type"] == "text/event-stream"
+                for name in ("other", "streamed"):
+                    await api.request(
+                        "POST",
+                        "/api/v1/namespaces/default/configmaps",
+                        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}},
+                    )
+                lines: list[str] = []
+                async with asyncio.timeout(30):
+                    while not lines or lines[-1] != "":
+                        lines.append((await response.content.readline()).decode().rstrip("\n"))
+                received = time.time()
+                # Stopping the server ends the open stream.
+                async with asyncio.timeout(30):
+                    await cluster.__aexit__(None, None, None)
+                    assert await response.content.read() == b""
+    except BaseException:
+        await cluster.__aexit__(None, None, None)
+        raise
     seq_line, event_line, data_line, _ = lines
     record = json.loads(data_line.removeprefix("data: "))
     assert event_line == "event: audit"

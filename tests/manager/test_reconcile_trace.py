@@ -430,12 +430,14 @@ async def test_the_ring_keeps_its_bound_and_says_when_records_were_dropped(
     assert error == {"message": "since: must be a whole number, got 'yesterday'"}
 
 
-async def test_the_stream_delivers_a_new_record_within_a_second(
+async def test_the_stream_delivers_a_new_record_within_a_second_and_ends_with_the_operator(
     client: Client, kubeconfig: str, namespace: str
 ) -> None:
-    async with run_operator(
+    operator_run = run_operator(
         failing_operator(), kubeconfig=kubeconfig, namespace=namespace, **TRACED
-    ) as operator:
+    )
+    operator = await operator_run.__aenter__()
+    try:
         assert operator.metrics_endpoint is not None
         last_seq = (await trace(operator))["lastSeq"]
         url = (
@@ -454,6 +456,16 @@ async def test_the_stream_delivers_a_new_record_within_a_second(
                 while not lines or lines[-1] != "":
                     lines.append((await response.content.readline()).decode().rstrip("\n"))
             received = time.time()
+            # Stopping the operator ends the open stream (it does not wait for the client).
+            async with asyncio.timeout(PATIENCE):
+                await operator_run.__aexit__(None, None, None)
+                rest = await response.content.read()  # to the end: the server closed it
+            assert response.content.at_eof()
+            assert all(line.startswith((b"id: ", b"event: ", b"data: ")) for line in rest.split(
+                b"\n") if line)  # fmt: skip
+    except BaseException:
+        await operator_run.__aexit__(None, None, None)
+        raise
     seq_line, event_line, data_line, _ = lines
     record = json.loads(data_line.removeprefix("data: "))
     assert seq_line == f"id: {record['seq']}" and record["seq"] > last_seq

@@ -381,6 +381,8 @@ class APIServer:
         await self.webhooks.close()
         if self._handler is not None:
             self._handler.close_watches()
+        if self.audit_feed is not None:
+            self.audit_feed.close_streams()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

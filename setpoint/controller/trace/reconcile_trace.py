@@ -12,7 +12,7 @@ from setpoint.api.record_ring import RecordRing
 from setpoint.api.secret_redaction import is_secret, redact_patch
 from setpoint.cache.cached_object import CachedObject
 from setpoint.controller.log_context import CONTROLLER, KEY, RECONCILE_ID
-from setpoint.controller.trace.records import TraceRecord, object_ref
+from setpoint.controller.trace.records import Ref, TraceRecord, key_ref
 
 __all__ = ["DEFAULT_TRACE_CAPACITY", "ReconcileTrace"]
 
@@ -21,6 +21,7 @@ __all__ = ["DEFAULT_TRACE_CAPACITY", "ReconcileTrace"]
 DEFAULT_TRACE_CAPACITY: Final = 10_000
 #: Own writes remembered per trace to tell a watch event of one from anyone else's.
 _MAX_OWN_WRITES: Final = 10_000
+_NO_KIND: Final = ("", "")
 #: Fields left out of a write's diff: they change on every write and say nothing.
 _NOISE: Final = ("managedFields", "resourceVersion")
 
@@ -35,6 +36,7 @@ class ReconcileTrace:
     def __init__(self, capacity: int = DEFAULT_TRACE_CAPACITY) -> None:
         self.ring: RecordRing[TraceRecord] = RecordRing(capacity)
         self.controllers: dict[str, tuple[str, str]] = {}
+        self._append = self.ring.append
         # (controller, uid, resourceVersion) of writes' answers, oldest first.
         self._own: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         # (controller, kind, namespace, name) -> writes in flight.
@@ -45,14 +47,9 @@ class ReconcileTrace:
         """How many records the ring keeps."""
         return self.ring.capacity
 
-    def primary(self, controller: str, key: ObjectKey) -> dict[str, Any]:
-        """The ``object`` of a record about ``key`` of ``controller``."""
-        api_version, kind = self.controllers.get(controller, ("", ""))
-        namespace, name = key
-        return object_ref(api_version, kind, namespace, name)
-
-    def _append(self, record: TraceRecord) -> None:
-        self.ring.append(record)
+    def _primary(self, controller: str, key: ObjectKey) -> Ref:
+        kind = self.controllers.get(controller, _NO_KIND)
+        return (kind[0], kind[1], key[0], key[1], None)
 
     # -- watch events and enqueues ---------------------------------------------------------
 
@@ -63,13 +60,9 @@ class ReconcileTrace:
             TraceRecord(
                 "watch",
                 controller,
-                object_ref(obj.api_version, obj.kind, obj.namespace, obj.name, obj.uid),
+                (obj.api_version, obj.kind, obj.namespace, obj.name, obj.uid),
                 None,
-                {
-                    "eventType": event_type,
-                    "resourceVersion": obj.resource_version or None,
-                    "ownWrite": own,
-                },
+                (event_type, obj.resource_version or None, own),
             )
         )
         return own
@@ -78,23 +71,22 @@ class ReconcileTrace:
         self,
         controller: str,
         key: ObjectKey,
-        cause: dict[str, Any],
+        cause: tuple[str, str | None, Ref | None, str | None],
         *,
         own_write: bool = False,
         deduplicated: bool = False,
         delay: float | None = None,
     ) -> None:
-        """``key`` queued for ``controller`` because of ``cause`` (see the contract)."""
-        fields: dict[str, Any] = {
-            "key": str(key),
-            "cause": cause,
-            "ownWrite": own_write,
-            "deduplicated": deduplicated,
-        }
-        if delay is not None:
-            fields["delaySeconds"] = delay
+        """``key`` queued for ``controller`` because of ``cause``: ``(kind, handler, the event's
+        object or None, its event type or None)``, see the contract."""
         self._append(
-            TraceRecord("enqueue", controller, self.primary(controller, key), None, fields)
+            TraceRecord(
+                "enqueue",
+                controller,
+                self._primary(controller, key),
+                None,
+                (None, cause, own_write, deduplicated, delay),
+            )
         )
 
     def dequeue(self, controller: str, key: ObjectKey, wait: float, retries: int) -> None:
@@ -103,9 +95,9 @@ class ReconcileTrace:
             TraceRecord(
                 "dequeue",
                 controller,
-                self.primary(controller, key),
+                self._primary(controller, key),
                 None,
-                {"key": str(key), "queueWaitSeconds": wait, "retries": retries},
+                (None, wait, retries),
             )
         )
 
@@ -117,9 +109,9 @@ class ReconcileTrace:
             TraceRecord(
                 "reconcileStart",
                 controller,
-                self.primary(controller, key),
+                self._primary(controller, key),
                 reconcile_id,
-                {"key": str(key), "reconcileId": reconcile_id},
+                (None, None),
             )
         )
 
@@ -140,17 +132,9 @@ class ReconcileTrace:
             TraceRecord(
                 "reconcileEnd",
                 controller,
-                self.primary(controller, key),
+                self._primary(controller, key),
                 reconcile_id,
-                {
-                    "key": str(key),
-                    "reconcileId": reconcile_id,
-                    "durationSeconds": duration,
-                    "result": result,
-                    "requeueAfterSeconds": requeue_after,
-                    "error": error,
-                    "backoffSeconds": backoff,
-                },
+                (None, None, duration, result, requeue_after, error, backoff),
             )
         )
 
@@ -186,10 +170,10 @@ class ReconcileTrace:
                 self._in_flight.pop(flight, None)
         if after is None:
             return
-        controller = CONTROLLER.get() or None
         metadata = after.get("metadata")
         if not isinstance(metadata, Mapping) or after.get("kind") == "Status":
             return
+        controller = CONTROLLER.get() or None
         uid = str(metadata.get("uid") or "")
         version = str(metadata.get("resourceVersion") or "")
         if controller is not None and uid and version:
@@ -198,15 +182,11 @@ class ReconcileTrace:
             if len(own) > _MAX_OWN_WRITES:
                 own.popitem(last=False)
         reconcile_id = RECONCILE_ID.get() or None
-        key = KEY.get()
-        primary = None
-        if controller is not None and key:
-            primary = self.primary(controller, ObjectKey.parse(key))
         self._append(
             TraceRecord(
                 "write",
                 controller,
-                object_ref(
+                (
                     str(after.get("apiVersion") or ""),
                     str(after.get("kind") or ""),
                     metadata.get("namespace"),
@@ -214,14 +194,14 @@ class ReconcileTrace:
                     uid,
                 ),
                 reconcile_id,
-                {
-                    "reconcileId": reconcile_id,
-                    "verb": verb,
-                    "resourceVersion": version or None,
-                    "fieldManager": field_manager,
-                    "diff": None if verb == "delete" else _diff_of(before, after),
-                },
-                primary,
+                (
+                    None,
+                    verb,
+                    version or None,
+                    field_manager,
+                    None if verb == "delete" else _diff_of(before, after),
+                ),
+                self._current_primary(controller),
             )
         )
 
@@ -229,15 +209,11 @@ class ReconcileTrace:
         """An Event recorded (by the current reconcile, when there is one)."""
         controller = CONTROLLER.get() or None
         reconcile_id = RECONCILE_ID.get() or None
-        key = KEY.get()
-        primary = None
-        if controller is not None and key:
-            primary = self.primary(controller, ObjectKey.parse(key))
         self._append(
             TraceRecord(
                 "event",
                 controller,
-                object_ref(
+                (
                     str(regarding.get("apiVersion") or ""),
                     str(regarding.get("kind") or ""),
                     regarding.get("namespace"),
@@ -245,15 +221,17 @@ class ReconcileTrace:
                     regarding.get("uid"),
                 ),
                 reconcile_id,
-                {
-                    "reconcileId": reconcile_id,
-                    "eventType": event_type,
-                    "reason": reason,
-                    "message": note,
-                },
-                primary,
+                (None, event_type, reason, note),
+                self._current_primary(controller),
             )
         )
+
+    def _current_primary(self, controller: str | None) -> Ref | None:
+        """The primary object of the reconcile running in this context."""
+        key = KEY.get()
+        if controller is None or not key:
+            return None
+        return key_ref(self.controllers.get(controller, _NO_KIND), key)
 
     # -- own writes ---------------------------------------------------------------------------
 

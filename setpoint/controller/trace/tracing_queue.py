@@ -6,6 +6,7 @@ from typing import Any
 
 from setpoint.api.gvk import ObjectKey
 from setpoint.controller.trace.reconcile_trace import ReconcileTrace
+from setpoint.controller.trace.records import Ref
 
 __all__ = ["TracingQueue"]
 
@@ -22,7 +23,7 @@ class TracingQueue:
         controller: str,
         queue: Any,
         target: Any,
-        cause: dict[str, Any],
+        cause: tuple[str, str | None, Ref | None, str | None],
         own_write: bool,
     ) -> None:
         self.trace = trace

@@ -18,6 +18,7 @@ record; diffs are made when a record is first read.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -133,6 +134,8 @@ class AuditFeed:
         audit_id: Callable[[web.BaseRequest], str | None] = lambda request: None,
     ) -> None:
         self.ring: RecordRing[AuditRecord] = RecordRing(size)
+        # Set when the server stops: open streams end.
+        self._closing = False
         #: The audit log's ID of a request (None without an audit log).
         self._audit_id = audit_id
 
@@ -198,6 +201,11 @@ class AuditFeed:
 
     # -- serving ------------------------------------------------------------------------------
 
+    def close_streams(self) -> None:
+        """End the open streams (the server is stopping)."""
+        self._closing = True
+        self.ring.wake()
+
     async def serve(self, request: web.BaseRequest) -> web.StreamResponse:
         """``GET /debug/setpoint/audit`` (list, or a stream with ``watch=1``)."""
         if request.method not in ("GET", "HEAD"):
@@ -237,20 +245,22 @@ class AuditFeed:
         await response.prepare(request)
         ring = self.ring
         last = since
-        while True:
-            records, _ = ring.since(last)
-            if records:
-                last = records[-1][0]
-                chunk = b"".join(
-                    b"id: %d\nevent: audit\ndata: %s\n\n" % (seq, record.to_json(seq))
-                    for seq, record in records
-                    if match is None or match(record)
-                )
-                if chunk:
-                    await response.write(chunk)
-                continue
-            if not await ring.wait_after(last, KEEPALIVE_SECONDS):
-                await response.write(b": keepalive\n\n")
+        with contextlib.suppress(ConnectionResetError):
+            while not self._closing:
+                records, _ = ring.since(last)
+                if records:
+                    last = records[-1][0]
+                    chunk = b"".join(
+                        b"id: %d\nevent: audit\ndata: %s\n\n" % (seq, record.to_json(seq))
+                        for seq, record in records
+                        if match is None or match(record)
+                    )
+                    if chunk:
+                        await response.write(chunk)
+                    continue
+                if not await ring.wait_after(last, KEEPALIVE_SECONDS) and not self._closing:
+                    await response.write(b": keepalive\n\n")
+        return response
 
 
 def _whole(query: Mapping[str, str], name: str, default: int | None) -> int | None:
