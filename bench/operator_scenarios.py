@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -199,6 +199,8 @@ async def fanout(
     *,
     trace_capacity: int | None = None,
     idle_seconds: float = IDLE_SECONDS,
+    before_operator: Callable[[], Awaitable[None]] | None = None,
+    after_convergence: Callable[[], Awaitable[None]] | None = None,
 ) -> dict[str, Any]:
     """(f): requests per Widget on first convergence, then while idle.
 
@@ -259,6 +261,8 @@ async def fanout(
         if len(patched) == objects:
             all_patched.set()
 
+    if before_operator is not None:
+        await before_operator()  # e.g. start counting instructions (bench.trace_overhead)
     cpu_started, wall_started = time.process_time(), time.perf_counter()
     async with op:
         async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
@@ -272,6 +276,8 @@ async def fanout(
         await asyncio.sleep(1.0)
         cpu_seconds = time.process_time() - cpu_started
         wall_seconds = time.perf_counter() - wall_started
+        if after_convergence is not None:
+            await after_convergence()
         converged = counter.snapshot()
         await asyncio.sleep(idle_seconds)
         idle = counter.snapshot() - converged
