@@ -6,9 +6,9 @@ the local API server's audit feed. Each appended record gets the next sequence n
 last number it saw (:meth:`RecordRing.since`), which also tells it whether records it never
 saw were evicted meanwhile, and waits for more with :meth:`RecordRing.wait_after`.
 
-Appending costs a lock, a deque append and, only when a reader waits, waking it: writers
-never wait for readers. Appends may come from other threads (sync reconcilers); waiting is
-for the event loop of the first reader.
+Appending costs a deque append and, only when a reader waits, waking it: writers never wait
+for readers. A ring belongs to one event loop: append, read and wait on its thread (code on
+other threads hands its records over with ``loop.call_soon_threadsafe``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -29,7 +28,7 @@ R = TypeVar("R")
 class RecordRing(Generic[R]):
     """The newest ``capacity`` records, numbered from 1 in the order they were appended."""
 
-    __slots__ = ("_items", "_lock", "_loop", "_loop_thread", "_wakeup", "capacity", "last_seq")
+    __slots__ = ("_items", "_wakeup", "capacity", "last_seq")
 
     def __init__(self, capacity: int) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
@@ -37,29 +36,21 @@ class RecordRing(Generic[R]):
         self.capacity = capacity
         #: The number of the newest record (0 before the first).
         self.last_seq = 0
-        self._items: deque[tuple[int, R]] = deque(maxlen=capacity)
-        self._lock = threading.Lock()
+        # The records only: their numbers are contiguous, so the first one's is last_seq - len + 1.
+        self._items: deque[R] = deque(maxlen=capacity)
         self._wakeup: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread = 0
 
     def __len__(self) -> int:
         return len(self._items)
 
     def append(self, record: R) -> int:
         """Keep ``record`` (evicting the oldest when full); its sequence number."""
-        with self._lock:
-            seq = self.last_seq + 1
-            self.last_seq = seq
-            self._items.append((seq, record))
+        self._items.append(record)
+        seq = self.last_seq = self.last_seq + 1
         wakeup = self._wakeup
         if wakeup is not None:
             self._wakeup = None
-            loop = self._loop
-            if threading.get_ident() == self._loop_thread or loop is None:
-                wakeup.set()
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(wakeup.set)
+            wakeup.set()
         return seq
 
     def wake(self) -> None:
@@ -73,12 +64,16 @@ class RecordRing(Generic[R]):
     ) -> tuple[list[tuple[int, R]], bool]:
         """The records numbered after ``seq`` (oldest first, those ``match`` accepts, at most
         ``limit``), and whether some records after ``seq`` were already evicted."""
-        with self._lock:
-            items = self._items
-            first = items[0][0] if items else self.last_seq + 1
-            dropped = seq < first - 1 and self.last_seq > seq
-            start = max(0, seq - first + 1)
-            taken = list(itertools.islice(items, start, None)) if start < len(items) else []
+        items = self._items
+        last = self.last_seq
+        first = last - len(items) + 1
+        dropped = seq < first - 1 and last > seq
+        start = max(0, seq - first + 1)
+        taken = (
+            list(zip(itertools.count(first + start), itertools.islice(items, start, None)))
+            if start < len(items)
+            else []
+        )
         if match is not None:
             taken = [item for item in taken if match(item[1])]
         if limit is not None and len(taken) > limit:
@@ -93,8 +88,6 @@ class RecordRing(Generic[R]):
         wakeup = self._wakeup
         if wakeup is None:
             wakeup = self._wakeup = asyncio.Event()
-            self._loop = asyncio.get_running_loop()
-            self._loop_thread = threading.get_ident()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 await wakeup.wait()

@@ -503,8 +503,9 @@ class Controller:
         requeue_after: float | None = None
         with reconcile_context(self.name, key) as reconcile_id:
             if trace is not None:
-                trace.dequeue(self.name, request, queue.last_wait, queue.num_requeues(request))
-                trace.reconcile_start(self.name, request, reconcile_id)
+                trace.reconcile_begin(
+                    self.name, request, queue.last_wait, queue.num_requeues(request), reconcile_id
+                )
             try:
                 try:
                     result = await self._invoke(request)

@@ -242,18 +242,23 @@ class EventRecorder:
         related_ref = _reference(related) if related is not None else None
         action = _cut_utf8(action or reason, _REASON_MAX)
         note = _cut_utf8(note, _NOTE_MAX)
-        if self.trace is not None:
-            self.trace.event(ref, type, reason, note)
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if self._loop is None and running is not None:
             self._loop = running
+        trace = self.trace
         if running is not None and running is self._loop:
+            if trace is not None:
+                trace.event(ref, type, reason, note, trace.context())
             self._record(ref, related_ref, type, reason, action, note)
         elif self._loop is not None and not self._loop.is_closed():
             # Called from a worker thread (sync reconciler): hand over to the loop's thread.
+            if trace is not None:
+                self._loop.call_soon_threadsafe(
+                    trace.event, ref, type, reason, note, trace.context()
+                )
             self._loop.call_soon_threadsafe(
                 self._record, ref, related_ref, type, reason, action, note
             )

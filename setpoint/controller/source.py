@@ -167,12 +167,14 @@ class _Dispatcher:
         "cause",
         "controller",
         "handler",
+        "last_own",
         "low",
         "own_writes",
         "predicate",
         "queue",
         "source",
         "trace",
+        "view",
     )
 
     def __init__(
@@ -195,20 +197,42 @@ class _Dispatcher:
         self.trace = trace
         self.controller = controller
         self.cause = _cause_of(handler)
+        self.view: TracingQueue | None = None
+        # The object of the last watch record and whether it was an own write (asked once).
+        self.last_own: tuple[CachedObject | None, bool] = (None, False)
+
+    def _own(self, obj: CachedObject) -> bool:
+        """Whether ``obj`` carries the controller's own write (as its watch record said, when
+        it is that record's object; an event held back by own writes is asked again)."""
+        seen, own = self.last_own
+        if seen is obj:
+            return own
+        assert self.trace is not None
+        return self.trace.is_own(self.controller, obj)
 
     def _traced(
         self, queue: RequestQueue, obj: CachedObject, event_type: str, own: bool
     ) -> RequestQueue:
-        """``queue`` seen through a view that records each key the handler adds."""
+        """``queue`` seen through a view that records each key the handler adds (one view per
+        dispatcher, set for each event: handlers run one at a time, on the loop)."""
         assert self.trace is not None
         kind, handler_name = self.cause
-        source = (obj.api_version, obj.kind, obj.namespace, obj.name, None)
-        cause = (kind, handler_name, source, event_type)
-        return TracingQueue(self.trace, self.controller, self.queue, queue, cause, own)
+        view = self.view
+        if view is None:
+            view = self.view = TracingQueue(self.trace, self.controller, self.queue)
+        view.target = queue
+        view.cause = (
+            kind,
+            handler_name,
+            (obj.api_version, obj.kind, obj.namespace, obj.name, None),
+            event_type,
+        )
+        view.own_write = own
+        return view
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
         if self.trace is not None:
-            self.trace.watch(self.controller, "ADDED", obj)
+            self.last_own = (obj, self.trace.watch(self.controller, "ADDED", obj))
         own = self.own_writes
         # is_own first: the usual own event is dropped without building the closure that
         # intercept needs to hold an event (is_own changes nothing when it says False).
@@ -226,15 +250,14 @@ class _Dispatcher:
                 low = is_initial_list and _settled(obj)
                 queue: RequestQueue = self.low if low else self.queue
                 if self.trace is not None:
-                    own = self.trace.is_own(self.controller, obj)
-                    queue = self._traced(queue, obj, "ADDED", own)
+                    queue = self._traced(queue, obj, "ADDED", self._own(obj))
                 self.handler.on_create(obj, queue)
         except Exception:
             logger.exception("%s: create event handling failed for %r", self.source, obj)
 
     def on_update(self, old: CachedObject, new: CachedObject) -> None:
         if self.trace is not None:
-            self.trace.watch(self.controller, "MODIFIED", new)
+            self.last_own = (new, self.trace.watch(self.controller, "MODIFIED", new))
         own = self.own_writes
         if own is not None and (
             own.is_own(new) or own.intercept(new, lambda: self._on_update(old, new))
@@ -247,8 +270,7 @@ class _Dispatcher:
             if self.predicate is None or self.predicate.update(old, new):
                 queue = self.queue
                 if self.trace is not None:
-                    own = self.trace.is_own(self.controller, new)
-                    queue = self._traced(queue, new, "MODIFIED", own)
+                    queue = self._traced(queue, new, "MODIFIED", self._own(new))
                 self.handler.on_update(old, new, queue)
         except Exception:
             logger.exception("%s: update event handling failed for %r", self.source, new)
@@ -269,9 +291,10 @@ class _Dispatcher:
             if self.predicate is None or self.predicate.generic(obj):
                 queue = self.queue
                 if self.trace is not None:
-                    queue = self._traced(queue, obj, "GENERIC", False)
-                    assert isinstance(queue, TracingQueue)
-                    queue.cause = ("external", *queue.cause[1:])
+                    view = self._traced(queue, obj, "GENERIC", False)
+                    assert isinstance(view, TracingQueue)
+                    view.cause = ("external", *view.cause[1:])
+                    queue = view
                 self.handler.on_generic(obj, queue)
         except Exception:
             logger.exception("%s: generic event handling failed for %r", self.source, obj)

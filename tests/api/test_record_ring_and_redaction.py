@@ -35,14 +35,19 @@ def test_a_ring_needs_a_positive_whole_capacity(capacity: object) -> None:
         RecordRing(capacity)  # type: ignore[arg-type]
 
 
-async def test_a_waiting_reader_wakes_for_an_append_from_another_thread() -> None:
+async def test_a_waiting_reader_wakes_for_a_record_handed_over_from_another_thread() -> None:
     ring: RecordRing[int] = RecordRing(10)
     assert await ring.wait_after(0, 0.01) is False
     waiting = asyncio.create_task(ring.wait_after(0, 30))
     await asyncio.sleep(0)
-    threading.Thread(target=ring.append, args=(1,)).start()
+    loop = asyncio.get_running_loop()
+    threading.Thread(target=loop.call_soon_threadsafe, args=(ring.append, 1)).start()
     assert await asyncio.wait_for(waiting, 30) is True
     assert await ring.wait_after(0, 0.01) is True  # already there: no wait
+    woken = asyncio.create_task(ring.wait_after(1, 30))
+    await asyncio.sleep(0)
+    ring.wake()
+    assert await asyncio.wait_for(woken, 30) is False  # woken without a new record
 
 
 def secret(**values: str) -> dict[str, object]:

@@ -493,3 +493,40 @@ async def test_without_the_option_there_is_no_trace_but_the_controllers_view_wor
         view = await controllers_view(operator)
     assert view["trace"] == {"enabled": False, "capacity": 0, "size": 0, "lastSeq": 0}
     assert [c["name"] for c in view["controllers"]] == ["configmap"]
+
+
+def sync_operator() -> Operator:
+    op = Operator("sync-op")
+
+    @op.reconciler(for_=kinds.ConfigMap)
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        config_map = ctx.run(ctx.get())
+        if config_map is not None and request.name == "noted":
+            ctx.recorder.normal(config_map, "Noted", "seen by a sync reconciler")
+        return None
+
+    return op
+
+
+async def test_an_event_recorded_by_a_sync_reconciler_belongs_to_its_reconcile(
+    client: Client, kubeconfig: str, namespace: str
+) -> None:
+    async with run_operator(
+        sync_operator(), kubeconfig=kubeconfig, namespace=namespace, **TRACED
+    ) as operator:
+        await client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": "noted", "namespace": namespace}}
+        )  # fmt: skip
+
+        async def noted() -> list[dict[str, Any]]:
+            body = await trace(operator, f"?namespace={namespace}&name=noted")
+            return [r for r in body["records"] if r["type"] == "event"]
+
+        (event,) = await wait_for(noted, timeout=PATIENCE, what="the Event's record")
+        records = (await trace(operator, f"?namespace={namespace}&name=noted"))["records"]
+    start = records[first(records, type="reconcileStart")]
+    assert event["reconcileId"] == start["reconcileId"]
+    assert event["controller"] == "configmap"
+    assert (event["reason"], event["message"]) == ("Noted", "seen by a sync reconciler")
+    assert event["primary"]["name"] == "noted"

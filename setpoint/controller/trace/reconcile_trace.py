@@ -55,14 +55,17 @@ class ReconcileTrace:
 
     def watch(self, controller: str, event_type: str, obj: CachedObject) -> bool:
         """A watch event delivered to a source of ``controller``; whether it is its own write."""
-        own = self.is_own(controller, obj)
+        namespace, name, uid, version = obj.identity
+        own = (controller, uid, version) in self._own or (
+            bool(self._in_flight) and (controller, obj.kind, namespace, name) in self._in_flight
+        )
         self._append(
             TraceRecord(
                 "watch",
                 controller,
-                (obj.api_version, obj.kind, obj.namespace, obj.name, obj.uid),
+                (obj.api_version, obj.kind, namespace, name, uid),
                 None,
-                (event_type, obj.resource_version or None, own),
+                (event_type, version or None, own),
             )
         )
         return own
@@ -72,18 +75,18 @@ class ReconcileTrace:
         controller: str,
         key: ObjectKey,
         cause: tuple[str, str | None, Ref | None, str | None],
-        *,
         own_write: bool = False,
         deduplicated: bool = False,
         delay: float | None = None,
     ) -> None:
         """``key`` queued for ``controller`` because of ``cause``: ``(kind, handler, the event's
         object or None, its event type or None)``, see the contract."""
+        kind = self.controllers.get(controller, _NO_KIND)
         self._append(
             TraceRecord(
                 "enqueue",
                 controller,
-                self._primary(controller, key),
+                (kind[0], kind[1], key[0], key[1], None),
                 None,
                 (None, cause, own_write, deduplicated, delay),
             )
@@ -100,6 +103,16 @@ class ReconcileTrace:
                 (None, wait, retries),
             )
         )
+
+    def reconcile_begin(
+        self, controller: str, key: ObjectKey, wait: float, retries: int, reconcile_id: str
+    ) -> None:
+        """:meth:`dequeue` then :meth:`reconcile_start` (one call on the worker's path)."""
+        kind = self.controllers.get(controller, _NO_KIND)
+        primary = (kind[0], kind[1], key[0], key[1], None)
+        append = self._append
+        append(TraceRecord("dequeue", controller, primary, None, (None, wait, retries)))
+        append(TraceRecord("reconcileStart", controller, primary, reconcile_id, (None, None)))
 
     # -- reconciles --------------------------------------------------------------------------
 
@@ -201,14 +214,27 @@ class ReconcileTrace:
                     field_manager,
                     None if verb == "delete" else _diff_of(before, after),
                 ),
-                self._current_primary(controller),
+                self._primary_of(controller, KEY.get()),
             )
         )
 
-    def event(self, regarding: Mapping[str, Any], event_type: str, reason: str, note: str) -> None:
-        """An Event recorded (by the current reconcile, when there is one)."""
-        controller = CONTROLLER.get() or None
-        reconcile_id = RECONCILE_ID.get() or None
+    @staticmethod
+    def context() -> tuple[str, str, str]:
+        """The reconcile running here: ``(controller, reconcile id, key)`` ("" outside one),
+        to hand to :meth:`event` with a record made on another thread."""
+        return CONTROLLER.get(), RECONCILE_ID.get(), KEY.get()
+
+    def event(
+        self,
+        regarding: Mapping[str, Any],
+        event_type: str,
+        reason: str,
+        note: str,
+        context: tuple[str, str, str],
+    ) -> None:
+        """An Event recorded by the reconcile of ``context`` (see :meth:`context`)."""
+        controller = context[0] or None
+        reconcile_id = context[1] or None
         self._append(
             TraceRecord(
                 "event",
@@ -222,13 +248,12 @@ class ReconcileTrace:
                 ),
                 reconcile_id,
                 (None, event_type, reason, note),
-                self._current_primary(controller),
+                self._primary_of(controller, context[2]),
             )
         )
 
-    def _current_primary(self, controller: str | None) -> Ref | None:
-        """The primary object of the reconcile running in this context."""
-        key = KEY.get()
+    def _primary_of(self, controller: str | None, key: str) -> Ref | None:
+        """The primary object ``key`` (the log context's) of ``controller``'s reconcile."""
         if controller is None or not key:
             return None
         return key_ref(self.controllers.get(controller, _NO_KIND), key)
@@ -238,11 +263,9 @@ class ReconcileTrace:
     def is_own(self, controller: str, obj: CachedObject) -> bool:
         """Whether ``obj`` (in a watch event) is what a write of ``controller`` produced, or
         an object ``controller`` is writing right now (its answer not yet back)."""
-        if (controller, obj.uid, obj.resource_version) in self._own:
-            return True
-        return (
-            bool(self._in_flight)
-            and (controller, obj.kind, obj.namespace, obj.name) in self._in_flight
+        namespace, name, uid, version = obj.identity
+        return (controller, uid, version) in self._own or (
+            bool(self._in_flight) and (controller, obj.kind, namespace, name) in self._in_flight
         )
 
 

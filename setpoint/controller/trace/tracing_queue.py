@@ -13,30 +13,21 @@ __all__ = ["TracingQueue"]
 
 class TracingQueue:
     """Adds to ``target`` (the work queue, or its low-priority view) and records an ``enqueue``
-    with ``cause``; ``deduplicated`` when ``queue`` already held the key."""
+    with ``cause`` and ``own_write``; ``deduplicated`` when ``queue`` already held the key.
+    Its dispatcher sets ``target``, ``cause`` and ``own_write`` for each event."""
 
-    __slots__ = ("cause", "controller", "own_write", "queue", "target", "trace")
+    __slots__ = ("_is_queued", "cause", "controller", "own_write", "target", "trace")
 
-    def __init__(
-        self,
-        trace: ReconcileTrace,
-        controller: str,
-        queue: Any,
-        target: Any,
-        cause: tuple[str, str | None, Ref | None, str | None],
-        own_write: bool,
-    ) -> None:
+    def __init__(self, trace: ReconcileTrace, controller: str, queue: Any) -> None:
         self.trace = trace
         self.controller = controller
-        self.queue = queue
-        self.target = target
-        self.cause = cause
-        self.own_write = own_write
+        self._is_queued = getattr(queue, "is_queued", None)
+        self.target: Any = queue
+        self.cause: tuple[str, str | None, Ref | None, str | None] = ("event", None, None, None)
+        self.own_write = False
 
     def add(self, key: ObjectKey, *args: Any) -> None:
-        is_queued = getattr(self.queue, "is_queued", None)
+        is_queued = self._is_queued
         deduplicated = bool(is_queued(key)) if is_queued is not None else False
         self.target.add(key, *args)
-        self.trace.enqueue(
-            self.controller, key, self.cause, own_write=self.own_write, deduplicated=deduplicated
-        )
+        self.trace.enqueue(self.controller, key, self.cause, self.own_write, deduplicated)
