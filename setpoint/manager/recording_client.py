@@ -118,39 +118,26 @@ class RecordingClient:
             return None
         return api_version, kind, namespace or self._client.default_namespace, name
 
-    async def _traced_write(
-        self, trace: ReconcileTrace, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    async def _write(
+        self,
+        method: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        trace: ReconcileTrace | None = None,
     ) -> Any:
-        """A write recorded in the trace (with the cached object it changes)."""
-        target = self._target(args, kwargs)
-        before = None
-        flight = None
-        if target is not None:
-            api_version, kind, namespace, name = target
-            before = self._cache.peek(api_version, kind, name, namespace)
-            flight = trace.write_started(kind, namespace, name)
-        answer = None
-        try:
-            answer = await self._write(method, args, kwargs)
-            return answer
-        finally:
-            after = None
-            if answer is not None and not kwargs.get("dry_run"):
-                after = as_dict(answer) if is_model(answer) else answer
-                if not isinstance(after, Mapping):
-                    after = None
-            trace.write(
-                flight,
-                _verb(method, kwargs),
-                before,
-                after,
-                kwargs.get("field_manager") or getattr(self._client, "field_manager", None),
-            )
-
-    async def _write(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         own_writes = self._own_writes
         key = self._key(args, kwargs) if own_writes is not None else None
+        before = flight = None
+        if trace is not None:
+            # The cached object the write changes (its diff's base), and a mark that the
+            # write is in flight (its watch event may come before its answer).
+            target = self._target(args, kwargs)
+            if target is not None:
+                api_version, kind, namespace, name = target
+                before = self._cache.peek(api_version, kind, name, namespace)
+                flight = trace.write_started(kind, namespace, name)
         recorded = None
+        answer = None
         # The answer's bytes, kept as the server sent them (see answer_capture).
         captured = CapturedAnswer()
         token = ANSWER_CAPTURE.set(captured)
@@ -168,37 +155,49 @@ class RecordingClient:
                     own_writes.end(key)
                 else:
                     own_writes.end(key, *recorded)
+            if trace is not None:
+                self._trace_write(trace, flight, method, kwargs, before, answer)
+
+    def _trace_write(
+        self,
+        trace: ReconcileTrace,
+        flight: tuple[str, str, str | None, str] | None,
+        method: str,
+        kwargs: Mapping[str, Any],
+        before: Any,
+        answer: Any,
+    ) -> None:
+        after = None
+        if answer is not None and not kwargs.get("dry_run"):
+            after = as_dict(answer) if is_model(answer) else answer
+            if not isinstance(after, Mapping):
+                after = None
+        trace.write(
+            flight,
+            _verb(method, kwargs),
+            before,
+            after,
+            kwargs.get("field_manager") or getattr(self._client, "field_manager", None),
+        )
 
     # Plain functions returning the coroutine of _write: one coroutine per write, not two.
     def create(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-        if self._trace is not None:
-            return self._traced_write(self._trace, "create", args, kwargs)
-        return self._write("create", args, kwargs)
+        return self._write("create", args, kwargs, self._trace)
 
     def update(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-        if self._trace is not None:
-            return self._traced_write(self._trace, "update", args, kwargs)
-        return self._write("update", args, kwargs)
+        return self._write("update", args, kwargs, self._trace)
 
     def update_status(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-        if self._trace is not None:
-            return self._traced_write(self._trace, "update_status", args, kwargs)
-        return self._write("update_status", args, kwargs)
+        return self._write("update_status", args, kwargs, self._trace)
 
     def patch(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-        if self._trace is not None:
-            return self._traced_write(self._trace, "patch", args, kwargs)
-        return self._write("patch", args, kwargs)
+        return self._write("patch", args, kwargs, self._trace)
 
     def apply(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-        if self._trace is not None:
-            return self._traced_write(self._trace, "apply", args, kwargs)
-        return self._write("apply", args, kwargs)
+        return self._write("apply", args, kwargs, self._trace)
 
     def apply_status(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-        if self._trace is not None:
-            return self._traced_write(self._trace, "apply_status", args, kwargs)
-        return self._write("apply_status", args, kwargs)
+        return self._write("apply_status", args, kwargs, self._trace)
 
     async def delete(self, *args: Any, **kwargs: Any) -> Any:
         trace = self._trace

@@ -22,6 +22,7 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qsl
 
 import msgspec
 from aiohttp import web
@@ -68,34 +69,104 @@ _TOKEN_KEY: Final = web.RequestKey("setpoint.audit_feed_token", object)
 
 
 class AuditRecord:
-    """One mutating request, as the feed keeps it until it is first read."""
+    """One mutating request, as the feed keeps it: what the request and its answer were, kept
+    as they came (a few references), made into the contract's JSON when first read."""
 
-    __slots__ = ("_json", "capture", "document")
+    __slots__ = (
+        "_document",
+        "_json",
+        "audit_id",
+        "capture",
+        "method",
+        "path",
+        "query",
+        "status",
+        "time",
+        "user",
+        "user_agent",
+    )
 
-    def __init__(self, document: dict[str, Any], capture: WriteCapture | None) -> None:
-        self.document = document
+    def __init__(
+        self,
+        request: web.BaseRequest,
+        status: int,
+        capture: WriteCapture | None,
+        audit_id: str | None,
+    ) -> None:
+        self.time = time.time()
+        self.method = request.method
+        self.path = request.path
+        self.query = request.query_string
+        self.user = request_user(request)
+        self.user_agent = request.headers.get("User-Agent")
+        self.status = status
         self.capture = capture
+        self.audit_id = audit_id
+        self._document: dict[str, Any] | None = None
         self._json: bytes | None = None
+
+    def document(self) -> dict[str, Any] | None:
+        """The record's fields (None when the request is not one the feed shows)."""
+        document = self._document
+        if document is not None:
+            return document or None
+        query = dict(parse_qsl(self.query, keep_blank_values=True))
+        attributes = request_attributes(self.user, self.method, self.path, query)
+        if not attributes.resource_request or attributes.verb not in _RECORDED_VERBS:
+            self._document = {}
+            return None
+        capture = self.capture
+        written = capture is not None and capture.writes > 0
+        resource = capture.resource if capture is not None and written else None
+        name, uid = attributes.name, None
+        if capture is not None and written:
+            name, uid = _identity(capture, name)
+        api_version = (
+            f"{attributes.api_group}/{attributes.api_version}"
+            if attributes.api_group
+            else attributes.api_version
+        )
+        user = self.user
+        document = self._document = {
+            "time": rfc3339_micro(self.time),
+            "auditID": self.audit_id or new_audit_id(),
+            "verb": attributes.verb,
+            "user": {"username": user.username, "groups": list(user.groups)},
+            "userAgent": self.user_agent,
+            "fieldManager": query.get("fieldManager"),
+            "objectRef": {
+                "apiVersion": api_version,
+                "apiGroup": attributes.api_group,
+                "resource": attributes.resource,
+                "kind": resource.kind if resource is not None else None,
+                "namespace": attributes.namespace or None,
+                "name": name or None,
+                "uid": uid,
+                "subresource": attributes.subresource or None,
+            },
+            "responseCode": self.status,
+            "resourceVersion": str(capture.revision) if capture is not None and written else None,
+            "diff": None,
+        }
+        if capture is not None and written:
+            self._settle(document, capture)
+        self.capture = None
+        return document
 
     def to_json(self, seq: int) -> bytes:
         """The record as JSON (made once: the diff is computed on the first read)."""
         encoded = self._json
         if encoded is None:
-            document = self.document
-            if self.capture is not None:
-                self.settle()
+            document = self.document() or {}
             encoded = self._json = _ENCODER.encode({"seq": seq, **document})
         return encoded
 
-    def settle(self) -> None:
-        """Fill in the diff (or the created object) from the captured JSON, then drop it."""
-        capture, self.capture = self.capture, None
-        if capture is None:
-            return
-        document = self.document
+    @staticmethod
+    def _settle(document: dict[str, Any], capture: WriteCapture) -> None:
+        """Fill in the diff (or the created object) from the captured JSON."""
         verb = document["verb"]
         if verb == "create" and capture.before is None and capture.after is not None:
-            document["object"] = _redacted(_without_noise(_DECODER.decode(capture.after)))
+            document["object"] = redact_secret(_without_noise(_DECODER.decode(capture.after)))
         elif (
             verb in ("update", "patch") and capture.before is not None and capture.after is not None
         ):
@@ -106,9 +177,16 @@ class AuditRecord:
                 patch = redact_patch(patch)
             document["diff"] = patch
 
+    def shown(self) -> bool:
+        """Whether the feed shows this request (a mutating request on a resource)."""
+        return self.document() is not None
+
     def matches(self, query: Mapping[str, str]) -> bool:
         """Whether the record passes the query's ``resource``/``group``/``namespace``/``name``."""
-        ref = self.document["objectRef"]
+        document = self.document()
+        if document is None:
+            return False
+        ref = document["objectRef"]
         for parameter, field in _FILTERS:
             wanted = query.get(parameter)
             if wanted is not None and (ref.get(field) or "") != wanted:
@@ -156,47 +234,17 @@ class AuditFeed:
         response: web.StreamResponse,
         token: contextvars.Token[WriteCapture | None],
     ) -> None:
-        """Record ``request`` with its answer."""
+        """Record ``request`` with its answer (what it was is worked out when it is read)."""
         WRITE_CAPTURE.reset(token)
         capture = request.get(_CAPTURE_KEY)
-        user = request_user(request)
-        attributes = request_attributes(user, request.method, request.path, request.query)
-        if not attributes.resource_request or attributes.verb not in _RECORDED_VERBS:
-            return
-        written = capture is not None and capture.writes > 0
-        resource = capture.resource if written and capture is not None else None
-        name, uid = attributes.name, None
-        if written and capture is not None:
-            name, uid = _identity(capture, name)
-        api_version = (
-            f"{attributes.api_group}/{attributes.api_version}"
-            if attributes.api_group
-            else attributes.api_version
+        record = AuditRecord(
+            request,
+            response.status,
+            capture if capture is not None and capture.writes else None,
+            self._audit_id(request),
         )
-        document: dict[str, Any] = {
-            "time": rfc3339_micro(time.time()),
-            "auditID": self._audit_id(request) or new_audit_id(),
-            "verb": attributes.verb,
-            "user": {"username": user.username, "groups": list(user.groups)},
-            "userAgent": request.headers.get("User-Agent"),
-            "fieldManager": request.query.get("fieldManager"),
-            "objectRef": {
-                "apiVersion": api_version,
-                "apiGroup": attributes.api_group,
-                "resource": attributes.resource,
-                "kind": resource.kind if resource is not None else None,
-                "namespace": attributes.namespace or None,
-                "name": name or None,
-                "uid": uid,
-                "subresource": attributes.subresource or None,
-            },
-            "responseCode": response.status,
-            "resourceVersion": str(capture.revision) if written and capture else None,
-            "diff": None,
-        }
-        record = AuditRecord(document, capture if written else None)
-        if written and capture is not None and _is_secret(capture):
-            record.settle()  # now: Secret values must not stay in memory
+        if capture is not None and capture.writes and _is_secret(capture):
+            record.document()  # now: Secret values must not stay in memory
         self.ring.append(record)
 
     # -- serving ------------------------------------------------------------------------------
@@ -218,7 +266,7 @@ class AuditFeed:
         since = _whole(query, "since", 0) or 0
         limit = _whole(query, "limit", None)
         filtered = any(query.get(parameter) is not None for parameter, _ in _FILTERS)
-        match = (lambda record: record.matches(query)) if filtered else None
+        match = (lambda record: record.matches(query)) if filtered else AuditRecord.shown
         if query.get("watch") in ("1", "true"):
             return await self._stream(request, since, match)
         ring = self.ring
@@ -237,7 +285,7 @@ class AuditFeed:
         self,
         request: web.BaseRequest,
         since: int,
-        match: Callable[[AuditRecord], bool] | None,
+        match: Callable[[AuditRecord], bool],
     ) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -253,7 +301,7 @@ class AuditFeed:
                     chunk = b"".join(
                         b"id: %d\nevent: audit\ndata: %s\n\n" % (seq, record.to_json(seq))
                         for seq, record in records
-                        if match is None or match(record)
+                        if match(record)
                     )
                     if chunk:
                         await response.write(chunk)
@@ -295,7 +343,3 @@ def _without_noise(obj: dict[str, Any]) -> dict[str, Any]:
     if isinstance(metadata, dict):
         obj["metadata"] = {k: v for k, v in metadata.items() if k not in _NOISE}
     return obj
-
-
-def _redacted(obj: dict[str, Any]) -> dict[str, Any]:
-    return redact_secret(obj)

@@ -25,28 +25,31 @@ class WriteCapture:
     """The stored object one request changed: its JSON before (None: created) and after
     (None: deleted), and the revision of the last write."""
 
-    __slots__ = ("after", "before", "key", "resource", "revision", "writes")
+    __slots__ = ("_first", "after", "before", "resource", "revision", "writes")
 
     def __init__(self) -> None:
         self.resource: ServedResource | None = None
-        self.key = ""
         self.before: bytes | None = None
         self.after: bytes | None = None
         self.revision = 0
         self.writes = 0
+        # The first write's JSON (before, else after): its key is worked out only if another
+        # write follows (most requests make one).
+        self._first: bytes | None = None
 
     def wrote(
         self, resource: ServedResource, old: dict[str, Any] | None, new: bytes | None, revision: int
     ) -> None:
         """A write was committed (``old`` as it was stored, ``new`` its JSON)."""
-        key = _key(resource, old, new)
         if self.writes == 0:
             self.resource = resource
-            self.key = key
             # Encoded (in C) rather than kept: bytes are a fraction of a decoded object's size.
             self.before = _ENCODER.encode(old) if old is not None else None
-        elif key != self.key:
-            return
+            self._first = self.before if self.before is not None else new
+        elif self._first is None or _key(resource, old, new) != _key(
+            self.resource, None, self._first
+        ):
+            return  # another object's write (a reaction): not the request's own
         self.after = new
         self.revision = revision
         self.writes += 1
@@ -71,7 +74,7 @@ def stored_identity(value: bytes) -> tuple[str, str, str]:
     return metadata.name, metadata.namespace, metadata.uid
 
 
-def _key(resource: ServedResource, old: dict[str, Any] | None, new: bytes | None) -> str:
+def _key(resource: ServedResource | None, old: dict[str, Any] | None, new: bytes | None) -> str:
     """The storage key of the written object (only its name is decoded from ``new``)."""
     if old is not None:
         metadata = old.get("metadata") or {}
@@ -81,7 +84,7 @@ def _key(resource: ServedResource, old: dict[str, Any] | None, new: bytes | None
         name, namespace = named.name, named.namespace or None
     else:
         return ""
-    return resource.storage_key(namespace, name)
+    return resource.storage_key(namespace, name) if resource is not None else ""
 
 
 #: The capture of the request being served (None: nobody captures).
