@@ -156,7 +156,7 @@ class RecordingClient:
                 else:
                     own_writes.end(key, *recorded)
             if trace is not None:
-                self._trace_write(trace, flight, method, kwargs, before, answer)
+                self._trace_write(trace, flight, method, kwargs, before, answer, captured.body)
 
     def _trace_write(
         self,
@@ -166,6 +166,7 @@ class RecordingClient:
         kwargs: Mapping[str, Any],
         before: Any,
         answer: Any,
+        body: bytes,
     ) -> None:
         after = None
         if answer is not None and not kwargs.get("dry_run"):
@@ -178,6 +179,7 @@ class RecordingClient:
             before,
             after,
             kwargs.get("field_manager") or getattr(self._client, "field_manager", None),
+            body,
         )
 
     # Plain functions returning the coroutine of _write: one coroutine per write, not two.

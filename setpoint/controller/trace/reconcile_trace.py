@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
+
+import msgspec
 
 from setpoint.api.gvk import ObjectKey
 from setpoint.api.patch import create_json_patch
@@ -22,6 +24,8 @@ DEFAULT_TRACE_CAPACITY: Final = 10_000
 #: Own writes remembered per trace to tell a watch event of one from anyone else's.
 _MAX_OWN_WRITES: Final = 10_000
 _NO_KIND: Final = ("", "")
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder()
 #: Fields left out of a write's diff: they change on every write and say nothing.
 _NOISE: Final = ("managedFields", "resourceVersion")
 
@@ -172,9 +176,11 @@ class ReconcileTrace:
         before: CachedObject | Mapping[str, Any] | None,
         after: Mapping[str, Any] | None,
         field_manager: str | None,
+        body: bytes = b"",
     ) -> None:
         """A write of the current reconcile answered: ``after`` is the server's answer (None
-        when it failed, then only the in-flight mark is cleared)."""
+        when it failed, then only the in-flight mark is cleared), ``body`` its JSON when the
+        client kept it."""
         if flight is not None:
             remaining = self._in_flight.get(flight, 1) - 1
             if remaining > 0:
@@ -212,7 +218,7 @@ class ReconcileTrace:
                     verb,
                     version or None,
                     field_manager,
-                    None if verb == "delete" else _diff_of(before, after),
+                    None if verb == "delete" else _diff_of(before, after, body),
                 ),
                 self._primary_of(controller, KEY.get()),
             )
@@ -269,16 +275,17 @@ class ReconcileTrace:
         )
 
 
-def _diff_of(
-    before: CachedObject | Mapping[str, Any] | None, after: Mapping[str, Any]
-) -> Callable[[], list[dict[str, Any]]] | list[dict[str, Any]]:
-    """The JSON patch from ``before`` to ``after``: made later (a function) unless the object
-    is a Secret, whose values must not stay in memory."""
-    old: Any = before
+class WriteDiff(msgspec.Struct, gc=False):
+    """A write's diff, made when its record is first read: from the cached object ``before``
+    (None: nothing cached) to the answer's JSON ``after``. Bytes and a cache object only, so a
+    ring full of writes gives the garbage collector nothing to walk."""
 
-    def make() -> list[dict[str, Any]]:
-        previous = old.to_dict() if isinstance(old, CachedObject) else dict(old or {})
-        current = dict(after)
+    before: CachedObject | None
+    after: bytes
+
+    def __call__(self) -> list[dict[str, Any]]:
+        previous = self.before.to_dict() if self.before is not None else {}
+        current = _DECODER.decode(self.after)
         for document in (previous, current):
             metadata = document.get("metadata")
             if isinstance(metadata, Mapping):
@@ -286,6 +293,15 @@ def _diff_of(
         patch = create_json_patch(previous, current)
         return redact_patch(patch) if is_secret(current) or is_secret(previous) else patch
 
+
+def _diff_of(
+    before: CachedObject | Mapping[str, Any] | None, after: Mapping[str, Any], body: bytes
+) -> WriteDiff | list[dict[str, Any]]:
+    """The diff of a write: made later unless the object is a Secret, whose values must not
+    stay in memory. ``body`` is the answer's JSON as the server sent it (b"": encode it)."""
+    if before is not None and not isinstance(before, CachedObject):
+        before = CachedObject.from_dict(before)
+    diff = WriteDiff(before, body or _ENCODER.encode(after))
     if is_secret(after):
-        return make()
-    return make
+        return diff()
+    return diff
