@@ -622,7 +622,9 @@ class Controller:
                 duration = time.monotonic() - started
                 self._time.observe(duration)
                 self._active.count -= 1
-                if trace is not None:
+                if trace is not None and result_name == "success":
+                    trace.reconcile_end(self.name, request, reconcile_id, duration, "success")
+                elif trace is not None:
                     self._trace_end(
                         trace, request, reconcile_id, duration, result_name,
                         requeue_after, error_text, backoff,

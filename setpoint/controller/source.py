@@ -28,6 +28,7 @@ from setpoint.controller.handlers import (
 from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.predicates import Predicate, all_pass
 from setpoint.controller.trace import ReconcileTrace, TracingQueue
+from setpoint.controller.trace.records import Ref
 from setpoint.controller.workqueue import PRIORITY_LOW
 
 __all__ = [
@@ -198,13 +199,14 @@ class _Dispatcher:
         self.controller = controller
         self.cause = _cause_of(handler)
         self.view: TracingQueue | None = None
-        # The object of the last watch record and whether it was an own write (asked once).
-        self.last_own: tuple[CachedObject | None, bool] = (None, False)
+        # The object of the last watch record, whether it was an own write (asked once), and
+        # the object as the record names it.
+        self.last_own: tuple[CachedObject | None, bool, Ref | None] = (None, False, None)
 
     def _own(self, obj: CachedObject) -> bool:
         """Whether ``obj`` carries the controller's own write (as its watch record said, when
         it is that record's object; an event held back by own writes is asked again)."""
-        seen, own = self.last_own
+        seen, own, _ = self.last_own
         if seen is obj:
             return own
         assert self.trace is not None
@@ -221,18 +223,16 @@ class _Dispatcher:
         if view is None:
             view = self.view = TracingQueue(self.trace, self.controller, self.queue)
         view.target = queue
-        view.cause = (
-            kind,
-            handler_name,
-            (obj.api_version, obj.kind, obj.namespace, obj.name, None),
-            event_type,
-        )
+        seen, _, ref = self.last_own
+        if seen is not obj or ref is None:
+            ref = (obj.api_version, obj.kind, obj.namespace, obj.name, None)
+        view.cause = (kind, handler_name, ref, event_type)
         view.own_write = own
         return view
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
         if self.trace is not None:
-            self.last_own = (obj, self.trace.watch(self.controller, "ADDED", obj))
+            self.last_own = (obj, *self.trace.watch(self.controller, "ADDED", obj))
         own = self.own_writes
         # is_own first: the usual own event is dropped without building the closure that
         # intercept needs to hold an event (is_own changes nothing when it says False).
@@ -257,7 +257,7 @@ class _Dispatcher:
 
     def on_update(self, old: CachedObject, new: CachedObject) -> None:
         if self.trace is not None:
-            self.last_own = (new, self.trace.watch(self.controller, "MODIFIED", new))
+            self.last_own = (new, *self.trace.watch(self.controller, "MODIFIED", new))
         own = self.own_writes
         if own is not None and (
             own.is_own(new) or own.intercept(new, lambda: self._on_update(old, new))
@@ -279,8 +279,8 @@ class _Dispatcher:
         try:
             queue = self.queue
             if self.trace is not None:
-                own = self.trace.watch(self.controller, "DELETED", obj)
-                queue = self._traced(queue, obj, "DELETED", own)
+                self.last_own = (obj, *self.trace.watch(self.controller, "DELETED", obj))
+                queue = self._traced(queue, obj, "DELETED", self._own(obj))
             if self.predicate is None or self.predicate.delete(obj):
                 self.handler.on_delete(obj, queue)
         except Exception:

@@ -57,22 +57,18 @@ class ReconcileTrace:
 
     # -- watch events and enqueues ---------------------------------------------------------
 
-    def watch(self, controller: str, event_type: str, obj: CachedObject) -> bool:
-        """A watch event delivered to a source of ``controller``; whether it is its own write."""
+    def watch(self, controller: str, event_type: str, obj: CachedObject) -> tuple[bool, Ref]:
+        """A watch event delivered to a source of ``controller``; whether it is its own write,
+        and the object as records name it."""
         namespace, name, uid, version = obj.identity
         own = (controller, uid, version) in self._own or (
             bool(self._in_flight) and (controller, obj.kind, namespace, name) in self._in_flight
         )
+        ref = (obj.api_version, obj.kind, namespace, name, uid)
         self._append(
-            TraceRecord(
-                "watch",
-                controller,
-                (obj.api_version, obj.kind, namespace, name, uid),
-                None,
-                (event_type, version or None, own),
-            )
+            TraceRecord("watch", controller, ref, None, (event_type, version or None, own))
         )
-        return own
+        return own, ref
 
     def enqueue(
         self,
@@ -139,7 +135,6 @@ class ReconcileTrace:
         reconcile_id: str,
         duration: float,
         result: str,
-        *,
         requeue_after: float | None = None,
         error: str | None = None,
         backoff: float | None = None,
