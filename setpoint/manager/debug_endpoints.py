@@ -21,8 +21,8 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import msgspec
 from aiohttp import web
@@ -32,7 +32,38 @@ from setpoint.controller.controller import Controller
 from setpoint.controller.trace.records import TraceFilter, TraceRecord, rfc3339_micro
 
 if TYPE_CHECKING:
-    from setpoint.manager.manager import Manager
+    from setpoint.cache import Cache
+    from setpoint.client.client import Client
+    from setpoint.controller.trace import ReconcileTrace
+    from setpoint.manager.leader_election import LeaderElector
+
+
+class ManagerView(Protocol):
+    """What the debug endpoints read of a manager (:class:`~setpoint.manager.Manager`)."""
+
+    trace: ReconcileTrace | None
+    identity: str
+    start_time: float | None
+    leader_election: bool
+    leader_election_id: str | None
+    leader_election_namespace: str | None
+    elector: LeaderElector | None
+
+    @property
+    def debug_peers(self) -> Sequence[ManagerView]: ...
+    @property
+    def controllers(self) -> list[Controller]: ...
+    @property
+    def connected(self) -> bool: ...
+    @property
+    def started(self) -> bool: ...
+    @property
+    def is_leader(self) -> bool: ...
+    @property
+    def client(self) -> Client: ...
+    @property
+    def cache(self) -> Cache: ...
+
 
 __all__ = [
     "CONTROLLERS_PATH",
@@ -55,7 +86,7 @@ _ENCODER = msgspec.json.Encoder()
 _RESULTS: Final = ("success", "error", "requeue", "requeue_after")
 
 
-def add_debug_routes(app: web.Application, manager: Manager) -> None:
+def add_debug_routes(app: web.Application, manager: ManagerView) -> None:
     """Serve `manager`'s (and its debug peers') debug endpoints on `app`."""
     endpoints = _DebugEndpoints(manager)
     app.router.add_get(CONTROLLERS_PATH, endpoints.controllers)
@@ -90,7 +121,7 @@ def _whole(query: Mapping[str, str], name: str, default: int | None, minimum: in
 
 
 class _DebugEndpoints:
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: ManagerView) -> None:
         self.manager = manager
         # (monotonic time, {controller: reconciles so far}) samples for the 1-minute rate.
         self._samples: deque[tuple[float, dict[str, float]]] = deque()
@@ -100,7 +131,7 @@ class _DebugEndpoints:
 
     # -- what is shown ------------------------------------------------------------------------
 
-    def _managers(self) -> list[Manager]:
+    def _managers(self) -> list[ManagerView]:
         return [self.manager, *self.manager.debug_peers]
 
     def _controllers(self) -> list[Controller]:
@@ -290,7 +321,7 @@ _TRACE_OFF: Final = (
 )
 
 
-def _leader_election(manager: Manager) -> dict[str, Any]:
+def _leader_election(manager: ManagerView) -> dict[str, Any]:
     enabled = bool(manager.leader_election)
     lease = None
     if enabled and manager.connected:
@@ -303,7 +334,7 @@ def _leader_election(manager: Manager) -> dict[str, Any]:
     return {"enabled": enabled, "leader": manager.is_leader, "lease": lease, "holder": holder}
 
 
-def _informers(manager: Manager) -> Iterable[dict[str, Any]]:
+def _informers(manager: ManagerView) -> Iterable[dict[str, Any]]:
     if not manager.connected:
         return []
     found = []
