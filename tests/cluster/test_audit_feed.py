@@ -211,3 +211,23 @@ async def test_the_watch_streams_new_writes_as_they_are_made_until_the_server_st
     assert seq_line == f"id: {record['seq']}" and record["seq"] > last_seq + 1
     assert (record["verb"], record["objectRef"]["name"]) == ("create", "streamed")
     assert received - parse_micro_time(record["time"]).timestamp() < 1.0
+
+
+async def test_a_deletecollection_names_no_single_object() -> None:
+    async with (
+        LocalCluster(controllers=False) as cluster,
+        raw_api(cluster.url, cluster.token) as api,
+    ):
+        for name in ("a", "b"):
+            await api.request(
+                "POST",
+                "/api/v1/namespaces/default/configmaps",
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}},
+            )
+        deleted = await api.request("DELETE", "/api/v1/namespaces/default/configmaps")
+        (record,) = (await feed(api, "?resource=configmaps"))["records"][-1:]
+    assert deleted.status == 200
+    assert record["verb"] == "deletecollection" and record["responseCode"] == 200
+    assert record["objectRef"]["name"] is None and record["objectRef"]["uid"] is None
+    assert record["objectRef"]["kind"] == "ConfigMap"
+    assert record["diff"] is None and record["resourceVersion"] is None

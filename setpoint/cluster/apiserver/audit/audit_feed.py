@@ -119,7 +119,9 @@ class AuditRecord:
         written = capture is not None and capture.writes > 0
         resource = capture.resource if capture is not None and written else None
         name, uid = attributes.name, None
-        if capture is not None and written:
+        if capture is not None and written and attributes.verb != "deletecollection":
+            # A create names its object in the body; a deletecollection names none (the
+            # capture holds only the first object it deleted).
             name, uid = _identity(capture, name)
         api_version = (
             f"{attributes.api_group}/{attributes.api_version}"
@@ -145,7 +147,9 @@ class AuditRecord:
                 "subresource": attributes.subresource or None,
             },
             "responseCode": self.status,
-            "resourceVersion": str(capture.revision) if capture is not None and written else None,
+            "resourceVersion": str(capture.revision)
+            if capture is not None and written and attributes.verb != "deletecollection"
+            else None,
             "diff": None,
         }
         if capture is not None and written:
