@@ -1,4 +1,4 @@
-"""The console with 10,000 objects of a kind: page load and live-update latency (issue 25).
+"""The console with 10,000 objects of a kind: page load and live-update latency.
 
     python -m bench.console_page_load [--json] [--quick]
 

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -192,8 +192,22 @@ class RequestCounter:
         return Counter(self.counts)
 
 
-async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]:
-    """(f): requests per Widget on first convergence, then while idle."""
+async def fanout(
+    client: Client,
+    namespace: str,
+    objects: int,
+    *,
+    trace_capacity: int | None = None,
+    idle_seconds: float = IDLE_SECONDS,
+    before_operator: Callable[[], Awaitable[None]] | None = None,
+    after_convergence: Callable[[], Awaitable[None]] | None = None,
+) -> dict[str, Any]:
+    """(f): requests per Widget on first convergence, then while idle.
+
+    ``trace_capacity`` turns the operator's reconcile trace on (``bench.trace_overhead``); the
+    process CPU seconds from the operator's start to convergence come back as
+    ``fanout_cpu_seconds`` (the server runs in another process).
+    """
     with contextlib.suppress(Exception):
         await client.create(_widget_crd())
     async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
@@ -217,9 +231,15 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
     )
     operator_client = await Client.from_config(client.config)
     counter = RequestCounter(operator_client)
-    op = Operator("bench-fanout", operator_client, namespaces=[namespace])
+    op = Operator(
+        "bench-fanout", operator_client, namespaces=[namespace], trace_capacity=trace_capacity
+    )
     reconciles: Counter[str] = Counter()
     status_patches = 0
+    # Widgets whose status the operator has written: all of them = converged, seen without
+    # listing (a list of N Widgets every poll would cost this process more than the operator).
+    patched: set[str] = set()
+    all_patched = asyncio.Event()
 
     @op.reconciler(for_=(f"{WIDGET_GROUP}/v1", "Widget"), owns=[kinds.ConfigMap], max_concurrent=16)
     async def reconcile(ctx: Context, request: Request) -> None:
@@ -237,9 +257,16 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
         if before != size:
             status_patches += 1
         await ctx.patch_status({"size": size})
+        patched.add(request.name)
+        if len(patched) == objects:
+            all_patched.set()
 
+    if before_operator is not None:
+        await before_operator()  # e.g. start counting instructions (bench.trace_overhead)
+    cpu_started, wall_started = time.process_time(), time.perf_counter()
     async with op:
         async with asyncio.timeout(WAIT_TIMEOUT_SECONDS):
+            await all_patched.wait()
             while True:
                 widgets = await client.list(f"{WIDGET_GROUP}/v1", "Widget", namespace=namespace)
                 if sum(1 for w in widgets if (w.get("status") or {}).get("size")) == objects:
@@ -247,8 +274,12 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
                 await asyncio.sleep(0.2)
         # Let in-flight work and the last events settle before the idle window.
         await asyncio.sleep(1.0)
+        cpu_seconds = time.process_time() - cpu_started
+        wall_seconds = time.perf_counter() - wall_started
+        if after_convergence is not None:
+            await after_convergence()
         converged = counter.snapshot()
-        await asyncio.sleep(IDLE_SECONDS)
+        await asyncio.sleep(idle_seconds)
         idle = counter.snapshot() - converged
     await operator_client.close()
     return {
@@ -259,6 +290,9 @@ async def fanout(client: Client, namespace: str, objects: int) -> dict[str, Any]
         "fanout_idle_requests": sum(idle.values()),
         "fanout_reconciles_per_object": sum(reconciles.values()) / objects,
         "fanout_status_patches_per_object": status_patches / objects,
+        "fanout_cpu_seconds": cpu_seconds,
+        "fanout_converge_seconds": wall_seconds,
+        "fanout_trace_records": op.trace.ring.last_seq if op.trace is not None else 0,
     }
 
 

@@ -291,6 +291,23 @@ class Cache:
             matches,
         )
 
+    def peek(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> CachedObject | None:
+        """The cached object ``namespace/name`` of a kind some informer already watches, else
+        None; never starts an informer nor waits (for code that only looks, e.g. the trace)."""
+        for informer in self._by_type.get((api_version, kind)) or self._informers_of(
+            api_version, kind
+        ):
+            scope = namespace if informer.resource.namespaced else None
+            stored = informer._store.get_by_name(name, scope)
+            found = informer.recent_writes.get_by_name(
+                scope, name, stored, informer.observed_version
+            )
+            if found is not None:
+                return found
+        return None
+
     # -- read-your-own-writes ----------------------------------------------------------------
 
     def _informers_of(self, api_version: str, kind: str) -> tuple[SharedInformer, ...]:

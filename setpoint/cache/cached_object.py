@@ -198,6 +198,18 @@ class CachedObject(msgspec.Struct, frozen=True, gc=False):
         return self._meta.resource_version or ""
 
     @property
+    def identity(self) -> tuple[str | None, str, str, str]:
+        """``(namespace, name, uid, resourceVersion)`` in one read, as the properties give
+        them (for hot paths that need all four, e.g. the reconcile trace)."""
+        meta = self._meta
+        return (
+            meta.namespace or None,
+            meta.name or "",
+            meta.uid or "",
+            meta.resource_version or "",
+        )
+
+    @property
     def generation(self) -> int | None:
         """``metadata.generation`` (None when the kind has none)."""
         return self._meta.generation

@@ -14,6 +14,7 @@ import click
 from setpoint.cli.cluster_clock import CLOCK_MODES, clock, cluster_clock
 from setpoint.cli.cluster_nodes import node
 from setpoint.cluster.apiserver.audit import AuditLogError
+from setpoint.cluster.apiserver.audit.audit_feed import DEFAULT_AUDIT_FEED_SIZE
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
 from setpoint.cluster.apiserver.storage.base import StorageOpenError
 from setpoint.cluster.controllers.kubelet.log_files import parse_size
@@ -158,6 +159,13 @@ cluster.add_command(clock)
     "told to (`setpoint cluster clock advance 2h`, `... clock set TIME`).",
 )
 @click.option(
+    "--audit-feed-size",
+    type=click.IntRange(min=0),
+    default=DEFAULT_AUDIT_FEED_SIZE,
+    show_default=True,
+    help="Recent writes kept, with their diffs, for GET /debug/setpoint/audit (0: off).",
+)
+@click.option(
     "--log-level",
     type=click.Choice(LOG_LEVELS),
     default="info",
@@ -181,6 +189,7 @@ def serve(
     audit_log: str | None,
     audit_level: str,
     clock_mode: str,
+    audit_feed_size: int,
     log_level: str,
 ) -> None:
     """Serve the Kubernetes API on 127.0.0.1 in the foreground.
@@ -234,6 +243,7 @@ def serve(
                 audit_log=audit_log,
                 audit_level=audit_level,
                 clock_mode=clock_mode,
+                audit_feed_size=audit_feed_size,
             )
         )
     except (StorageOpenError, IdentityError, DataDirectoryError, AuditLogError) as exc:
@@ -260,6 +270,7 @@ async def _serve(
     audit_log: str | None = None,
     audit_level: str = "Metadata",
     clock_mode: str = "real",
+    audit_feed_size: int = DEFAULT_AUDIT_FEED_SIZE,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -282,6 +293,7 @@ async def _serve(
         audit_log=audit_log,
         audit_level=audit_level,
         clock=cluster_clock(clock_mode),
+        audit_feed_size=audit_feed_size,
     )
     async with local:
         _say_how_pods_run(local, run_pods)

@@ -390,6 +390,8 @@ def dev_command(
                             "--kubeconfig",
                             str(config_path),
                             "--webhooks-local",
+                            # The reconcile trace is on under dev (for the console).
+                            "--trace",
                         ),
                         cwd=session.root,
                     )

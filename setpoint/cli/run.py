@@ -24,6 +24,7 @@ from pathlib import Path
 import click
 
 from setpoint.cli.run_errors import describe_failure
+from setpoint.controller.trace import DEFAULT_TRACE_CAPACITY
 from setpoint.manager.api_server_wait import wait_for_api_server
 from setpoint.manager.health import HealthCheck
 from setpoint.manager.manager import Manager, ManagerError
@@ -81,6 +82,29 @@ async def run_operators(
                 await manager.close_client()
         return EXIT_FAILED
     return 0
+
+
+class _TraceCapacity(click.ParamType[int]):
+    """N of ``--trace[=N]``: a whole number of records, with a hint when TARGET was taken
+    for it (``--trace`` before TARGET)."""
+
+    name = "N"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> int:
+        try:
+            number = int(str(value))
+        except ValueError:
+            number = 0
+        if number < 1:
+            self.fail(
+                f"N must be a whole number of records >= 1, got {value!r} (write --trace=N, "
+                "or put a bare --trace after TARGET)",
+                param,
+                ctx,
+            )
+        return number
 
 
 @click.command(name="run")
@@ -179,6 +203,18 @@ async def run_operators(
     help="Make the operator's clock (requeue timers, ctx.now(), condition times) follow the "
     "local cluster's clock (`setpoint cluster serve --clock manual`).",
 )
+@click.option(
+    "--trace",
+    "trace_capacity",
+    type=_TraceCapacity(),
+    is_flag=False,
+    flag_value=DEFAULT_TRACE_CAPACITY,
+    default=None,
+    help="Keep a trace of the last N reconcile steps (default N "
+    f"{DEFAULT_TRACE_CAPACITY:,}) and serve it on the metrics endpoint under "
+    "/debug/setpoint/trace. Off unless given (on under setpoint dev and demo).",
+)
+@click.option("--no-trace", is_flag=True, help="Keep no reconcile trace (the default).")
 @click.option("--debug", is_flag=True, help="Print tracebacks of expected failures too.")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default="human", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
@@ -212,6 +248,8 @@ def run_command(
     webhook_cert_dir: str | None,
     webhooks_local: bool | None,
     follow_cluster_clock: bool | None,
+    trace_capacity: int | None,
+    no_trace: bool,
 ) -> None:
     """Run the operator defined in TARGET (a .py file or a module, optionally :attribute; or
     an Ansible operator's watches.yaml, or a directory holding one).
@@ -236,6 +274,10 @@ def run_command(
         raise click.UsageError(str(error)) from None
     if as_groups and not as_user:
         raise click.UsageError("--as-group requires --as (the user to act as)")
+    if no_trace and trace_capacity is not None:
+        raise click.UsageError("--trace and --no-trace: give one of them")
+    if no_trace:
+        trace_capacity = 0
     pod = in_cluster() and kubeconfig is None
     if metrics_bind_address is None:
         metrics_bind_address = IN_CLUSTER_METRICS_BIND_ADDRESS if pod else LOCAL_BIND_ADDRESS
@@ -269,9 +311,13 @@ def run_command(
                 webhook_cert_dir=webhook_cert_dir,
                 webhooks_local=webhooks_local,
                 follow_cluster_clock=follow_cluster_clock,
+                trace_capacity=trace_capacity,
             )
             if not first:
                 managers[0].add_readyz_check(f"operator-{index}", _ready_check(manager))
+        for manager in managers[1:]:
+            # One metrics endpoint per process: it shows every operator's controllers.
+            managers[0].add_debug_peer(manager)
     except (ManagerError, ValueError) as error:
         raise click.UsageError(str(error)) from None
     sys.exit(asyncio.run(run_operators(managers, debug=debug)))

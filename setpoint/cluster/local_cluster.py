@@ -41,6 +41,8 @@ or as a ServiceAccount (:meth:`LocalCluster.write_service_account_kubeconfig`).
 ``audit_log`` (a file path; off by default) makes the server append one ``audit.k8s.io/v1``
 Event per request to it, at ``audit_level`` ``"Metadata"`` (default) or ``"Request"``, except
 requests by members of ``audit_omit_groups`` (:mod:`setpoint.cluster.apiserver.audit`).
+``audit_feed_size`` (default 10,000; 0: off) is how many recent writes, with their diffs, the
+server keeps for ``GET /debug/setpoint/audit`` (:mod:`~.apiserver.audit.audit_feed`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from types import TracebackType
 from typing import Final
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
+from setpoint.cluster.apiserver.audit.audit_feed import DEFAULT_AUDIT_FEED_SIZE
 from setpoint.cluster.apiserver.auth.authentication.token_request import (
     DEFAULT_EXPIRATION_SECONDS,
     create_token,
@@ -149,6 +152,7 @@ class LocalCluster:
         audit_log: str | Path | None = None,
         audit_level: str = "Metadata",
         audit_omit_groups: Sequence[str] = (),
+        audit_feed_size: int = DEFAULT_AUDIT_FEED_SIZE,
     ) -> None:
         if faults is not None:
             parse_fault_spec(faults)  # a bad SPEC fails here, before anything starts
@@ -165,6 +169,7 @@ class LocalCluster:
         self._clock = clock
         self._client_ca = Path(client_ca).expanduser() if client_ca is not None else None
         self._audit = (audit_log, audit_level, tuple(audit_omit_groups))
+        self._audit_feed_size = audit_feed_size
         self._requested_kubeconfig = kubeconfig_path
         self._temporary_dir: str | None = None
         if run_pods not in (False, True, "isolated", "unsafe"):
@@ -259,6 +264,7 @@ class LocalCluster:
             audit_log=self._audit[0],
             audit_level=self._audit[1],
             audit_omit_groups=self._audit[2],
+            audit_feed_size=self._audit_feed_size,
         )
         self.server.custom_resource_checks[(STAGE_GROUP, STAGE_KIND)] = stage_field_errors
         if self._faults_spec:

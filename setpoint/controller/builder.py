@@ -323,6 +323,8 @@ class Builder:
         if primary_source is not None and options.get("resync_period") is not None:
             options["resync_keys"] = functools.partial(_keys_of, primary_source)
         controller = Controller(name, reconciler, sources=sources, **options)
+        if self._for is not None:
+            controller.for_kind = (self._for.api_version, self._for.kind)
         self._manager.add(controller)
         self._built = True
         return controller

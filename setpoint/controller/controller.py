@@ -38,7 +38,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
 from setpoint.api.clock import SYSTEM_CLOCK, Clock
 from setpoint.client.errors import AlreadyExists, Conflict, Forbidden
@@ -55,6 +55,7 @@ from setpoint.controller.reconcile import (
     TerminalError,
 )
 from setpoint.controller.source import Source
+from setpoint.controller.trace import ReconcileTrace
 from setpoint.controller.workqueue import PRIORITY_LOW, QueueShutDown, WorkQueue
 
 if TYPE_CHECKING:
@@ -222,9 +223,23 @@ class Controller:
         self._panics = metrics.RECONCILE_PANICS.labels(name)
         self._timeouts = metrics.RECONCILE_TIMEOUTS.labels(name)
         self._time = HistogramCell(metrics.RECONCILE_TIME.labels(name))
+        #: The primary kind ``(apiVersion, kind)`` (set by the builder; None: not known).
+        self.for_kind: tuple[str, str] | None = None
+        #: The reconcile trace (None: off, the default; see :meth:`attach_trace`).
+        self.trace: ReconcileTrace | None = None
+        #: Keys whose last reconcile failed and will be retried -> its one-line error.
+        self.failures: dict[Request, str] = {}
 
     def __repr__(self) -> str:
         return f"<Controller {self.name} workers={self.max_concurrent_reconciles}>"
+
+    def attach_trace(self, trace: ReconcileTrace) -> None:
+        """Record this controller's steps in ``trace`` (before :meth:`start`)."""
+        if self._started:
+            raise RuntimeError(f"controller {self.name}: attach_trace() must come before start()")
+        self.trace = trace
+        if self.for_kind is not None:
+            trace.controllers[self.name] = self.for_kind
 
     @property
     def started(self) -> bool:
@@ -243,6 +258,7 @@ class Controller:
         self._sources.append(source)
         if self._started:
             self._share_own_writes(source)
+            self._share_trace(source)
             await source.start(self.queue)
             await self._wait_for_sync([source])
 
@@ -268,6 +284,7 @@ class Controller:
         try:
             for source in self._sources:
                 self._share_own_writes(source)
+                self._share_trace(source)
                 await source.start(self.queue)
             await self._wait_for_sync(self._sources)
         except BaseException:
@@ -420,6 +437,12 @@ class Controller:
         if hasattr(source, "own_writes") and getattr(source, "own_writes", None) is None:
             source.own_writes = self.own_writes
 
+    def _share_trace(self, source: Source) -> None:
+        if self.trace is not None and hasattr(source, "trace"):
+            traced: Any = source
+            traced.trace = self.trace
+            traced.controller_name = self.name
+
     async def _resync(self, period: float) -> None:
         """Every ``period``: queue every known key at low priority (level-based safety net)."""
         assert self._resync_keys is not None
@@ -430,7 +453,11 @@ class Controller:
             except Exception:
                 logger.exception("controller %s: listing keys to resync failed", self.name)
                 continue
+            trace = self.trace
             for key in keys:
+                if trace is not None:
+                    queued = self.queue.is_queued(key)
+                    trace.enqueue(self.name, key, _RESYNC_CAUSE, deduplicated=queued)
                 self.queue.add(key, PRIORITY_LOW)
             logger.debug("controller %s: resync queued %d key(s)", self.name, len(keys))
 
@@ -465,10 +492,20 @@ class Controller:
 
     async def _reconcile(self, request: Request) -> None:
         queue = self.queue
+        trace = self.trace
         self._active.count += 1
         started = time.monotonic()
         key = str(request)
+        # What the trace records of the outcome (set on the way; cheap when it is off).
+        result_name = "success"
+        error_text: str | None = None
+        backoff: float | None = None
+        requeue_after: float | None = None
         with reconcile_context(self.name, key) as reconcile_id:
+            if trace is not None:
+                trace.reconcile_begin(
+                    self.name, request, queue.last_wait, queue.num_requeues(request), reconcile_id
+                )
             try:
                 try:
                     result = await self._invoke(request)
@@ -483,6 +520,8 @@ class Controller:
                     ) from cancelled
             except TerminalError as exc:
                 queue.forget(request)
+                result_name, error_text = "error", _one_line(exc)
+                self.failures.pop(request, None)
                 self._last_error.pop(request, None)
                 self._errors.inc()
                 self._terminal.inc()
@@ -494,12 +533,15 @@ class Controller:
             except RetryLater as exc:
                 self._errors.inc()
                 self._total["error"].inc()
+                result_name, error_text = "error", _one_line(exc)
+                self.failures[request] = error_text
                 if exc.after is None:
-                    queue.add_rate_limited(request)
+                    backoff = queue.add_rate_limited(request)
                     when = f"retry {queue.num_requeues(request)}"
                 else:
                     queue.forget(request)
                     queue.add_after(request, exc.after)
+                    backoff = exc.after
                     when = f"retrying in {exc.after:g}s"
                 logger.info(
                     "reconcile %s %s: %s (%s)",
@@ -510,7 +552,9 @@ class Controller:
                     extra=self._extra(key, reconcile_id),
                 )
             except Conflict as exc:
-                queue.add_rate_limited(request)
+                backoff = queue.add_rate_limited(request)
+                result_name, error_text = "error", _one_line(exc)
+                self.failures[request] = error_text
                 self._errors.inc()
                 self._total["error"].inc()
                 what = (
@@ -524,7 +568,9 @@ class Controller:
                 )  # fmt: skip
             except Forbidden as exc:
                 # RBAC refused a request: one line naming the rule to grant, no traceback.
-                queue.add_rate_limited(request)
+                backoff = queue.add_rate_limited(request)
+                result_name, error_text = "error", _one_line(exc)
+                self.failures[request] = error_text
                 self._errors.inc()
                 self._total["error"].inc()
                 missing = exc.missing_permission
@@ -536,7 +582,9 @@ class Controller:
                     extra=self._extra(key, reconcile_id),
                 )  # fmt: skip
             except Exception as exc:
-                queue.add_rate_limited(request)
+                backoff = queue.add_rate_limited(request)
+                result_name, error_text = "error", _one_line(exc)
+                self.failures[request] = error_text
                 self._errors.inc()
                 self._total["error"].inc()
                 if isinstance(exc, ReconcileTimeoutError):
@@ -555,6 +603,8 @@ class Controller:
             else:
                 if self._last_error:
                     self._last_error.pop(request, None)
+                if self.failures:
+                    self.failures.pop(request, None)
                 delay = None if result is None else result.delay(self.clock.now())
                 if result is None or result.is_zero:
                     queue.forget(request)
@@ -563,12 +613,60 @@ class Controller:
                     queue.forget(request)
                     queue.add_after(request, delay)
                     self._total["requeue_after"].inc()
+                    result_name, requeue_after = "requeueAfter", delay
                 else:
-                    queue.add_rate_limited(request)
+                    backoff = queue.add_rate_limited(request)
                     self._total["requeue"].inc()
+                    result_name = "requeue"
             finally:
-                self._time.observe(time.monotonic() - started)
+                duration = time.monotonic() - started
+                self._time.observe(duration)
                 self._active.count -= 1
+                if trace is not None and result_name == "success":
+                    trace.reconcile_end(self.name, request, reconcile_id, duration, "success")
+                elif trace is not None:
+                    self._trace_end(
+                        trace, request, reconcile_id, duration, result_name,
+                        requeue_after, error_text, backoff,
+                    )  # fmt: skip
+
+    def _trace_end(
+        self,
+        trace: ReconcileTrace,
+        request: Request,
+        reconcile_id: str,
+        duration: float,
+        result: str,
+        requeue_after: float | None,
+        error: str | None,
+        backoff: float | None,
+    ) -> None:
+        """The trace records of a reconcile's end: the end, then the re-queue it caused."""
+        trace.reconcile_end(
+            self.name,
+            request,
+            reconcile_id,
+            duration,
+            result,
+            requeue_after=requeue_after,
+            error=error,
+            backoff=backoff if result != "requeueAfter" else None,
+        )
+        if result == "requeueAfter":
+            cause, delay = "requeueAfter", requeue_after
+        elif result == "requeue":
+            cause, delay = "requeue", backoff
+        elif backoff is not None:
+            cause, delay = "backoff", backoff
+        else:
+            return
+        trace.enqueue(
+            self.name,
+            request,
+            (cause, None, None, None),
+            deduplicated=self.queue.is_queued(request),
+            delay=delay,
+        )
 
     def _extra(self, key: str, reconcile_id: str) -> dict[str, str]:
         """The ``extra`` of a reconcile's log lines (built only when one is written)."""
@@ -615,6 +713,17 @@ class Controller:
         if result is not None and not isinstance(result, Result):
             raise TypeError(f"reconciler returned {type(result).__name__}; expected Result or None")
         return result
+
+
+_RESYNC_CAUSE: Final = ("resync", None, None, None)
+#: Longest error text a trace record keeps.
+_MAX_ERROR_TEXT = 500
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, cut to a readable length."""
+    text = " ".join(_describe(exc).split())
+    return text if len(text) <= _MAX_ERROR_TEXT else text[: _MAX_ERROR_TEXT - 1] + "…"
 
 
 def _describe(exc: BaseException) -> str:

@@ -39,6 +39,8 @@ from setpoint.client.errors import AlreadyExists, ConnectionFailed, NoKindMatch,
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from setpoint.controller.trace import ReconcileTrace
+
 __all__ = [
     "DEFAULT_AGGREGATION_WINDOW",
     "DEFAULT_MAX_PENDING_EVENTS",
@@ -188,6 +190,8 @@ class EventRecorder:
         self._names = itertools.count()
         self._stopped = False
         self.dropped = 0
+        #: The reconcile trace that records each Event too (None: off, the default).
+        self.trace: ReconcileTrace | None = None
         #: Sends repeated because the API server could not be reached.
         self.retries = 0
         with contextlib.suppress(RuntimeError):
@@ -259,10 +263,17 @@ class EventRecorder:
             running = None
         if self._loop is None and running is not None:
             self._loop = running
+        trace = self.trace
         if running is not None and running is self._loop:
+            if trace is not None:
+                trace.event(ref, type, reason, note, trace.context())
             self._record(ref, related_ref, type, reason, action, note)
         elif self._loop is not None and not self._loop.is_closed():
             # Called from a worker thread (sync reconciler): hand over to the loop's thread.
+            if trace is not None:
+                self._loop.call_soon_threadsafe(
+                    trace.event, ref, type, reason, note, trace.context()
+                )
             self._loop.call_soon_threadsafe(
                 self._record, ref, related_ref, type, reason, action, note
             )

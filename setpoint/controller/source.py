@@ -17,9 +17,18 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from setpoint.cache.cached_object import CachedObject
-from setpoint.controller.handlers import Handler, RequestQueue, ScopeResolver
+from setpoint.controller.handlers import (
+    EnqueueRequestForObject,
+    EnqueueRequestForOwner,
+    EnqueueRequestsFromMapFunc,
+    Handler,
+    RequestQueue,
+    ScopeResolver,
+)
 from setpoint.controller.own_writes import OwnWrites
 from setpoint.controller.predicates import Predicate, all_pass
+from setpoint.controller.trace import ReconcileTrace, TracingQueue
+from setpoint.controller.trace.records import Ref
 from setpoint.controller.workqueue import PRIORITY_LOW
 
 __all__ = [
@@ -128,6 +137,25 @@ def _settled(obj: CachedObject) -> bool:
     return observed is None or observed == generation
 
 
+def _cause_of(handler: Handler) -> tuple[str, str]:
+    """A handler's cause kind (``event``: the object's own key; ``mapping``: keys computed from
+    it) and its name as trace records give it."""
+    if isinstance(handler, EnqueueRequestForObject):
+        return "event", "EnqueueRequestForObject"
+    if isinstance(handler, EnqueueRequestsFromMapFunc):
+        fn = handler.map_fn
+        module = getattr(fn, "__module__", None)
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        return "mapping", f"{module}.{name}" if module else name
+    if isinstance(handler, EnqueueRequestForOwner):
+        return (
+            "mapping",
+            f"EnqueueRequestForOwner({handler.owner_api_version} {handler.owner_kind})",
+        )
+    handler_type = type(handler)
+    return "mapping", f"{handler_type.__module__}.{handler_type.__qualname__}"
+
+
 class _Dispatcher:
     """Adapts the cache's event-handler protocol to predicates + a handler + a queue.
 
@@ -136,7 +164,19 @@ class _Dispatcher:
     write (``own_writes``, when the controller opted in to ignore_own_writes) are dropped.
     """
 
-    __slots__ = ("handler", "low", "own_writes", "predicate", "queue", "source")
+    __slots__ = (
+        "cause",
+        "controller",
+        "handler",
+        "last_own",
+        "low",
+        "own_writes",
+        "predicate",
+        "queue",
+        "source",
+        "trace",
+        "view",
+    )
 
     def __init__(
         self,
@@ -145,6 +185,8 @@ class _Dispatcher:
         predicate: Predicate | None,
         queue: RequestQueue,
         own_writes: OwnWrites | None = None,
+        trace: ReconcileTrace | None = None,
+        controller: str = "",
     ) -> None:
         self.source = source
         self.handler = handler
@@ -152,8 +194,45 @@ class _Dispatcher:
         self.queue = queue
         self.low = _LowPriority(queue)
         self.own_writes = own_writes
+        #: The reconcile trace (None: off, the default) and the controller it records for.
+        self.trace = trace
+        self.controller = controller
+        self.cause = _cause_of(handler)
+        self.view: TracingQueue | None = None
+        # The object of the last watch record, whether it was an own write (asked once), and
+        # the object as the record names it.
+        self.last_own: tuple[CachedObject | None, bool, Ref | None] = (None, False, None)
+
+    def _own(self, obj: CachedObject) -> bool:
+        """Whether ``obj`` carries the controller's own write (as its watch record said, when
+        it is that record's object; an event held back by own writes is asked again)."""
+        seen, own, _ = self.last_own
+        if seen is obj:
+            return own
+        assert self.trace is not None
+        return self.trace.is_own(self.controller, obj)
+
+    def _traced(
+        self, queue: RequestQueue, obj: CachedObject, event_type: str, own: bool
+    ) -> RequestQueue:
+        """``queue`` seen through a view that records each key the handler adds (one view per
+        dispatcher, set for each event: handlers run one at a time, on the loop)."""
+        assert self.trace is not None
+        kind, handler_name = self.cause
+        view = self.view
+        if view is None:
+            view = self.view = TracingQueue(self.trace, self.controller, self.queue)
+        view.target = queue
+        seen, _, ref = self.last_own
+        if seen is not obj or ref is None:
+            ref = (obj.api_version, obj.kind, obj.namespace, obj.name, None)
+        view.cause = (kind, handler_name, ref, event_type)
+        view.own_write = own
+        return view
 
     def on_add(self, obj: CachedObject, is_initial_list: bool) -> None:
+        if self.trace is not None:
+            self.last_own = (obj, *self.trace.watch(self.controller, "ADDED", obj))
         own = self.own_writes
         # is_own first: the usual own event is dropped without building the closure that
         # intercept needs to hold an event (is_own changes nothing when it says False).
@@ -169,11 +248,16 @@ class _Dispatcher:
         try:
             if self.predicate is None or self.predicate.create(obj):
                 low = is_initial_list and _settled(obj)
-                self.handler.on_create(obj, self.low if low else self.queue)
+                queue: RequestQueue = self.low if low else self.queue
+                if self.trace is not None:
+                    queue = self._traced(queue, obj, "ADDED", self._own(obj))
+                self.handler.on_create(obj, queue)
         except Exception:
             logger.exception("%s: create event handling failed for %r", self.source, obj)
 
     def on_update(self, old: CachedObject, new: CachedObject) -> None:
+        if self.trace is not None:
+            self.last_own = (new, *self.trace.watch(self.controller, "MODIFIED", new))
         own = self.own_writes
         if own is not None and (
             own.is_own(new) or own.intercept(new, lambda: self._on_update(old, new))
@@ -184,21 +268,34 @@ class _Dispatcher:
     def _on_update(self, old: CachedObject, new: CachedObject) -> None:
         try:
             if self.predicate is None or self.predicate.update(old, new):
-                self.handler.on_update(old, new, self.queue)
+                queue = self.queue
+                if self.trace is not None:
+                    queue = self._traced(queue, new, "MODIFIED", self._own(new))
+                self.handler.on_update(old, new, queue)
         except Exception:
             logger.exception("%s: update event handling failed for %r", self.source, new)
 
     def on_delete(self, obj: CachedObject) -> None:
         try:
+            queue = self.queue
+            if self.trace is not None:
+                self.last_own = (obj, *self.trace.watch(self.controller, "DELETED", obj))
+                queue = self._traced(queue, obj, "DELETED", self._own(obj))
             if self.predicate is None or self.predicate.delete(obj):
-                self.handler.on_delete(obj, self.queue)
+                self.handler.on_delete(obj, queue)
         except Exception:
             logger.exception("%s: delete event handling failed for %r", self.source, obj)
 
     def on_generic(self, obj: CachedObject) -> None:
         try:
             if self.predicate is None or self.predicate.generic(obj):
-                self.handler.on_generic(obj, self.queue)
+                queue = self.queue
+                if self.trace is not None:
+                    view = self._traced(queue, obj, "GENERIC", False)
+                    assert isinstance(view, TracingQueue)
+                    view.cause = ("external", *view.cause[1:])
+                    queue = view
+                self.handler.on_generic(obj, queue)
         except Exception:
             logger.exception("%s: generic event handling failed for %r", self.source, obj)
 
@@ -219,6 +316,9 @@ class _HandlerSource:
         self._dispatcher: _Dispatcher | None = None
         #: Set by a controller with ignore_own_writes: its own writes' events are dropped.
         self.own_writes: OwnWrites | None = None
+        #: Set by a controller whose manager traces reconciles (with the controller's name).
+        self.trace: ReconcileTrace | None = None
+        self.controller_name = ""
 
     async def _resolve_informer(self) -> InformerLike:
         raise NotImplementedError
@@ -231,7 +331,13 @@ class _HandlerSource:
         self.informer = informer
         await self.handler.prepare(self.resolve_scope)
         self._dispatcher = _Dispatcher(
-            repr(self), self.handler, all_pass(self.predicates), queue, self.own_writes
+            repr(self),
+            self.handler,
+            all_pass(self.predicates),
+            queue,
+            self.own_writes,
+            self.trace,
+            self.controller_name,
         )
         informer.add_event_handler(self._dispatcher)
 
@@ -314,12 +420,22 @@ class ChannelSource:
         self.handler = handler
         self.predicates = tuple(predicates)
         self._task: asyncio.Task[None] | None = None
+        #: Set by a controller whose manager traces reconciles (with the controller's name).
+        self.trace: ReconcileTrace | None = None
+        self.controller_name = ""
 
     async def start(self, queue: RequestQueue) -> None:
         if self._task is not None:
             raise RuntimeError("ChannelSource was already started")
         await self.handler.prepare(None)
-        dispatcher = _Dispatcher("ChannelSource", self.handler, all_pass(self.predicates), queue)
+        dispatcher = _Dispatcher(
+            "ChannelSource",
+            self.handler,
+            all_pass(self.predicates),
+            queue,
+            trace=self.trace,
+            controller=self.controller_name,
+        )
         self._task = asyncio.create_task(self._pump(dispatcher), name="setpoint-channel-source")
 
     async def _pump(self, dispatcher: _Dispatcher) -> None:

@@ -107,6 +107,8 @@ class WorkQueue(Generic[K]):
         self._timer: asyncio.TimerHandle | TimerHandle | None = None
         self._timer_ready = 0.0
         self._stats: WorkQueueStats | None = None
+        #: How long the key ``get`` handed out last had waited (0 for an unnamed queue).
+        self.last_wait = 0.0
         if name:
             self._stats = WorkQueueStats(
                 name, controller, self._metrics_snapshot, self.depth_by_priority
@@ -176,13 +178,16 @@ class WorkQueue(Generic[K]):
         heapq.heappush(self._heap, (ready, sequence, key))
         self._schedule(ready)
 
-    def add_rate_limited(self, key: K) -> None:
-        """Add ``key`` after the delay its rate limiter assigns (one more failure on record)."""
+    def add_rate_limited(self, key: K) -> float | None:
+        """Add ``key`` after the delay its rate limiter assigns (one more failure on record);
+        that delay (None after shutdown)."""
         if self._shutting_down:
-            return
+            return None
         if self._stats is not None:
             self._stats.retries += 1
-        self.add_after(key, self.rate_limiter.when(key))
+        delay = self.rate_limiter.when(key)
+        self.add_after(key, delay)
+        return delay
 
     def forget(self, key: K) -> None:
         """Clear ``key``'s backoff history (call after it was processed successfully)."""
@@ -204,7 +209,8 @@ class WorkQueue(Generic[K]):
         self._queued -= 1
         if self._stats is not None:
             now = self._clock()
-            self._stats.queue_duration.observe(now - added)
+            self.last_wait = wait = now - added
+            self._stats.queue_duration.observe(wait)
             self._processing[key] = now
         else:
             self._processing[key] = 0.0
@@ -342,6 +348,18 @@ class WorkQueue(Generic[K]):
             if key not in self._processing:
                 counts[priority] = counts.get(priority, 0) + 1
         return counts
+
+    def oldest_wait(self) -> float | None:
+        """Seconds the longest-waiting queued key has waited (None when none waits; keys of
+        an unnamed queue carry no add time)."""
+        processing = self._processing
+        added = [when for key, (when, _, _) in list(self._dirty.items()) if key not in processing]
+        return self._clock() - min(added) if added else None
+
+    def delayed_keys(self) -> list[tuple[K, float]]:
+        """The keys waiting for their ``add_after`` time, with the seconds left."""
+        now = self._clock()
+        return [(key, max(0.0, ready - now)) for key, (ready, _) in list(self._delayed.items())]
 
     @property
     def in_flight(self) -> int:

@@ -159,7 +159,10 @@ class Context:
         if client is None:
             # A Client in all but name (it proxies one); no typing.cast: a call per reconcile.
             client = self._client = RecordingClient(  # type: ignore[assignment]
-                self.manager.client, self.cache, self._own_writes
+                self.manager.client,
+                self.cache,
+                self._own_writes,
+                getattr(self.manager, "trace", None),
             )
         return client  # type: ignore[return-value]
 

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import errno
 import logging
+import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -29,7 +30,9 @@ from setpoint.cache.options import DEFAULT_SYNC_TIMEOUT_S
 from setpoint.client.client import Client
 from setpoint.client.cluster_clock import CLUSTER_CLOCK_PATH, ClusterFollowingClock
 from setpoint.client.errors import ApiError, ClientError
+from setpoint.controller.controller import Controller
 from setpoint.controller.source import KindSource
+from setpoint.controller.trace import ReconcileTrace
 from setpoint.manager.cache_health import (
     DEFAULT_UNHEALTHY_AFTER_S,
     DEFAULT_UNREADY_AFTER_S,
@@ -128,6 +131,9 @@ class Manager:
     `follow_cluster_clock` makes that clock follow a setpoint local cluster's clock (read
     over HTTP from `/debug/setpoint/clock`; `setpoint run --follow-cluster-clock`), so a
     cluster served with `--clock manual` moves the operator's time too.
+    `trace_capacity`: keep a trace of the last that many reconcile steps (watch events,
+    enqueues, reconciles, writes, Events) and serve it on the metrics endpoint under
+    `/debug/setpoint/trace` (default None: off; see `setpoint.controller.trace`).
     """
 
     def __init__(
@@ -161,6 +167,7 @@ class Manager:
         webhook_cert_dir: str | None = None,
         webhooks_local: bool = False,
         follow_cluster_clock: bool = False,
+        trace_capacity: int | None = None,
     ) -> None:
         if client is not None and kubeconfig is not None:
             raise ManagerError("Manager: pass either client or kubeconfig, not both")
@@ -244,6 +251,12 @@ class Manager:
         self._cleaned_up = False
         self._abort_task: asyncio.Task[None] | None = None
         self._stop_lock = asyncio.Lock()
+        #: The reconcile trace (None: off, the default).
+        self.trace: ReconcileTrace | None = _trace(trace_capacity)
+        #: Other managers of this process whose controllers this one's debug endpoints show.
+        self.debug_peers: list[Manager] = []
+        #: When `start()` was called (a Unix time; None before).
+        self.start_time: float | None = None
 
     # ----- what the manager holds -----
 
@@ -307,6 +320,8 @@ class Manager:
                     getattr(runnable, "need_leader_election", True),
                 )
             )
+        if self.trace is not None and isinstance(runnable, Controller) and not runnable.started:
+            runnable.attach_trace(self.trace)
         managed = ManagedRunnable(runnable, needs_leader_election)
         self._runnables.append(managed)
         if self._started and (not needs_leader_election or self._elected.is_set()):
@@ -323,6 +338,7 @@ class Manager:
             recorder = EventRecorder(
                 self.client, name, wall_clock=self.clock.now if following else None
             )
+            recorder.trace = self.trace
             self._recorders[name] = recorder
         return recorder
 
@@ -366,6 +382,23 @@ class Manager:
         if self.webhook_server is None or not self.webhook_server.ready:
             raise ManagerError("the webhook server is not serving yet")
 
+    @property
+    def controllers(self) -> list[Controller]:
+        """The controllers added to this manager."""
+        return [m.target for m in self._runnables if isinstance(m.target, Controller)]
+
+    def add_debug_peer(self, peer: Manager) -> None:
+        """Show `peer`'s controllers and informers on this manager's debug endpoints, and
+        record its reconciles in this manager's trace (for several operators in one process,
+        which serve one metrics endpoint). Call it before either starts."""
+        if self._started or peer._started:
+            raise ManagerError("Manager.add_debug_peer: call it before the managers start")
+        self.debug_peers.append(peer)
+        peer.trace = self.trace
+        if self.trace is not None:
+            for controller in peer.controllers:
+                controller.attach_trace(self.trace)
+
     def add_healthz_check(self, name: str, check: HealthCheck) -> None:
         """Add a liveness check (`/healthz`): a callable, sync or async, that raises or
         returns False when the process should be restarted."""
@@ -398,11 +431,19 @@ class Manager:
         webhook_cert_dir: str | None = None,
         webhooks_local: bool | None = None,
         follow_cluster_clock: bool | None = None,
+        trace_capacity: int | None = None,
     ) -> None:
         """Override settings before the manager starts (what `setpoint run`'s flags do);
-        None leaves a setting as it is."""
+        None leaves a setting as it is (`trace_capacity=0` turns the trace off)."""
         if self._started:
             raise ManagerError("Manager.configure: the manager has already started")
+        if trace_capacity is not None:
+            if any(controller.trace is not None for controller in self.controllers):
+                raise ManagerError(
+                    "Manager.configure: trace_capacity cannot change once controllers record "
+                    "into the trace; pass trace_capacity= to the Manager instead"
+                )
+            self.trace = _trace(trace_capacity)
         if kubeconfig is not None or context is not None:
             if not self._owns_client:
                 raise ManagerError(
@@ -546,6 +587,7 @@ class Manager:
         if self._started:
             raise ManagerError("Manager.start: the manager was already started")
         self._started = True
+        self.start_time = time.time()
         try:
             await self.connect()
             if isinstance(self.clock, ClusterFollowingClock):
@@ -799,9 +841,12 @@ class Manager:
         elif served:
             log.info("webhook server off (webhook port -1): %s not served", ", ".join(served))
         if self._metrics_address is not None:
+            from setpoint.manager.debug_endpoints import add_debug_routes
             from setpoint.manager.metrics_endpoint import build_metrics_app
 
-            self.metrics_endpoint = HttpEndpoint(build_metrics_app(), self._metrics_address)
+            app = build_metrics_app()
+            add_debug_routes(app, self)
+            self.metrics_endpoint = HttpEndpoint(app, self._metrics_address)
             await _start_endpoint(self.metrics_endpoint, "metrics", "metrics_bind_address")
             self._endpoints.append(self.metrics_endpoint)
             log.info(
@@ -903,6 +948,17 @@ async def _start_endpoint(endpoint: HttpEndpoint, what: str, option: str) -> Non
             f"cannot serve {what} on {address}: address already in use; choose another with "
             f"{option} ({flag} for setpoint run), e.g. '127.0.0.1:0', or '0' to disable"
         ) from error
+
+
+def _trace(capacity: int | None) -> ReconcileTrace | None:
+    """The trace of `trace_capacity` (None or 0: none)."""
+    if capacity is None or capacity == 0:
+        return None
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 0:
+        raise ManagerError(
+            f"Manager: trace_capacity must be a whole number of records (0: off), got {capacity!r}"
+        )
+    return ReconcileTrace(capacity)
 
 
 def _positive(value: float, option: str) -> float:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,12 @@ def test_dev_starts_everything_and_reloads_on_change(tmp_path: Path) -> None:
         _read_until(process, r"CRDs installed", seen)
         _read_until(process, r"samples applied", seen)
         _read_until(process, r"operator running", seen)
+        metrics = _read_until(process, r"serving metrics on http://\S+/metrics", seen)
+        # The reconcile trace is on under dev.
+        url = re.search(r"(http://\S+)/metrics", metrics)
+        assert url is not None
+        with urllib.request.urlopen(f"{url.group(1)}/debug/setpoint/trace") as answer:
+            assert json.load(answer)["capacity"] == 10_000
         deadline = time.monotonic() + 60
         status = ""
         while time.monotonic() < deadline and status != "1":

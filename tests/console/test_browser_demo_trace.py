@@ -2,8 +2,7 @@
 and the local cluster's audit feed (slow: a demo per module).
 
 These need the operator-side trace endpoints (``/debug/setpoint/controllers`` and
-``/debug/setpoint/trace``) and the local cluster's ``/debug/setpoint/audit``, which come from
-the trace branch (contract: the trace contract of issue 25); they fail without it."""
+``/debug/setpoint/trace``) and the local cluster's ``/debug/setpoint/audit``."""
 
 from __future__ import annotations
 

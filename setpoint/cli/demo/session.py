@@ -135,6 +135,8 @@ class DemoSession:
                         "--webhook-port",
                         "0",
                         "--webhooks-local",
+                        # The reconcile trace is on under the demo (for the console).
+                        "--trace",
                     ),
                     stdout=subprocess.DEVNULL,
                     stderr=log,

@@ -26,6 +26,7 @@ from setpoint.cluster.apiserver.admission.conversion_calls import ConversionWebh
 from setpoint.cluster.apiserver.admission.resources import admission_resources
 from setpoint.cluster.apiserver.admission.webhook_chain import WebhookChain
 from setpoint.cluster.apiserver.audit import AuditLog
+from setpoint.cluster.apiserver.audit.audit_feed import DEFAULT_AUDIT_FEED_SIZE, AuditFeed
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.client_certificates import (
     ClientCertificate,
@@ -134,6 +135,7 @@ class APIServer:
         audit_log: str | Path | None = None,
         audit_level: str = "Metadata",
         audit_omit_groups: Sequence[str] = (),
+        audit_feed_size: int = DEFAULT_AUDIT_FEED_SIZE,
     ) -> None:
         self.storage = storage
         #: The cluster clock (``/debug/setpoint/clock`` reads it; a FakeClock moves there).
@@ -215,6 +217,15 @@ class APIServer:
         self.audit = (
             AuditLog(audit_log, audit_level, audit_omit_groups) if audit_log is not None else None
         )
+        #: The recent mutating requests with their diffs (``/debug/setpoint/audit``); None: off.
+        self.audit_feed = (
+            AuditFeed(
+                audit_feed_size,
+                audit_id=self.audit.audit_id if self.audit is not None else lambda request: None,
+            )
+            if audit_feed_size
+            else None
+        )
         self._runner: web.ServerRunner | None = None
         self._handler: APIHandler | None = None
         #: Fault injection for tests (off until rules are set).
@@ -290,6 +301,7 @@ class APIServer:
             audit=self.audit,
             unconfined_pods=lambda: self.unconfined_pods,
             clock=ClockEndpoint(self.clock),
+            audit_feed=self.audit_feed,
         )
         self._handler = handler
         self.crds.on_resources_deleted = handler.close_watches
@@ -396,6 +408,8 @@ class APIServer:
         await self.webhooks.close()
         if self._handler is not None:
             self._handler.close_watches()
+        if self.audit_feed is not None:
+            self.audit_feed.close_streams()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

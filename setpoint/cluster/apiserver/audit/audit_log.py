@@ -191,6 +191,11 @@ class AuditLog:
                 return
             self._write(self._event(request, record, record.stream, "ResponseComplete"))
 
+    def audit_id(self, request: web.BaseRequest) -> str | None:
+        """The audit ID given to ``request`` (None when it is not logged)."""
+        record = request.get(_RECORD_KEY)
+        return record.audit_id if record is not None else None
+
     def _omitted(self, request: web.BaseRequest) -> bool:
         return bool(self.omit_groups) and not self.omit_groups.isdisjoint(
             request_user(request).groups
@@ -336,6 +341,16 @@ def _request_object(request: web.BaseRequest) -> Any:
     except (msgspec.DecodeError, yaml.YAMLError, protobuf.ProtobufBodyError):
         return None
     return None
+
+
+def new_audit_id() -> str:
+    """A fresh audit ID (a version 4 UUID)."""
+    return _uuid4()
+
+
+def rfc3339_micro(seconds: float) -> str:
+    """``seconds`` (a Unix time) in RFC 3339 with microseconds, as upstream's ``MicroTime``."""
+    return _timestamp(seconds)
 
 
 def _uuid4() -> str:

@@ -24,6 +24,7 @@ from setpoint.api import field_errors as fe
 from setpoint.api.status import StatusReason
 from setpoint.cluster.apiserver import crds, status_errors
 from setpoint.cluster.apiserver.audit import AuditLog
+from setpoint.cluster.apiserver.audit.audit_feed import AUDIT_FEED_PATH, AuditFeed
 from setpoint.cluster.apiserver.auth import reviews
 from setpoint.cluster.apiserver.auth.authentication import Authenticator
 from setpoint.cluster.apiserver.auth.authentication.token_request import create_token
@@ -88,6 +89,7 @@ from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.write_capture import WRITE_CAPTURE
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import ValueTooLargeError, Watch
 from setpoint.cluster.apiserver.storage.codec import encode_json
@@ -105,6 +107,7 @@ NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
 COMPUTED_CORE_RESOURCES: Final = frozenset({"componentstatuses", "bindings"})
 
 _ENCODER = msgspec.json.Encoder()
+_AUDIT_FEED_PARTS: Final = [part for part in AUDIT_FEED_PATH.split("/") if part]
 _ROOT_PATHS: Final = (
     "/api",
     "/api/v1",
@@ -177,6 +180,7 @@ class APIHandler:
         audit: AuditLog | None = None,
         unconfined_pods: Callable[[], UnconfinedPodsGate | None] = lambda: None,
         clock: ClockEndpoint | None = None,
+        audit_feed: AuditFeed | None = None,
     ) -> None:
         self._registry = registry
         #: ``/debug/setpoint/clock`` (None: not served).
@@ -200,6 +204,8 @@ class APIHandler:
         self._access = access or AccessControl(operations)
         #: Where each request is logged (None: no audit log, the default).
         self.audit = audit
+        #: The recent mutating requests, served at /debug/setpoint/audit (None: off).
+        self.audit_feed = audit_feed
         self._media_types = MediaTypeCache()
         self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
@@ -227,12 +233,16 @@ class APIHandler:
         started = time.perf_counter()
         if self.audit is not None:
             self.audit.begin(request)
+        feed = self.audit_feed
+        captured = feed.begin(request) if feed is not None else None
         try:
             injected = await self.faults.intercept(request) if self.faults.rules else None
             response = injected or await self._dispatch(request)
         except asyncio.CancelledError:
             if self.audit is not None:
                 self.audit.abandoned(request)  # the client left (a watch it stopped reading)
+            if captured is not None:
+                WRITE_CAPTURE.reset(captured)
             raise
         except APIError as error:
             response = status_response(error)
@@ -245,6 +255,9 @@ class APIHandler:
             response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
         if self.audit is not None:
             self.audit.complete(request, response)
+        if captured is not None:
+            assert feed is not None
+            feed.complete(request, response, captured)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s %d %.1fms",
@@ -273,6 +286,8 @@ class APIHandler:
             return self.request_metrics.serve(request)
         if tuple(parts) == CLOCK_PATH and self.clock is not None:
             return await self.clock.serve(request)
+        if parts == _AUDIT_FEED_PARTS and self.audit_feed is not None:
+            return await self.audit_feed.serve(request)
         if head not in ("api", "apis"):
             if not parts:
                 return web.Response(status=200, body=self._root_body, content_type=JSON_MEDIA_TYPE)

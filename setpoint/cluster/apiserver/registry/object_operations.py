@@ -57,6 +57,7 @@ from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.registry.write_capture import WRITE_CAPTURE
 from setpoint.cluster.apiserver.server_clock import server_time
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import (
@@ -306,6 +307,9 @@ class ObjectOperations:
         Shielded: a client that hangs up must not cancel the reaction (a CRD that is stored
         but never served, a namespace that is never emptied).
         """
+        capture = WRITE_CAPTURE.get()
+        if capture is not None:
+            capture.wrote(resource, old, value, revision)
 
         if not behaviour.reacts_to_writes:
             await self.storage.wait_durable(revision)
