@@ -15,7 +15,7 @@ from string import Template
 
 import click
 
-from setpoint.cli import scaffold
+from setpoint.cli import scaffold_project as scaffold
 
 __all__ = ["add_webhooks", "create_webhook_command"]
 

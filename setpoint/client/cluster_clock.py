@@ -105,6 +105,10 @@ class _FirstOf:
             handle.cancel()
 
 
+#: How long :meth:`ClusterFollowingClock.stop` lets a read in flight finish before cutting it.
+STOP_GRACE_SECONDS = 5.0
+
+
 class ClusterFollowingClock:
     """A clock that follows the cluster's: a local fake clock moved to the cluster's time.
 
@@ -118,6 +122,7 @@ class ClusterFollowingClock:
         self._clock = FakeClock(datetime.now(UTC))
         self.interval = interval
         self._task: asyncio.Task[None] | None = None
+        self._stopping: asyncio.Event | None = None
         self._synced = False
 
     def now(self) -> datetime:
@@ -166,26 +171,37 @@ class ClusterFollowingClock:
         self.move_to(reading.now)
         return reading
 
-    async def follow(self, client: Client) -> None:
-        """Keep following the cluster's clock until cancelled (read errors are retried)."""
-        while True:
+    async def follow(self, client: Client, stopping: asyncio.Event | None = None) -> None:
+        """Keep following the cluster's clock until ``stopping`` is set or cancelled (read
+        errors are retried)."""
+        stopping = stopping or asyncio.Event()
+        while not stopping.is_set():
             try:
                 await self.sync(client)
             except asyncio.CancelledError:
                 raise
             except Exception as error:  # a restarting server: try again on the next tick
                 log.debug("cluster clock not read: %s", error)
-            await asyncio.sleep(self.interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), self.interval)
 
     def start(self, client: Client) -> None:
         """Follow in a background task (see :meth:`follow`)."""
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self.follow(client))
+            self._stopping = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self.follow(client, self._stopping))
 
     async def stop(self) -> None:
-        """Stop following (the clock keeps its last time)."""
+        """Stop following (the clock keeps its last time). A read in flight ends first, so its
+        connection goes back to the client's pool instead of being cut mid-answer."""
         task, self._task = self._task, None
-        if task is not None:
+        if task is None:
+            return
+        if self._stopping is not None:
+            self._stopping.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), STOP_GRACE_SECONDS)
+        except TimeoutError:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task

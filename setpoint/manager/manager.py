@@ -80,6 +80,8 @@ GRACEFUL_SHUTDOWN_TIMEOUT = 30.0
 # Bounds the last steps of a shutdown (lease release, servers, client) so a dead API server
 # cannot keep a terminating process alive.
 CLEANUP_TIMEOUT = 5.0
+#: What a stopping manager waits after closing its TLS client, for its connections to close.
+TLS_CLOSE_GRACE_SECONDS = 0.05
 #: The webhook server's port: kubebuilder's 9443; -1 turns the server off.
 WEBHOOK_PORT = 9443
 WEBHOOKS_OFF = -1
@@ -910,6 +912,11 @@ class Manager:
         if self._owns_client and self._client is not None:
             with contextlib.suppress(Exception):
                 await self._client.close()
+            if self._client.config.uses_tls:
+                # A TLS connection closes in a few loop turns (close_notify both ways): give
+                # them those, so a caller closing its loop next leaves no socket behind
+                # (aiohttp's graceful-shutdown advice).
+                await asyncio.sleep(TLS_CLOSE_GRACE_SECONDS)
 
     async def close_client(self) -> None:
         """Close the client this manager made (for a manager that never started)."""

@@ -102,11 +102,13 @@ SCENARIOS = [
         "cnat",
         "test_a_past_schedule_runs_at_once_and_ends_done",
         {**usual("cnat.programming-kubernetes.info", "ats"), ("", "pods", "get"): GET},
+        test_file="test_cnat.py",
     ),
     Scenario(
         "tdset",
         "test_replicas_follow_the_hours_of_the_day",
         {**usual("schedule.rs", "tdsets"), ("apps", "deployments", "get"): GET},
+        test_file="test_tdset.py",
     ),
     Scenario(
         "indexedjob",
