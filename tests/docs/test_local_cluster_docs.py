@@ -147,7 +147,19 @@ def test_the_foo_and_cnat_walkthrough_passes_without_warnings(tmp_path: Path) ->
         (project / name).write_text(fenced_block(text, "python", f"# {name}"))
 
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-W", "error", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "tests"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-W",
+            "error",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:hypothesispytest",
+            "tests",
+        ],
         cwd=project,
         capture_output=True,
         text=True,
