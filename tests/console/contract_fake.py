@@ -1,7 +1,8 @@
-"""A small server speaking the trace contract (/work/prompts/s2/trace-contract.md): an
-operator's ``/debug/setpoint/controllers`` and ``/debug/setpoint/trace`` (+ ``/stream``), and
-the local cluster's ``/debug/setpoint/audit`` (list and ``watch=1``). Tests put records in; the
-console reads them over HTTP exactly as it reads the real endpoints."""
+"""A small server speaking the endpoints the console reads (docs/runtime.md, "Tracing
+reconciles", and docs/local-cluster.md, "Audit feed"): an operator's
+``/debug/setpoint/controllers`` and ``/debug/setpoint/trace`` (+ ``/stream``), and the local
+cluster's ``/debug/setpoint/audit`` (list and ``watch=1``). Tests put records in; the console
+reads them over HTTP exactly as it reads the real endpoints."""
 
 from __future__ import annotations
 
