@@ -32,13 +32,11 @@ __all__ = ["EnqueueRequestForOwnerChain", "OwnerLookup"]
 OwnerLookup = Callable[[str, str, str | None, str], CachedObject | None]
 
 
-def _group_of(api_version: str) -> str:
-    return parse_api_version(api_version).group
-
-
 def _controller_ref(obj: CachedObject, group: str, kind: str) -> OwnerReference | None:
     for ref in obj.owner_references:
-        if ref.controller and ref.kind == kind and ref.name and _group_of(ref.api_version) == group:
+        if not (ref.controller and ref.kind == kind and ref.name):
+            continue
+        if parse_api_version(ref.api_version).group == group:
             return ref
     return None
 
@@ -71,7 +69,7 @@ class EnqueueRequestForOwnerChain(Handler):
         self.owner = owner
         self.via = tuple(via)
         self.lookup = lookup
-        self._links = [(_group_of(api), kind) for api, kind in (*self.via, owner)]
+        self._links = [(parse_api_version(api).group, kind) for api, kind in (*self.via, owner)]
         #: Whether each link (intermediates, then the owner) is namespaced; None: as the child.
         self._namespaced: list[bool | None] = [None] * len(self._links)
 
