@@ -67,6 +67,16 @@ class _MetadataView(msgspec.Struct, rename="camel"):
 _METADATA_DECODER = msgspec.json.Decoder(_MetadataView)
 
 
+def _metadata_of(obj: Mapping[str, Any]) -> Object:
+    """What :func:`decode_metadata` keeps, of an object already decoded."""
+    metadata = obj.get("metadata") or {}
+    return {
+        "apiVersion": obj.get("apiVersion", ""),
+        "kind": obj.get("kind", ""),
+        "metadata": {key: value for key, value in metadata.items() if key != "managedFields"},
+    }
+
+
 def decode_metadata(value: bytes) -> Object:
     """``apiVersion``, ``kind`` and ``metadata`` of a stored object, as a fresh dict."""
     view = _METADATA_DECODER.decode(value)
@@ -182,11 +192,7 @@ class Informer:
         current = self._objects.get(key)
         if current is None or revision_of(current) < revision_of(obj):
             if self.metadata_only:
-                obj = {
-                    "apiVersion": obj.get("apiVersion", ""),
-                    "kind": obj.get("kind", ""),
-                    "metadata": obj.get("metadata") or {},
-                }
+                obj = _metadata_of(obj)
             self._put(key, obj)
 
     def forget(self, obj: Object) -> None:
