@@ -5,39 +5,21 @@ edited."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.cli.stderr_lines import StderrLines
 
 pytest.importorskip("ansible_runner")
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memcached-ansible"
-
-
-class _Output:
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.process = process
-        self.lines: list[str] = []
-
-    def until(self, pattern: str, timeout: float = 90) -> str:
-        assert self.process.stderr is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stderr.readline()
-            if not line:
-                break
-            self.lines.append(line)
-            if re.search(pattern, line):
-                return line
-        raise AssertionError(f"no line matching {pattern!r} in:\n{''.join(self.lines)}")
 
 
 def _deployment_label(kubeconfig: str, cache: Path) -> str:
@@ -62,7 +44,7 @@ def test_dev_runs_an_ansible_project_and_reruns_it_when_a_role_changes(tmp_path:
              "ANSIBLE_GATHERING": "explicit"},  # the role's facts: a second per run
         start_new_session=True,
     )  # fmt: skip
-    output = _Output(process)
+    output = StderrLines(process, timeout=90)
     cache = tmp_path / "kube-cache"
     try:
         export = output.until(r"export KUBECONFIG=")

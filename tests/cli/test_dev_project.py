@@ -11,33 +11,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from setpoint.cli.main import cli
+from tests.cli.stderr_lines import StderrLines
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
-
-
-class _Output:
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.process = process
-        self.lines: list[str] = []
-
-    def until(self, pattern: str, timeout: float = 60) -> str:
-        assert self.process.stderr is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stderr.readline()
-            if not line:
-                break
-            self.lines.append(line)
-            if re.search(pattern, line):
-                return line
-        raise AssertionError(f"no line matching {pattern!r} in:\n{''.join(self.lines)}")
 
 
 def _replicas(kubeconfig: str, cache: Path) -> str:
@@ -66,7 +48,7 @@ def test_dev_respects_the_users_edits_and_stops_with_its_group(tmp_path: Path) -
         # As a shell starts a background job (`setpoint dev &`): with SIGINT ignored.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )  # fmt: skip
-    output = _Output(process)
+    output = StderrLines(process)
     cache = tmp_path / "kube-cache"
     try:
         export = output.until(r"export KUBECONFIG=")
