@@ -343,15 +343,17 @@ def created_fields(
     of the object instead of a set of path tuples sorted into a trie (every create pays it).
 
     ``drop_status``: the kind has a status subresource, so the main resource owns no status.
+    The trie is built in FieldsV1 order as the walk goes: an object's keys sorted are its
+    ``f:`` elements sorted (they share the prefix), as :func:`_sort_key` orders them.
     """
-    children: dict[str, Any] = {}
-    for key, value in obj.items():
+    out: dict[str, Any] = {}
+    for key in sorted(obj):
         if drop_status and key == "status":
             continue
-        child = _created(root, key, value, ("f:" + key,), value_structs)
+        child = _created(root, key, obj[key], ("f:" + key,), value_structs)
         if child is not None:
-            children["f:" + key] = child
-    return _trie_node(children, member=False) or {}
+            out["f:" + key] = child
+    return out
 
 
 def _created(
@@ -359,6 +361,11 @@ def _created(
 ) -> dict[str, Any] | None:
     """The trie under ``path`` when field ``key`` appears with ``value`` (``_compare``'s
     "before is missing" branch), None when nothing there is tracked."""
+    if not value or not isinstance(value, dict | list):
+        # A scalar or an empty value: a leaf, tracked unless stripped (only the top two
+        # levels can be).
+        member = len(path) > 2 or (path not in STRIPPED and path[:2] not in _STRIPPED_PREFIXES)
+        return {} if member else None
     node = parent.child(key)
     if value_structs and _in_zero_value(parent, key, node, value):
         return _filled(node, value, path, value_structs)
@@ -367,57 +374,68 @@ def _created(
 
 def _filled(node: MergeNode, value: Any, path: Path, value_structs: bool) -> dict[str, Any] | None:
     """``_compare(node, <empty>, value)``: a field Go's zero value already holds, filled in."""
-    children: dict[str, Any] = {}
+    out: dict[str, Any] = {}
     if isinstance(value, dict) and not node.atomic:
-        for key, child_value in value.items():
+        for key in sorted(value):
             child_path = (*path, "f:" + key)
             if child_path[:2] in _STRIPPED_PREFIXES:
                 continue
-            child = _created(node, key, child_value, child_path, value_structs)
+            child = _created(node, key, value[key], child_path, value_structs)
             if child is not None:
-                children["f:" + key] = child
-        return _trie_node(children, member=False)
+                out["f:" + key] = child
+        return out or None
     if isinstance(value, list) and node.list_type in ("set", "map") and value:
         item_node = node.item
         items = {element_key(node, item, i): item for i, item in enumerate(value)}
-        for element, item in items.items():
-            child = _appeared(item_node, item, (*path, element))
+        for element in sorted(items, key=_sort_key):
+            child = _appeared(item_node, items[element], (*path, element))
             if child is not None:
-                children[element] = child
-        return _trie_node(children, member=False)
-    return _trie_node(children, member=path not in STRIPPED and path[:2] not in _STRIPPED_PREFIXES)
+                out[element] = child
+        return out or None
+    member = path not in STRIPPED and path[:2] not in _STRIPPED_PREFIXES
+    return {} if member else None
 
 
 def _appeared(node: MergeNode, value: Any, path: Path) -> dict[str, Any] | None:
-    """``all_paths``: a value that appears as a whole, every node of it tracked."""
-    children: dict[str, Any] = {}
+    """``all_paths``: a value that appears as a whole, every node of it tracked.
+
+    Built in FieldsV1 order as it goes (a dict's keys sorted share the ``f:`` prefix, so plain
+    string order is :func:`_sort_key`'s); below the second level nothing is stripped, so a
+    scalar or empty value there is a member leaf without a call of its own.
+    """
+    member = len(path) > 2 or (path not in STRIPPED and path[:2] not in _STRIPPED_PREFIXES)
+    out: dict[str, Any] = {".": {}} if member else {}
+    empty = True
     if isinstance(value, dict):
-        if not node.atomic:
-            for key, child_value in value.items():
-                child_path = (*path, "f:" + key)
+        if value and not node.atomic:
+            deep = len(path) >= 2
+            for key in sorted(value):
+                child_value = value[key]
+                element = "f:" + key
+                if deep and (not child_value or not isinstance(child_value, dict | list)):
+                    out[element] = {}
+                    empty = False
+                    continue
+                child_path = (*path, element)
                 if child_path[:2] in _STRIPPED_PREFIXES:
                     continue
                 child = _appeared(node.child(key), child_value, child_path)
                 if child is not None:
-                    children["f:" + key] = child
+                    out[element] = child
+                    empty = False
     elif isinstance(value, list) and node.list_type in ("set", "map"):
         item_node = node.item
+        items: dict[str, Any] = {}
         for index, item in enumerate(value):
             element = element_key(node, item, index)
-            if element in children:
+            if element in items:
                 raise RepeatedElementError(element)
-            child = _appeared(item_node, item, (*path, element))
+            items[element] = item
+        for element in sorted(items, key=_sort_key):
+            child = _appeared(item_node, items[element], (*path, element))
             if child is not None:
-                children[element] = child
-    return _trie_node(children, member=path not in STRIPPED and path[:2] not in _STRIPPED_PREFIXES)
-
-
-def _trie_node(children: dict[str, Any], *, member: bool) -> dict[str, Any] | None:
-    """One trie node as ``_render`` writes it (None: neither tracked nor holding a tracked
-    field, so absent)."""
-    if not children:
+                out[element] = child
+                empty = False
+    if empty:
         return {} if member else None
-    out: dict[str, Any] = {".": {}} if member else {}
-    for element in sorted(children, key=_sort_key):
-        out[element] = children[element]
     return out
