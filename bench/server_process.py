@@ -60,8 +60,12 @@ class ServerProcess:
         port: int,
         log_path: Path,
         ready_timeout: float = READY_TIMEOUT_SECONDS,
+        source: Path | None = None,
     ) -> None:
         self.name = name
+        #: Run the code of this directory instead (cwd and PYTHONPATH: an export of another
+        #: commit, to compare against in the same run).
+        self.source = source
         #: How long :meth:`start` waits for ``/version`` (longer under valgrind).
         self.ready_timeout = ready_timeout
         self.argv = list(argv)
@@ -86,13 +90,17 @@ class ServerProcess:
     def _spawn(self, kubeconfig: Path | None) -> subprocess.Popen[bytes]:
         if kubeconfig is not None:
             kubeconfig.unlink(missing_ok=True)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if self.source is not None:
+            env["PYTHONPATH"] = str(self.source)
         with self.log_path.open("ab") as log_file:
             return subprocess.Popen(
                 self.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env=env,
+                cwd=self.source,
             )
 
     def _authorize_from(self, kubeconfig: Path | None) -> bool:

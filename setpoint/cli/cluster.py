@@ -13,6 +13,7 @@ import click
 
 from setpoint.cli.cluster_clock import CLOCK_MODES, clock, cluster_clock
 from setpoint.cli.cluster_nodes import node
+from setpoint.cli.garbage_collection import settle_after_start
 from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.audit.audit_feed import DEFAULT_AUDIT_FEED_SIZE
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
@@ -296,6 +297,7 @@ async def _serve(
         audit_feed_size=audit_feed_size,
     )
     async with local:
+        settle_after_start()
         _say_how_pods_run(local, run_pods)
         click.echo(
             f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True

@@ -46,6 +46,8 @@ STRIPPED: Final = frozenset(
     }
 )
 _STRIPPED_PREFIXES: Final = frozenset(p for p in STRIPPED if len(p) == 2)
+#: A tuple, not ``dict | list``: that expression builds a union object at every call.
+_CONTAINERS: Final = (dict, list)
 
 
 _ENCODE: Final = msgspec.json.Encoder().encode
@@ -205,7 +207,7 @@ def _compare(
 def _in_zero_value(parent: MergeNode, key: str, child: MergeNode, value: Any) -> bool:
     """Whether Go's zero value of a built-in already holds this field (as ``{}`` or null):
     struct-typed fields and fields without ``omitempty`` (``required`` in the schema)."""
-    if not value or not isinstance(value, dict | list):
+    if not value or not isinstance(value, _CONTAINERS):
         return False
     if isinstance(value, dict):
         return (child.is_struct and not child.atomic) or key in parent.required
@@ -361,7 +363,7 @@ def _created(
 ) -> dict[str, Any] | None:
     """The trie under ``path`` when field ``key`` appears with ``value`` (``_compare``'s
     "before is missing" branch), None when nothing there is tracked."""
-    if not value or not isinstance(value, dict | list):
+    if not value or not isinstance(value, _CONTAINERS):
         # A scalar or an empty value: a leaf, tracked unless stripped (only the top two
         # levels can be).
         member = len(path) > 2 or (path not in STRIPPED and path[:2] not in _STRIPPED_PREFIXES)
@@ -412,7 +414,7 @@ def _appeared(node: MergeNode, value: Any, path: Path) -> dict[str, Any] | None:
             for key in sorted(value):
                 child_value = value[key]
                 element = "f:" + key
-                if deep and (not child_value or not isinstance(child_value, dict | list)):
+                if deep and (not child_value or not isinstance(child_value, _CONTAINERS)):
                     out[element] = {}
                     empty = False
                     continue
