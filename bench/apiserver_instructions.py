@@ -77,8 +77,11 @@ def _total_instructions(prefix: Path) -> int:
     return total
 
 
-async def measure_target(name: str, creates: int, workdir: Path) -> dict[str, Any]:
-    """Instructions per create of one target (see the module docstring)."""
+async def measure_target(
+    name: str, creates: int, workdir: Path, source: Path | None = None
+) -> dict[str, Any]:
+    """Instructions per create of one target (see the module docstring); ``source``: run the
+    ``setpoint`` package of that directory instead (an export of another commit)."""
     port = free_port()
     out = workdir / f"{name}.callgrind"
     argv = [
@@ -92,7 +95,12 @@ async def measure_target(name: str, creates: int, workdir: Path) -> dict[str, An
     ]
     kubeconfig = None if name == "ceiling" else workdir / f"{name}.kubeconfig"
     server = ServerProcess(
-        name, argv, port, workdir / f"{name}.log", ready_timeout=READY_TIMEOUT_SECONDS
+        name,
+        argv,
+        port,
+        workdir / f"{name}.log",
+        ready_timeout=READY_TIMEOUT_SECONDS,
+        source=source,
     )
     await server.start(kubeconfig)
     try:
