@@ -155,3 +155,42 @@ async def test_a_metadata_only_informer_keeps_no_data_until_someone_reads_whole_
             whole = configmaps.get("default", "big")
             assert whole is not None and whole["data"] == {"k": "x" * 4096}
             assert whole["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
+
+
+async def test_a_metadata_only_informer_hands_out_fresh_metadata_and_old_states() -> None:
+    """Kept packed, an object is decoded for each reader: a reader's edit changes nobody
+    else's copy, and an update's handler sees the state before it."""
+    async with LocalCluster() as cluster:
+        assert cluster.server is not None and cluster.controllers is not None
+        async with raw_api(cluster.url, cluster.token) as api:
+            path = "/api/v1/namespaces/default/configmaps"
+            await api.request("POST", path, {"metadata": {"name": "m", "labels": {"v": "1"}}})
+            informer = cluster.controllers.informers.informer("configmaps", metadata_only=True)
+            seen: list[tuple[Any, Any]] = []
+
+            async def cached() -> Any:
+                return informer.get("default", "m")
+
+            first = await eventually(cached)
+            informer.add_handler(lambda new, old: seen.append((new, old)))
+            first["metadata"]["labels"]["v"] = "edited by a reader"
+            again = informer.get("default", "m")
+            assert again is not None and again["metadata"]["labels"] == {"v": "1"}
+            (listed,) = [o for o in informer.list("default") if o["metadata"]["name"] == "m"]
+            assert listed["metadata"]["labels"] == {"v": "1"}
+            assert "managedFields" not in again["metadata"]
+
+            await api.request(
+                "PATCH",
+                f"{path}/m",
+                {"metadata": {"labels": {"v": "2"}}},
+                content_type="application/merge-patch+json",
+            )
+
+            async def updated() -> Any:
+                return [(n, o) for n, o in seen if o is not None]
+
+            ((new, old),) = await eventually(updated)
+            assert new["metadata"]["labels"] == {"v": "2"}
+            assert old["metadata"]["labels"] == {"v": "1"}
+            assert int(new["metadata"]["resourceVersion"]) > int(old["metadata"]["resourceVersion"])

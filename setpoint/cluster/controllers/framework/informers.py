@@ -5,10 +5,12 @@ so it sees every write, the controllers' own included, in the order clients see 
 are decoded once and shared: readers must not mutate them. An informer whose every user needs
 only metadata (the garbage collector's of every resource, say) decodes ``apiVersion``, ``kind``
 and ``metadata`` alone: msgspec skips the rest of the stored JSON, so a ConfigMap's data costs
-neither the decoding nor the memory (upstream's metadata informers, for the same reason). It
-becomes a full informer, listing again, as soon as one user asks for whole objects. A watch
-that falls too far behind is dropped by the storage; the informer then lists again and reports
-the differences as events.
+neither the decoding nor the memory (upstream's metadata informers, for the same reason). Such
+an informer keeps each object as the compact JSON of that metadata (a bytes object, a quarter
+of the decoded dicts' size, that the cyclic collector never walks) and decodes it for whoever
+reads it: handlers, ``get`` and ``list`` get fresh dicts. It becomes a full informer, listing
+again, as soon as one user asks for whole objects. A watch that falls too far behind is dropped
+by the storage; the informer then lists again and reports the differences as events.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import builtins
 import contextlib
 import logging
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
@@ -65,6 +68,11 @@ class _MetadataView(msgspec.Struct, rename="camel"):
 
 
 _METADATA_DECODER = msgspec.json.Decoder(_MetadataView)
+_METADATA_ENCODER = msgspec.json.Encoder()
+
+#: What an informer keeps of an object: the decoded object itself (a whole informer), or the
+#: compact JSON of its apiVersion, kind and metadata (a metadata-only one).
+_Stored = Object | bytes
 
 
 def _metadata_of(obj: Mapping[str, Any]) -> Object:
@@ -79,9 +87,28 @@ def _metadata_of(obj: Mapping[str, Any]) -> Object:
 
 def decode_metadata(value: bytes) -> Object:
     """``apiVersion``, ``kind`` and ``metadata`` of a stored object, as a fresh dict."""
-    view = _METADATA_DECODER.decode(value)
+    return _view_dict(_METADATA_DECODER.decode(value))
+
+
+def _view_dict(view: _MetadataView) -> Object:
     metadata: dict[str, Any] = msgspec.to_builtins(view.metadata)
     return {"apiVersion": view.api_version, "kind": view.kind, "metadata": metadata}
+
+
+def _read_whole(value: bytes) -> tuple[Object, _Stored]:
+    obj = decode(value)
+    return obj, obj
+
+
+def _read_metadata(value: bytes) -> tuple[Object, _Stored]:
+    """The metadata of a stored object: as a dict for handlers, and packed to be kept."""
+    view = _METADATA_DECODER.decode(value)
+    return _view_dict(view), _METADATA_ENCODER.encode(view)
+
+
+def _unpacked(stored: _Stored) -> Object:
+    """A kept object as readers get it (a packed one decoded afresh)."""
+    return decode_metadata(stored) if isinstance(stored, bytes) else stored
 
 
 class ObjectKey(NamedTuple):
@@ -95,9 +122,9 @@ class ObjectKey(NamedTuple):
 
 
 def key_of(obj: Mapping[str, Any]) -> ObjectKey:
-    """The key of an object."""
+    """The key of an object (its namespace interned: thousands of keys share a few)."""
     meta = obj.get("metadata") or {}
-    return ObjectKey(meta.get("namespace") or "", meta.get("name") or "")
+    return ObjectKey(sys.intern(meta.get("namespace") or ""), meta.get("name") or "")
 
 
 def revision_of(obj: Object) -> int:
@@ -119,8 +146,11 @@ class Informer:
         #: Objects hold only apiVersion, kind and metadata (see the module docstring).
         self.metadata_only = metadata_only
         self._decode: Callable[[bytes], Object] = decode_metadata if metadata_only else decode
-        self._objects: dict[ObjectKey, Object] = {}
-        self._by_namespace: dict[str, dict[str, Object]] = {}
+        self._read: Callable[[bytes], tuple[Object, _Stored]] = (
+            _read_metadata if metadata_only else _read_whole
+        )
+        self._objects: dict[ObjectKey, _Stored] = {}
+        self._by_namespace: dict[str, dict[str, _Stored]] = {}
         self._handlers: list[Handler] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -128,16 +158,17 @@ class Informer:
 
     def get(self, namespace: str | None, name: str) -> Object | None:
         """The cached object, or None."""
-        return self._objects.get(ObjectKey(namespace or "", name))
+        stored = self._objects.get(ObjectKey(namespace or "", name))
+        return None if stored is None else _unpacked(stored)
 
     def list(self, namespace: str | None = None) -> list[Object]:
         """Every cached object (in ``namespace`` when given)."""
         if namespace is None:
-            return list(self._objects.values())
-        return list((self._by_namespace.get(namespace) or {}).values())
+            return [_unpacked(stored) for stored in self._objects.values()]
+        return [_unpacked(stored) for stored in (self._by_namespace.get(namespace) or {}).values()]
 
     def __iter__(self) -> Iterator[Object]:
-        return iter(list(self._objects.values()))
+        return iter(self.list())
 
     def __len__(self) -> int:
         return len(self._objects)
@@ -151,7 +182,7 @@ class Informer:
     def add_handler(self, handler: Handler) -> None:
         """Call ``handler`` on every change from now on, after an add for each cached object."""
         self._handlers.append(handler)
-        for obj in list(self._objects.values()):
+        for obj in self.list():
             handler(obj, None)
 
     # -- running ----------------------------------------------------------------------
@@ -165,6 +196,7 @@ class Informer:
             return
         self.metadata_only = False
         self._decode = decode
+        self._read = _read_whole
         if self._task is not None:
             self._relist()
 
@@ -190,10 +222,11 @@ class Informer:
         """
         key = key_of(obj)
         current = self._objects.get(key)
-        if current is None or revision_of(current) < revision_of(obj):
+        if current is None or revision_of(_unpacked(current)) < revision_of(obj):
             if self.metadata_only:
-                obj = _metadata_of(obj)
-            self._put(key, obj)
+                self._put(key, _METADATA_ENCODER.encode(_metadata_of(obj)))
+            else:
+                self._put(key, obj)
 
     def forget(self, obj: Object) -> None:
         """Drop an object a controller just deleted (read-your-writes)."""
@@ -201,21 +234,22 @@ class Informer:
 
     def _relist(self) -> int:
         revision = self.storage.revision
-        fresh: dict[ObjectKey, Object] = {}
+        fresh: dict[ObjectKey, tuple[Object, _Stored]] = {}
         for record in self.storage.list(self.resource.storage_root):
-            obj = self._decode(record.value)
-            fresh[key_of(obj)] = obj
+            obj, stored = self._read(record.value)
+            fresh[key_of(obj)] = (obj, stored)
         old_objects = self._objects
         self._objects = {}
         self._by_namespace = {}
-        for key, obj in fresh.items():
-            self._put(key, obj)
-            old = old_objects.get(key)
+        for key, (obj, stored) in fresh.items():
+            self._put(key, stored)
+            kept = old_objects.get(key)
+            old = None if kept is None else _unpacked(kept)
             if old is None or revision_of(old) != revision_of(obj):
                 self._notify(obj, old)
-        for key, old in old_objects.items():
+        for key, kept in old_objects.items():
             if key not in fresh:
-                self._notify(None, old)
+                self._notify(None, _unpacked(kept))
         return revision
 
     async def _follow(self, revision: int) -> None:
@@ -235,22 +269,23 @@ class Informer:
 
     def _apply(self, deleted: bool, value: bytes, prev_value: bytes | None) -> None:
         if not deleted:
-            obj = self._decode(value)
+            obj, stored = self._read(value)
             key = key_of(obj)
-            old = self._objects.get(key)
+            kept = self._objects.get(key)
+            old = None if kept is None else _unpacked(kept)
             if old is None or revision_of(old) <= revision_of(obj):
-                self._put(key, obj)
+                self._put(key, stored)
             self._notify(obj, old if old is not None else self._decoded(prev_value))
         else:
             old = self._decode(value)
             key = key_of(old)
-            cached = self._objects.get(key)
+            kept = self._objects.get(key)
             self._remove(key)
-            self._notify(None, cached if cached is not None else old)
+            self._notify(None, _unpacked(kept) if kept is not None else old)
 
-    def _put(self, key: ObjectKey, obj: Object) -> None:
-        self._objects[key] = obj
-        self._by_namespace.setdefault(key.namespace, {})[key.name] = obj
+    def _put(self, key: ObjectKey, stored: _Stored) -> None:
+        self._objects[key] = stored
+        self._by_namespace.setdefault(key.namespace, {})[key.name] = stored
 
     def _remove(self, key: ObjectKey) -> None:
         self._objects.pop(key, None)

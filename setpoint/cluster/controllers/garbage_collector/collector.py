@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
@@ -81,7 +82,8 @@ class GarbageCollector(Controller):
             obj = new if new is not None else old
             assert obj is not None
             meta = obj.get("metadata") or {}
-            item = Item(root, meta.get("namespace") or "", meta.get("name") or "")
+            # The namespace interned: every object of the graph keeps its item.
+            item = Item(root, sys.intern(meta.get("namespace") or ""), meta.get("name") or "")
             if new is None:
                 self.graph.forget(item, obj)
                 # Its dependents may now be dangling; owners waiting on it may finish.
