@@ -49,9 +49,12 @@ class APIError(Exception):
             "apiVersion": "v1",
             "metadata": {},
             "status": "Failure",
-            "message": self.message,
-            "reason": self.reason,
         }
+        # Both are ``omitempty`` in metav1.Status: an empty one is left out, not written "".
+        if self.message:
+            status["message"] = self.message
+        if self.reason:
+            status["reason"] = self.reason
         if self.details is not None:
             status["details"] = self.details
         status["code"] = self.code
