@@ -284,6 +284,11 @@ async def test_log_options_out_of_range_are_422_as_upstream(
     await api.request("POST", PODS, pod("opts", "echo one; sleep 60"))
     await phase_is(api, "opts", "Running")
 
+    async def logged() -> bool:
+        # Running means started: the line may reach the log a moment later.
+        return (await api.request("GET", f"{PODS}/opts/log")).raw == b"one\n"
+
+    await eventually(logged, "the container's line in its log")
     negative = await api.request("GET", f"{PODS}/opts/log?tailLines=-1&limitBytes=0")
     both = await api.request(
         "GET", f"{PODS}/opts/log?sinceSeconds=5&sinceTime=2026-01-01T00:00:00Z"
