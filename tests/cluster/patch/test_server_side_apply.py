@@ -405,7 +405,8 @@ async def test_list_keys_come_from_defaults_or_are_required(
     owned = managers(created.body)[("alice", "Apply")]["f:spec"]["f:ports"]
     assert list(owned) == ['k:{"port":80,"protocol":"TCP"}']
     reply = await gadgets.apply(gadgets.manifest("g", parts=[{"count": 1}]), "alice")
-    assert (reply.status, reply.body["reason"]) == (500, "")
+    assert reply.status == 500
+    assert "reason" not in reply.body  # upstream's Status leaves an empty reason out
     assert reply.body["message"] == (
         f"failed to create typed patch object (/g; {gadgets.group}/v1, Kind=Gadget): "
         ".spec.parts: element 0: associative list with keys has an element that omits key field "

@@ -28,6 +28,7 @@ from setpoint.cluster.apiserver.validation.ephemeral_containers import (
     validate_ephemeral_update,
 )
 from setpoint.cluster.apiserver.validation.pod_spec import validate_pod_spec
+from setpoint.cluster.apiserver.validation.pod_update import validate_pod_update
 
 #: ``spec.terminationGracePeriodSeconds`` defaults to 30 upstream.
 DEFAULT_TERMINATION_GRACE_SECONDS: Final = 30
@@ -120,6 +121,8 @@ class PodBehaviour(KindBehaviour):
             errors += validate_ephemeral_create(obj)
         elif subresource == "ephemeralcontainers":
             errors += validate_ephemeral_update(obj, old)
+        elif subresource == "":
+            errors += validate_pod_update(obj, old)
         return errors
 
     def spec_changed(
