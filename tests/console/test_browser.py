@@ -164,7 +164,10 @@ def test_the_timeline_of_a_foo(browser: Any, session: Session) -> None:
         check=True,
         capture_output=True,
     )
-    uid = session.kubectl("get", "foo", "foo-1", "-n", ns, "-o", "jsonpath={.metadata.uid}")
+    # Fully qualified: other tests of the session define kinds named Foo in other groups.
+    uid = session.kubectl(
+        "get", "foos.samplecontroller.k8s.io", "foo-1", "-n", ns, "-o", "jsonpath={.metadata.uid}"
+    )
     foo_story(session.fake, ns, "foo-1", uid)
     _open(browser, session, f"/timeline?apiVersion={FOO}&kind=Foo&namespace={ns}&name=foo-1")
     bars = wait_until(
