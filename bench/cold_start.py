@@ -13,7 +13,14 @@ Interleaved, ``--runs`` times each (median reported):
   processes, less sensitive to the machine's load than wall time;
 - ``idle_rss_mib``: the server's RSS 3 s after that answer;
 - with ``--baseline SRC`` (a directory holding another ``setpoint`` package, e.g. an export of
-  an earlier commit), the same two figures for that source, run alternately with this one.
+  an earlier commit), the same figures for that source, run alternately with this one. Its
+  server runs with ``SRC`` as working directory and first on ``PYTHONPATH``: ``python -m``
+  puts the working directory first on ``sys.path``, so from this checkout the baseline would
+  run this checkout's package.
+
+Each source is started once, unmeasured, before the runs: it writes the bytecode cache (the
+child processes may write it even when ``PYTHONDONTWRITEBYTECODE`` is set here), so every
+measured start reads compiled modules, as an installed package does.
 
 The ratios ``serve_over_import`` (wall) and ``serve_cpu_over_import_cpu`` are the figures to
 compare across machines and loads.
@@ -46,6 +53,7 @@ READY_TIMEOUT_SECONDS: Final = 30.0
 
 def _env(source: Path | None) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if source is not None:
         env["PYTHONPATH"] = f"{source}{os.pathsep}{env.get('PYTHONPATH', '')}"
     return env
@@ -72,9 +80,11 @@ def _ready(port: int) -> bool:
         return False
 
 
-def serve_start(source: Path | None, workdir: Path) -> tuple[float, float, float]:
+def serve_start(
+    source: Path | None, workdir: Path, settle: float = SETTLE_SECONDS
+) -> tuple[float, float, float]:
     """Seconds from spawn to a served ``/readyz``, the server's CPU seconds until then, and
-    its RSS (MiB) 3 s later."""
+    its RSS (MiB) ``settle`` seconds later."""
     port = free_port()
     argv = [
         sys.executable,
@@ -92,7 +102,11 @@ def serve_start(source: Path | None, workdir: Path) -> tuple[float, float, float
     ]
     started = time.perf_counter()
     process = subprocess.Popen(
-        argv, env=_env(source), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        argv,
+        env=_env(source),
+        cwd=source,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         while not _ready(port):
@@ -104,7 +118,7 @@ def serve_start(source: Path | None, workdir: Path) -> tuple[float, float, float
         ready = time.perf_counter() - started
         times = psutil.Process(process.pid).cpu_times()
         cpu = times.user + times.system
-        time.sleep(SETTLE_SECONDS)
+        time.sleep(settle)
         rss = psutil.Process(process.pid).memory_info().rss / MIB
     finally:
         process.terminate()
@@ -119,7 +133,9 @@ def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
         workdir = Path(tmp)
         sources: list[tuple[str, Path | None]] = [("", None)]
         if baseline is not None:
-            sources.append(("baseline_", baseline))
+            sources.append(("baseline_", baseline.resolve()))
+        for _, source in sources:
+            serve_start(source, workdir, settle=0.0)
         for _ in range(runs):
             wall, cpu = import_aiohttp_seconds()
             samples.setdefault("import_aiohttp_s", []).append(wall)
