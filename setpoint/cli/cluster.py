@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from setpoint.cli import start_up_collection
 from setpoint.cli.cluster_clock import CLOCK_MODES, clock, cluster_clock
 from setpoint.cli.cluster_nodes import node
 from setpoint.cluster.apiserver.audit import AuditLogError
@@ -31,13 +32,16 @@ RUN_PODS_MODES = ("isolated", "unsafe")
 
 
 @click.group()
-def cluster() -> None:
+@click.pass_context
+def cluster(ctx: click.Context) -> None:
     """Run the local Kubernetes control plane.
 
     \b
     Example:
       setpoint cluster serve --in-memory --kubeconfig /tmp/kubeconfig
     """
+    if ctx.invoked_subcommand != "serve":  # serve resumes once the cluster has started
+        start_up_collection.resume()
 
 
 cluster.add_command(node)
@@ -296,6 +300,7 @@ async def _serve(
         audit_feed_size=audit_feed_size,
     )
     async with local:
+        start_up_collection.resume()
         _say_how_pods_run(local, run_pods)
         click.echo(
             f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True
