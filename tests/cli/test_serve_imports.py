@@ -19,6 +19,7 @@ NOT_IMPORTED_AT_START = (
     "kubernetes_validate",  # only its schema files are read (find_spec finds them)
     "jsonschema",
     "referencing",
+    "cel_expr_python",  # CEL rules of CRDs and admission policies (tests/cluster/schema, admission)
     # the runtime, and the other commands
     "setpoint.client",
     "setpoint.cache",
