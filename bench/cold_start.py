@@ -11,6 +11,9 @@ Interleaved, ``--runs`` times each (median reported):
   --in-memory`` (every controller) to its first ``200`` from ``GET /readyz``;
 - ``serve_cpu_s`` / ``import_aiohttp_cpu_s``: the CPU seconds (user + system) of the same
   processes, less sensitive to the machine's load than wall time;
+- ``serve_cpu_to_kubeconfig_s``: the server's CPU seconds once its kubeconfig is written, the
+  end of its start (``/readyz`` answers as soon as the listeners are up, before the controllers
+  are imported and started);
 - ``idle_rss_mib``: the server's RSS 3 s after that answer;
 - with ``--baseline SRC`` (a directory holding another ``setpoint`` package, e.g. an export of
   an earlier commit), the same figures for that source, run alternately with this one. Its
@@ -82,10 +85,11 @@ def _ready(port: int) -> bool:
 
 def serve_start(
     source: Path | None, workdir: Path, settle: float = SETTLE_SECONDS
-) -> tuple[float, float, float]:
-    """Seconds from spawn to a served ``/readyz``, the server's CPU seconds until then, and
-    its RSS (MiB) ``settle`` seconds later."""
+) -> tuple[float, float, float, float]:
+    """Seconds from spawn to a served ``/readyz``, the server's CPU seconds until then and
+    until its kubeconfig is written, and its RSS (MiB) ``settle`` seconds later."""
     port = free_port()
+    kubeconfig = workdir / f"kubeconfig-{port}"
     argv = [
         sys.executable,
         "-m",
@@ -96,7 +100,7 @@ def serve_start(
         "--port",
         str(port),
         "--kubeconfig",
-        str(workdir / f"kubeconfig-{port}"),
+        str(kubeconfig),
         "--log-level",
         "warning",
     ]
@@ -116,14 +120,21 @@ def serve_start(
                 raise SystemExit("the server did not become ready")
             time.sleep(0.002)
         ready = time.perf_counter() - started
-        times = psutil.Process(process.pid).cpu_times()
+        server = psutil.Process(process.pid)
+        times = server.cpu_times()
         cpu = times.user + times.system
+        while not kubeconfig.exists():
+            if time.perf_counter() - started > READY_TIMEOUT_SECONDS:
+                raise SystemExit("the server did not write its kubeconfig")
+            time.sleep(0.002)
+        times = server.cpu_times()
+        cpu_started = times.user + times.system
         time.sleep(settle)
         rss = psutil.Process(process.pid).memory_info().rss / MIB
     finally:
         process.terminate()
         process.wait(timeout=10)
-    return ready, cpu, rss
+    return ready, cpu, cpu_started, rss
 
 
 def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
@@ -141,9 +152,10 @@ def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
             samples.setdefault("import_aiohttp_s", []).append(wall)
             samples.setdefault("import_aiohttp_cpu_s", []).append(cpu)
             for prefix, source in sources:
-                ready, serve_cpu, rss = serve_start(source, workdir)
+                ready, serve_cpu, started_cpu, rss = serve_start(source, workdir)
                 samples.setdefault(f"{prefix}serve_to_readyz_s", []).append(ready)
                 samples.setdefault(f"{prefix}serve_cpu_s", []).append(serve_cpu)
+                samples.setdefault(f"{prefix}serve_cpu_to_kubeconfig_s", []).append(started_cpu)
                 samples.setdefault(f"{prefix}idle_rss_mib", []).append(rss)
     figures: dict[str, Any] = {
         "runs": runs,
