@@ -12,7 +12,8 @@ message each kind carries, :mod:`.descriptors` turns the tables into protobuf cl
 time, and :mod:`.decoding` parses a body and walks it along the tables into the dict a JSON
 body would have given; :mod:`.framing` holds what needs no decoding (the media type, the
 prefix, the error), so that protobuf is imported with the first protobuf body. Answers stay
-JSON, which client-go accepts. A kind or field outside the tables is refused with :class:`ProtobufBodyError` (a 415 naming the kind), never half-decoded.
+JSON, which client-go accepts. A kind or field outside the tables is refused with
+:class:`ProtobufBodyError` (a 415 naming the kind), never half-decoded.
 """
 
 from __future__ import annotations
