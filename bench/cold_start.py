@@ -11,9 +11,19 @@ Interleaved, ``--runs`` times each (median reported):
   --in-memory`` (every controller) to its first ``200`` from ``GET /readyz``;
 - ``serve_cpu_s`` / ``import_aiohttp_cpu_s``: the CPU seconds (user + system) of the same
   processes, less sensitive to the machine's load than wall time;
+- ``serve_cpu_to_kubeconfig_s``: the server's CPU seconds once its kubeconfig is written, the
+  end of its start (``/readyz`` answers as soon as the listeners are up, before the controllers
+  are imported and started);
 - ``idle_rss_mib``: the server's RSS 3 s after that answer;
 - with ``--baseline SRC`` (a directory holding another ``setpoint`` package, e.g. an export of
-  an earlier commit), the same two figures for that source, run alternately with this one.
+  an earlier commit), the same figures for that source, run alternately with this one. Its
+  server runs with ``SRC`` as working directory and first on ``PYTHONPATH``: ``python -m``
+  puts the working directory first on ``sys.path``, so from this checkout the baseline would
+  run this checkout's package.
+
+Each source is started once, unmeasured, before the runs: it writes the bytecode cache (the
+child processes may write it even when ``PYTHONDONTWRITEBYTECODE`` is set here), so every
+measured start reads compiled modules, as an installed package does.
 
 The ratios ``serve_over_import`` (wall) and ``serve_cpu_over_import_cpu`` are the figures to
 compare across machines and loads.
@@ -46,6 +56,7 @@ READY_TIMEOUT_SECONDS: Final = 30.0
 
 def _env(source: Path | None) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if source is not None:
         env["PYTHONPATH"] = f"{source}{os.pathsep}{env.get('PYTHONPATH', '')}"
     return env
@@ -72,10 +83,13 @@ def _ready(port: int) -> bool:
         return False
 
 
-def serve_start(source: Path | None, workdir: Path) -> tuple[float, float, float]:
-    """Seconds from spawn to a served ``/readyz``, the server's CPU seconds until then, and
-    its RSS (MiB) 3 s later."""
+def serve_start(
+    source: Path | None, workdir: Path, settle: float = SETTLE_SECONDS
+) -> tuple[float, float, float, float]:
+    """Seconds from spawn to a served ``/readyz``, the server's CPU seconds until then and
+    until its kubeconfig is written, and its RSS (MiB) ``settle`` seconds later."""
     port = free_port()
+    kubeconfig = workdir / f"kubeconfig-{port}"
     argv = [
         sys.executable,
         "-m",
@@ -86,13 +100,17 @@ def serve_start(source: Path | None, workdir: Path) -> tuple[float, float, float
         "--port",
         str(port),
         "--kubeconfig",
-        str(workdir / f"kubeconfig-{port}"),
+        str(kubeconfig),
         "--log-level",
         "warning",
     ]
     started = time.perf_counter()
     process = subprocess.Popen(
-        argv, env=_env(source), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        argv,
+        env=_env(source),
+        cwd=source,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         while not _ready(port):
@@ -102,14 +120,21 @@ def serve_start(source: Path | None, workdir: Path) -> tuple[float, float, float
                 raise SystemExit("the server did not become ready")
             time.sleep(0.002)
         ready = time.perf_counter() - started
-        times = psutil.Process(process.pid).cpu_times()
+        server = psutil.Process(process.pid)
+        times = server.cpu_times()
         cpu = times.user + times.system
-        time.sleep(SETTLE_SECONDS)
+        while not kubeconfig.exists():
+            if time.perf_counter() - started > READY_TIMEOUT_SECONDS:
+                raise SystemExit("the server did not write its kubeconfig")
+            time.sleep(0.002)
+        times = server.cpu_times()
+        cpu_started = times.user + times.system
+        time.sleep(settle)
         rss = psutil.Process(process.pid).memory_info().rss / MIB
     finally:
         process.terminate()
         process.wait(timeout=10)
-    return ready, cpu, rss
+    return ready, cpu, cpu_started, rss
 
 
 def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
@@ -119,15 +144,18 @@ def measure(runs: int, baseline: Path | None) -> dict[str, Any]:
         workdir = Path(tmp)
         sources: list[tuple[str, Path | None]] = [("", None)]
         if baseline is not None:
-            sources.append(("baseline_", baseline))
+            sources.append(("baseline_", baseline.resolve()))
+        for _, source in sources:
+            serve_start(source, workdir, settle=0.0)
         for _ in range(runs):
             wall, cpu = import_aiohttp_seconds()
             samples.setdefault("import_aiohttp_s", []).append(wall)
             samples.setdefault("import_aiohttp_cpu_s", []).append(cpu)
             for prefix, source in sources:
-                ready, serve_cpu, rss = serve_start(source, workdir)
+                ready, serve_cpu, started_cpu, rss = serve_start(source, workdir)
                 samples.setdefault(f"{prefix}serve_to_readyz_s", []).append(ready)
                 samples.setdefault(f"{prefix}serve_cpu_s", []).append(serve_cpu)
+                samples.setdefault(f"{prefix}serve_cpu_to_kubeconfig_s", []).append(started_cpu)
                 samples.setdefault(f"{prefix}idle_rss_mib", []).append(rss)
     figures: dict[str, Any] = {
         "runs": runs,

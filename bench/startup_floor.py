@@ -8,7 +8,7 @@ the answer. ``bench.operator_scenarios startup`` times it beside ``setpoint run`
 setpoint takes beyond this is its own start-up work. It is the floor as any program that
 imports aiohttp pays it, including the two loads of the system's CA certificates aiohttp makes
 when imported (setpoint defers them to their first use: see
-``setpoint/client/deferred_certificates.py``).
+``setpoint/api/deferred_certificates.py``).
 """
 
 from __future__ import annotations

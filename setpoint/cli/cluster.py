@@ -11,9 +11,9 @@ from pathlib import Path
 
 import click
 
+from setpoint.cli import garbage_collection
 from setpoint.cli.cluster_clock import CLOCK_MODES, clock, cluster_clock
 from setpoint.cli.cluster_nodes import node
-from setpoint.cli.garbage_collection import settle_after_start
 from setpoint.cluster.apiserver.audit import AuditLogError
 from setpoint.cluster.apiserver.audit.audit_feed import DEFAULT_AUDIT_FEED_SIZE
 from setpoint.cluster.apiserver.http.fault_injection import FaultSpecError, parse_fault_spec
@@ -32,13 +32,16 @@ RUN_PODS_MODES = ("isolated", "unsafe")
 
 
 @click.group()
-def cluster() -> None:
+@click.pass_context
+def cluster(ctx: click.Context) -> None:
     """Run the local Kubernetes control plane.
 
     \b
     Example:
       setpoint cluster serve --in-memory --kubeconfig /tmp/kubeconfig
     """
+    if ctx.invoked_subcommand != "serve":  # serve resumes once the cluster has started
+        garbage_collection.resume()
 
 
 cluster.add_command(node)
@@ -297,7 +300,8 @@ async def _serve(
         audit_feed_size=audit_feed_size,
     )
     async with local:
-        settle_after_start()
+        garbage_collection.settle_after_start()
+        garbage_collection.resume()
         _say_how_pods_run(local, run_pods)
         click.echo(
             f"setpoint: serving the Kubernetes API on {local.url} and {local.https_url}", err=True

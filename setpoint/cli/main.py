@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from setpoint import __version__
+from setpoint.cli import garbage_collection
 
 # Subcommands imported only when used: `setpoint run` must not pay for the local cluster's
 # imports (a third of a second), nor `setpoint cluster serve` for the runtime's.
@@ -37,9 +38,12 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = LAZY_COMMANDS.get(cmd_name)
         if target is None:
+            garbage_collection.resume()
             return super().get_command(ctx, cmd_name)
         module, _, attribute = target.partition(":")
         command: Any = getattr(importlib.import_module(module), attribute)
+        if cmd_name != "cluster":  # `cluster serve` resumes once the cluster has started
+            garbage_collection.resume()
         return command  # type: ignore[no-any-return]
 
 
@@ -51,6 +55,7 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    garbage_collection.pause()
     cli(prog_name="setpoint")
 
 

@@ -20,8 +20,8 @@ import msgspec
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
+from setpoint.api.deferred_certificates import deferred_default_certificates
 from setpoint.client.config import ClientConfig
-from setpoint.client.deferred_certificates import deferred_default_certificates
 
 with deferred_default_certificates():  # aiohttp's own TLS contexts are not used here
     import aiohttp

@@ -18,6 +18,7 @@ KEYS = {
     "import_aiohttp_cpu_s",
     "serve_to_readyz_s",
     "serve_cpu_s",
+    "serve_cpu_to_kubeconfig_s",
     "idle_rss_mib",
     "serve_over_import",
     "serve_cpu_over_import_cpu",

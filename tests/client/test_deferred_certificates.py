@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from setpoint.client.deferred_certificates import (
+from setpoint.api.deferred_certificates import (
     DeferredCertificatesContext,
     deferred_default_certificates,
 )

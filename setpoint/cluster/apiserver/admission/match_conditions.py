@@ -12,14 +12,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from cel_expr_python import cel  # type: ignore[import-untyped]
-from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
-
 from setpoint.cluster.apiserver.schema.cel_rules import RuleCompileError, error_of
 
 
 @lru_cache(maxsize=1)
 def _environment() -> Any:
+    # CEL is loaded with the first expression compiled, not at start-up
+    from cel_expr_python import cel  # type: ignore[import-untyped]
+    from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
+
     return cel.NewEnv(
         variables={
             "object": cel.Type.DYN,

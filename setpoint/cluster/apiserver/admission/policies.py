@@ -24,9 +24,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from cel_expr_python import cel  # type: ignore[import-untyped]
-from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
-
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.api.selector_error import SelectorError
@@ -63,6 +60,10 @@ REASON_CODES: Final = {
 
 @lru_cache(maxsize=1)
 def _environment() -> Any:
+    # CEL is loaded with the first expression compiled, not at start-up
+    from cel_expr_python import cel  # type: ignore[import-untyped]
+    from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
+
     names = ("object", "oldObject", "request", "params", "namespaceObject", "variables")
     return cel.NewEnv(
         variables=dict.fromkeys(names, cel.Type.DYN),

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import msgspec
 
+from setpoint.cluster.apiserver.upstream_schema_files import kubernetes_json_schema_root
 from setpoint.cluster.apiserver.validation.builtin_schemas import OPTIONAL_IN_UPSTREAM
 
 #: The set of definitions matching the version /version reports (non-strict: no
@@ -54,10 +55,7 @@ _STRING_TYPES: Final = {
 
 
 def _definitions_file() -> Path:
-    import kubernetes_validate
-
-    root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
-    return root / SCHEMA_SET / "_definitions.json"
+    return kubernetes_json_schema_root() / SCHEMA_SET / "_definitions.json"
 
 
 @functools.cache

@@ -15,20 +15,12 @@ import functools
 from typing import Any, Final
 
 import yaml
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 MEDIA_TYPE: Final = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 #: What the answer says it is: Go's mime parser refuses the '@' of the requested type, so
 #: kube-openapi answers with a '.' in its place.
 RESPONSE_MEDIA_TYPE: Final = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 _PACKAGE: Final = "setpoint.openapi.v2"
-_FD = descriptor_pb2.FieldDescriptorProto
-_SCALARS: Final = {
-    "string": _FD.TYPE_STRING,
-    "bool": _FD.TYPE_BOOL,
-    "int64": _FD.TYPE_INT64,
-    "double": _FD.TYPE_DOUBLE,
-}
 
 #: message → (field name, number, type; a trailing ``*`` means repeated).
 GNOSTIC_MESSAGES: Final[dict[str, tuple[tuple[str, int, str], ...]]] = {
@@ -186,6 +178,16 @@ _SCHEMA_SCALARS: Final = {
 
 @functools.cache
 def _classes() -> dict[str, Any]:
+    # protobuf is imported with the first request for this document, not at start-up
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    fd = descriptor_pb2.FieldDescriptorProto
+    scalars = {
+        "string": fd.TYPE_STRING,
+        "bool": fd.TYPE_BOOL,
+        "int64": fd.TYPE_INT64,
+        "double": fd.TYPE_DOUBLE,
+    }
     file_proto = descriptor_pb2.FileDescriptorProto(
         name="setpoint/openapi_v2.proto", package=_PACKAGE, syntax="proto2"
     )
@@ -195,11 +197,11 @@ def _classes() -> dict[str, Any]:
             repeated = type_name.endswith("*")
             base = type_name.rstrip("*")
             field = message.field.add(name=field_name, number=number)
-            field.label = _FD.LABEL_REPEATED if repeated else _FD.LABEL_OPTIONAL
-            if base in _SCALARS:
-                field.type = _SCALARS[base]
+            field.label = fd.LABEL_REPEATED if repeated else fd.LABEL_OPTIONAL
+            if base in scalars:
+                field.type = scalars[base]
             else:
-                field.type = _FD.TYPE_MESSAGE
+                field.type = fd.TYPE_MESSAGE
                 field.type_name = f".{_PACKAGE}.{base}"
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file_proto)

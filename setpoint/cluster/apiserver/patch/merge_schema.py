@@ -16,10 +16,11 @@ are atomic.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Final
 
 import msgspec
+
+from setpoint.cluster.apiserver.upstream_schema_files import kubernetes_json_schema_root
 
 KUBERNETES_SCHEMA_VERSION: Final = "v1.32.0"
 _REF_PREFIXES: Final = ("/api/_definitions.json#/$defs/", "#/$defs/", "#/definitions/")
@@ -206,10 +207,7 @@ class BuiltinMergeSchemas:
 
     def _load(self) -> _Resolver:
         if self._resolver is None:
-            import kubernetes_validate
-
-            root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
-            path = root / f"{self.version}-local" / "_definitions.json"
+            path = kubernetes_json_schema_root() / f"{self.version}-local" / "_definitions.json"
             document = msgspec.json.decode(path.read_bytes())
             definitions = document.get("$defs") or document.get("definitions") or {}
             for name, schema in definitions.items():

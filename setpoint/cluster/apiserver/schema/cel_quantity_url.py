@@ -15,8 +15,6 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
-from cel_expr_python import cel  # type: ignore[import-untyped]
-
 QUANTITY_KEY: Final = "__quantity__"
 URL_KEY: Final = "__url__"
 _INT64_MAX: Final = 2**63 - 1
@@ -136,6 +134,8 @@ def _query(url: Any) -> dict[str, list[str]]:
 
 
 def _decl(name: str, overload: str, params: list[Any], result: Any, impl: Any, member: bool) -> Any:
+    from cel_expr_python import cel  # type: ignore[import-untyped]
+
     return cel.FunctionDecl(
         name,
         [
@@ -148,6 +148,8 @@ def _decl(name: str, overload: str, params: list[Any], result: Any, impl: Any, m
 
 def quantity_and_url_functions() -> list[Any]:
     """The declarations to add to a CEL environment."""
+    from cel_expr_python import cel
+
     # Quantities and URLs are maps at run time: overloads dispatch on the value's kind.
     dyn, string, boolean = (
         cel.Type.Map(cel.Type.STRING, cel.Type.STRING),

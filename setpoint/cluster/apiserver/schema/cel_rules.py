@@ -27,12 +27,6 @@ from functools import lru_cache
 from typing import Any, Final
 
 import re2  # type: ignore[import-untyped]
-from cel_expr_python import cel  # type: ignore[import-untyped]
-from cel_expr_python.ext import (  # type: ignore[import-untyped]
-    ext_bindings,
-    ext_optional,
-    ext_strings,
-)
 
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
@@ -101,6 +95,8 @@ def _find_n(text: str, pattern: str, limit: int) -> list[str]:
 def _member(
     name: str, overload: str, params: list[Any], result: Any, impl: Callable[..., Any]
 ) -> Any:
+    from cel_expr_python import cel  # type: ignore[import-untyped]
+
     return cel.FunctionDecl(
         name,
         [cel.Overload(overload, return_type=result, parameters=params, is_member=True, impl=impl)],
@@ -108,6 +104,8 @@ def _member(
 
 
 def _kubernetes_functions() -> list[Any]:
+    from cel_expr_python import cel
+
     dyn_list = cel.Type.List(cel.Type.DYN)
     string = cel.Type.STRING
     return [
@@ -140,6 +138,14 @@ def _kubernetes_functions() -> list[Any]:
 
 @lru_cache(maxsize=1)
 def _environment() -> Any:
+    # CEL is loaded with the first rule compiled, not at start-up
+    from cel_expr_python import cel
+    from cel_expr_python.ext import (  # type: ignore[import-untyped]
+        ext_bindings,
+        ext_optional,
+        ext_strings,
+    )
+
     return cel.NewEnv(
         variables={
             "self": cel.Type.DYN,

@@ -36,6 +36,7 @@ from setpoint.cluster.apiserver.schema.compiled import NO_DEFAULT, SchemaNode
 from setpoint.cluster.apiserver.schema.formats import format_checker
 from setpoint.cluster.apiserver.schema.pruning import prune
 from setpoint.cluster.apiserver.schema.value_validation import ValueValidator
+from setpoint.cluster.apiserver.upstream_schema_files import kubernetes_json_schema_root
 
 # The schema set matching the Kubernetes version the local cluster reports (/version = 1.32).
 KUBERNETES_SCHEMA_VERSION: Final = "v1.32.0"
@@ -68,10 +69,9 @@ class BuiltinSchemaError(RuntimeError):
 
 def _schema_dir(version: str) -> Path:
     try:
-        import kubernetes_validate
+        root = kubernetes_json_schema_root()
     except ImportError as error:  # pragma: no cover - a declared dependency
         raise BuiltinSchemaError("the kubernetes-validate package is not installed") from error
-    root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
     directory = root / f"{version}{_SCHEMA_SET_SUFFIX}"
     if not directory.is_dir():
         raise BuiltinSchemaError(f"kubernetes-validate has no schemas for {version} in {root}")

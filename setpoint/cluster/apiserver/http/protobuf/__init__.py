@@ -10,17 +10,29 @@ Nothing here is generated code: :mod:`.messages` declares each message as a tabl
 names, field numbers and types (:mod:`.layout` is the vocabulary), :mod:`.kinds` says which
 message each kind carries, :mod:`.descriptors` turns the tables into protobuf classes at run
 time, and :mod:`.decoding` parses a body and walks it along the tables into the dict a JSON
-body would have given. Answers stay JSON, which client-go accepts. A kind or field outside the
-tables is refused with :class:`ProtobufBodyError` (a 415 naming the kind), never half-decoded.
+body would have given; :mod:`.framing` holds what needs no decoding (the media type, the
+prefix, the error), so that protobuf is imported with the first protobuf body. Answers stay
+JSON, which client-go accepts. A kind or field outside the tables is refused with
+:class:`ProtobufBodyError` (a 415 naming the kind), never half-decoded.
 """
 
-from setpoint.cluster.apiserver.http.protobuf.decoding import (
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.cluster.apiserver.http.protobuf.framing import (
     MAGIC,
+    PROTOBUF_MEDIA_TYPE,
     ProtobufBodyError,
-    decode_object,
 )
 
-#: The media type of Kubernetes protobuf bodies.
-PROTOBUF_MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+
+def decode_object(body: bytes) -> dict[str, Any]:
+    """The JSON object carried by a ``application/vnd.kubernetes.protobuf`` body (see
+    :func:`.decoding.decode_object`); protobuf and the tables are imported on the first call."""
+    from setpoint.cluster.apiserver.http.protobuf import decoding
+
+    return decoding.decode_object(body)
+
 
 __all__ = ["MAGIC", "PROTOBUF_MEDIA_TYPE", "ProtobufBodyError", "decode_object"]

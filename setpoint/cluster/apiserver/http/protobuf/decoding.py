@@ -21,6 +21,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 
 from setpoint.cluster.apiserver.http.protobuf.descriptors import EMPTY, layouts, message_classes
+from setpoint.cluster.apiserver.http.protobuf.framing import MAGIC, ProtobufBodyError
 from setpoint.cluster.apiserver.http.protobuf.kinds import KIND_MESSAGES
 from setpoint.cluster.apiserver.http.protobuf.layout import (
     Cardinality,
@@ -30,20 +31,10 @@ from setpoint.cluster.apiserver.http.protobuf.layout import (
 )
 from setpoint.cluster.apiserver.http.protobuf.messages import ENVELOPE
 
-#: The four bytes that open every Kubernetes protobuf body ("k8s" and a NUL).
-MAGIC: Final = b"k8s\x00"
 #: protobuf's wire type of length-delimited values (messages, strings, bytes).
 _LENGTH_DELIMITED: Final = 2
 _MAX_ZERO_DEPTH: Final = 8
 _EPOCH: Final = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-
-
-class ProtobufBodyError(ValueError):
-    """A protobuf body this server cannot decode; the message says why and what to do."""
-
-    def __init__(self, reason: str, kind: str = "") -> None:
-        super().__init__(reason)
-        self.kind = kind
 
 
 def decode_object(body: bytes) -> dict[str, Any]:

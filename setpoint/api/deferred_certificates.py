@@ -2,8 +2,11 @@
 
 When imported, aiohttp builds two default ``SSLContext`` objects and loads the system's CA
 certificates into each: about a third of the instructions ``setpoint run`` executed before its
-first request (callgrind: ~250 M instructions per load, of ~1.56 G in all). setpoint never uses
-those contexts: every TLS connection of its client gets the context built from the kubeconfig.
+first request (callgrind: ~250 M instructions per load, of ~1.56 G in all), and about 30 ms of
+the local cluster's start. Neither side uses those contexts: every TLS connection of the client
+gets the context built from the kubeconfig, and the cluster's listeners and webhook calls build
+their own. It lives here, with the data helpers, because the runtime and the local cluster may
+share nothing else.
 
 So while aiohttp is imported, a context that asks for the default certificates
 (``set_default_verify_paths``, which ``ssl.create_default_context`` calls) becomes a
