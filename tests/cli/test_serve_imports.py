@@ -41,7 +41,7 @@ NOT_IMPORTED_AT_START = (
 # start: the controllers start after the listeners), and the collector's state.
 SERVE = """
 import gc, json, os, sys, threading, time, urllib.request
-port, kubeconfig = sys.argv[1], sys.argv[2]
+port, kubeconfig, report_path = sys.argv[1], sys.argv[2], sys.argv[3]
 
 def report():
     deadline = time.monotonic() + 60
@@ -65,7 +65,9 @@ def report():
         "frozen": gc.get_freeze_count(),
         "ca_pending": context.__dict__.get("_certificates_pending", False),
     }
-    print("REPORT " + json.dumps(state), flush=True)
+    # A file of its own: the command prints on stdout from the other thread meanwhile.
+    with open(report_path, "w") as out:
+        out.write(json.dumps(state))
     os._exit(0)
 
 threading.Thread(target=report, daemon=True).start()
@@ -86,16 +88,16 @@ def _free_port() -> int:
 def test_cluster_serve_is_ready_without_the_modules_of_occasional_requests(
     tmp_path: Path,
 ) -> None:
+    report = tmp_path / "report.json"
     completed = subprocess.run(
-        [sys.executable, "-c", SERVE, str(_free_port()), str(tmp_path / "kubeconfig")],
+        [sys.executable, "-c", SERVE, str(_free_port()), str(tmp_path / "kubeconfig"), str(report)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    lines = [line for line in completed.stdout.splitlines() if line.startswith("REPORT ")]
-    assert lines, completed.stderr
-    state = json.loads(lines[0].removeprefix("REPORT "))
+    assert report.exists(), completed.stderr
+    state = json.loads(report.read_text())
     modules = set(state["modules"])
     # the list is the real one: the server and its controllers are imported
     assert "setpoint.cluster.apiserver.server" in modules
