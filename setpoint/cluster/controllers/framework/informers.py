@@ -6,7 +6,9 @@ are decoded once and shared: readers must not mutate them. An informer whose eve
 only metadata (the garbage collector's of every resource, say) decodes ``apiVersion``, ``kind``
 and ``metadata`` alone: msgspec skips the rest of the stored JSON, so a ConfigMap's data costs
 neither the decoding nor the memory (upstream's metadata informers, for the same reason). It
-becomes a full informer, listing again, as soon as one user asks for whole objects. A watch
+becomes a full informer, listing again, as soon as one user asks for whole objects. No informer
+keeps ``managedFields``: no built-in controller reads them, and in a pod they are about half the
+decoded object (a write without them keeps the stored ones, as upstream). A watch
 that falls too far behind is dropped by the storage; the informer then lists again and reports
 the differences as events.
 """
@@ -77,6 +79,26 @@ def _metadata_of(obj: Mapping[str, Any]) -> Object:
     }
 
 
+def decode_object(value: bytes) -> Object:
+    """A stored object as a fresh dict, without ``metadata.managedFields``."""
+    obj = decode(value)
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return obj
+
+
+def _without_managed_fields(obj: Object) -> Object:
+    """``obj`` (as a controller wrote it) without ``metadata.managedFields``: a shallow copy."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {
+        **obj,
+        "metadata": {key: value for key, value in metadata.items() if key != "managedFields"},
+    }
+
+
 def decode_metadata(value: bytes) -> Object:
     """``apiVersion``, ``kind`` and ``metadata`` of a stored object, as a fresh dict."""
     view = _METADATA_DECODER.decode(value)
@@ -118,7 +140,9 @@ class Informer:
         self.resource = resource
         #: Objects hold only apiVersion, kind and metadata (see the module docstring).
         self.metadata_only = metadata_only
-        self._decode: Callable[[bytes], Object] = decode_metadata if metadata_only else decode
+        self._decode: Callable[[bytes], Object] = (
+            decode_metadata if metadata_only else decode_object
+        )
         self._objects: dict[ObjectKey, Object] = {}
         self._by_namespace: dict[str, dict[str, Object]] = {}
         self._handlers: list[Handler] = []
@@ -164,7 +188,7 @@ class Informer:
         if not self.metadata_only:
             return
         self.metadata_only = False
-        self._decode = decode
+        self._decode = decode_object
         if self._task is not None:
             self._relist()
 
@@ -191,8 +215,7 @@ class Informer:
         key = key_of(obj)
         current = self._objects.get(key)
         if current is None or revision_of(current) < revision_of(obj):
-            if self.metadata_only:
-                obj = _metadata_of(obj)
+            obj = _metadata_of(obj) if self.metadata_only else _without_managed_fields(obj)
             self._put(key, obj)
 
     def forget(self, obj: Object) -> None:
