@@ -8,7 +8,9 @@ every controller running, and for comparison the same server with ``--no-control
 - cold start: seconds from spawning the process to a written kubeconfig;
 - idle RSS of the server a few seconds after start;
 - pods/s taken from created to Running: Deployments created at once (100 x 50 replicas; the
-  Deployment and ReplicaSet controllers create the pods), counted Running through a watch;
+  Deployment and ReplicaSet controllers create the pods), counted Running through a watch, and
+  the server's CPU per pod over the same interval (user + system; the load of other processes
+  moves it much less than the rate);
 - at rest with many pods (10,000 on 1 node, then on 100 nodes): RSS and CPU (percent of one
   core over a quiet interval).
 """
@@ -190,6 +192,13 @@ class DeploymentBodies:
         return deployment(index, self.replicas)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far."""
+    times = psutil.Process(pid).cpu_times()
+    used: float = times.user + times.system
+    return used
+
+
 def cpu_percent(pid: int, seconds: float) -> float:
     process = psutil.Process(pid)
     before = process.cpu_times()
@@ -219,8 +228,11 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         try:
             bodies = DeploymentBodies(sizes.deployments, sizes.replicas)
             total = sizes.deployments * sizes.replicas
+            cpu_before = cpu_seconds(server.pid)
             rate = await pods_to_running_deployments(server, bodies, total)
+            cpu_used = cpu_seconds(server.pid) - cpu_before
             figures["deployment_pods_to_running_per_s"] = round(rate, 1)
+            figures["deployment_server_cpu_us_per_pod"] = round(cpu_used / total * 1e6)
         finally:
             server.stop()
 
@@ -229,10 +241,15 @@ async def measure(sizes: Sizes) -> dict[str, Any]:
         for label, nodes in (("one_node", 1), ("many_nodes", sizes.many_nodes)):
             server, _ = await start(workdir, f"rest-{nodes}", "--nodes", str(nodes))
             try:
+                cpu_before = cpu_seconds(server.pid)
                 rate = await pods_to_running(
                     server, sizes.rest_pods, bare_pod, f"/api/v1/namespaces/{NAMESPACE}/pods"
                 )
+                cpu_used = cpu_seconds(server.pid) - cpu_before
                 figures[f"bare_pods_to_running_per_s_{label}"] = round(rate, 1)
+                figures[f"bare_server_cpu_us_per_pod_{label}"] = round(
+                    cpu_used / sizes.rest_pods * 1e6
+                )
                 await asyncio.sleep(sizes.settle_seconds)
                 figures[f"rest_rss_mib_{label}"] = round(server.rss_bytes() / MIB, 1)
                 figures[f"rest_cpu_percent_{label}"] = round(

@@ -25,6 +25,8 @@ KEYS = {
     "idle_rss_mib_no_controllers",
     "idle_cpu_percent_controllers",
     "deployment_pods_to_running_per_s",
+    "deployment_server_cpu_us_per_pod",
+    "bare_server_cpu_us_per_pod_one_node",
     "bare_pods_to_running_per_s_one_node",
     "bare_pods_to_running_per_s_many_nodes",
     "rest_rss_mib_one_node",

@@ -205,8 +205,8 @@ class EventRecorder:
                 await self._operations.update(resource, namespace, name, stored, _SERVER_BUILT)
                 self._recent.move_to_end(key)
                 return
-        result = await self._operations.create(resource, namespace, event, _SERVER_BUILT)
-        created = decode(result.body)
-        self._recent[key] = (namespace, created["metadata"]["name"])
+        await self._operations.create(resource, namespace, event, _SERVER_BUILT)
+        # The Event is named here (a create keeps a given name): no need to decode the answer.
+        self._recent[key] = (namespace, event["metadata"]["name"])
         while len(self._recent) > AGGREGATION_CACHE_SIZE:
             self._recent.popitem(last=False)

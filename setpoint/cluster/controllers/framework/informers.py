@@ -9,7 +9,9 @@ neither the decoding nor the memory (upstream's metadata informers, for the same
 an informer keeps each object as the compact JSON of that metadata (a bytes object, a quarter
 of the decoded dicts' size, that the cyclic collector never walks) and decodes it for whoever
 reads it: handlers, ``get`` and ``list`` get fresh dicts. It becomes a full informer, listing
-again, as soon as one user asks for whole objects. A watch that falls too far behind is dropped
+again, as soon as one user asks for whole objects. No informer keeps ``managedFields``: no
+built-in controller reads them, and in a pod they are about half the decoded object (a write
+without them keeps the stored ones, as upstream). A watch that falls too far behind is dropped
 by the storage; the informer then lists again and reports the differences as events.
 """
 
@@ -85,6 +87,26 @@ def _metadata_of(obj: Mapping[str, Any]) -> Object:
     }
 
 
+def decode_object(value: bytes) -> Object:
+    """A stored object as a fresh dict, without ``metadata.managedFields``."""
+    obj = decode(value)
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return obj
+
+
+def _without_managed_fields(obj: Object) -> Object:
+    """``obj`` (as a controller wrote it) without ``metadata.managedFields``: a shallow copy."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {
+        **obj,
+        "metadata": {key: value for key, value in metadata.items() if key != "managedFields"},
+    }
+
+
 def decode_metadata(value: bytes) -> Object:
     """``apiVersion``, ``kind`` and ``metadata`` of a stored object, as a fresh dict."""
     return _view_dict(_METADATA_DECODER.decode(value))
@@ -96,7 +118,7 @@ def _view_dict(view: _MetadataView) -> Object:
 
 
 def _read_whole(value: bytes) -> tuple[Object, _Stored]:
-    obj = decode(value)
+    obj = decode_object(value)
     return obj, obj
 
 
@@ -145,7 +167,9 @@ class Informer:
         self.resource = resource
         #: Objects hold only apiVersion, kind and metadata (see the module docstring).
         self.metadata_only = metadata_only
-        self._decode: Callable[[bytes], Object] = decode_metadata if metadata_only else decode
+        self._decode: Callable[[bytes], Object] = (
+            decode_metadata if metadata_only else decode_object
+        )
         self._read: Callable[[bytes], tuple[Object, _Stored]] = (
             _read_metadata if metadata_only else _read_whole
         )
@@ -195,7 +219,7 @@ class Informer:
         if not self.metadata_only:
             return
         self.metadata_only = False
-        self._decode = decode
+        self._decode = decode_object
         self._read = _read_whole
         if self._task is not None:
             self._relist()
@@ -226,7 +250,7 @@ class Informer:
             if self.metadata_only:
                 self._put(key, _METADATA_ENCODER.encode(_metadata_of(obj)))
             else:
-                self._put(key, obj)
+                self._put(key, _without_managed_fields(obj))
 
     def forget(self, obj: Object) -> None:
         """Drop an object a controller just deleted (read-your-writes)."""
