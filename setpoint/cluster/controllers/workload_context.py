@@ -14,6 +14,7 @@ status code and reason of the Status the API server would answer.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -46,6 +47,13 @@ class WorkloadContext(Protocol):
 
     def list(self, resource: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
         """Every cached object of ``resource`` (in ``namespace`` when given)."""
+        ...
+
+    def list_controlled(
+        self, resource: str, namespace: str, controller_uid: str | None
+    ) -> builtins.list[Mapping[str, Any]]:
+        """The cached objects of ``resource`` in ``namespace`` whose controller reference
+        names ``controller_uid`` (None: those without a controller), found by an index."""
         ...
 
     async def create(self, resource: str, obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,9 +7,11 @@ from typing import Any
 
 from setpoint.api.clock import FakeClock
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
+from setpoint.cluster.controllers.framework.informer_set import InformerSet
 from setpoint.cluster.controllers.framework.informers import ObjectKey
 from setpoint.cluster.controllers.framework.manager import ControllerManager
 from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.controllers.workload_pods.ownership import CONTROLLER_INDEX, controller_index
 from setpoint.cluster.local_cluster import LocalCluster
 from tests.cluster.controllers.waiting import eventually
 from tests.cluster.raw_api import raw_api
@@ -194,3 +196,54 @@ async def test_a_metadata_only_informer_hands_out_fresh_metadata_and_old_states(
             assert new["metadata"]["labels"] == {"v": "2"}
             assert old["metadata"]["labels"] == {"v": "1"}
             assert int(new["metadata"]["resourceVersion"]) > int(old["metadata"]["resourceVersion"])
+
+
+async def test_the_index_by_controller_follows_adds_updates_and_deletes() -> None:
+    """What the ReplicaSet and Job controllers read: always the same as filtering every pod."""
+
+    def owner(uid: str) -> list[dict[str, Any]]:
+        return [
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": uid, "uid": uid, "controller": True}
+        ]
+
+    async with LocalCluster(controllers=False) as cluster:
+        assert cluster.server is not None
+        async with raw_api(cluster.url, cluster.token) as api:
+            path = "/api/v1/namespaces/default/configmaps"
+            await api.request(
+                "POST", path, {"metadata": {"name": "a", "ownerReferences": owner("u1")}}
+            )
+            informers = InformerSet(cluster.server.storage, cluster.server.registry)
+            informer = informers.informer("configmaps")
+            informer.start()
+            informer.add_index(CONTROLLER_INDEX, controller_index)  # after objects exist
+            for name, uid in (("b", "u1"), ("c", "u2"), ("d", "")):
+                refs = owner(uid) if uid else []
+                await api.request(
+                    "POST", path, {"metadata": {"name": name, "ownerReferences": refs}}
+                )
+            await api.request(
+                "PATCH",
+                f"{path}/a",
+                {"metadata": {"ownerReferences": owner("u2")}},
+                content_type="application/merge-patch+json",
+            )
+            await api.request("DELETE", f"{path}/b")
+
+            def names(value: str) -> list[str]:
+                return sorted(
+                    o["metadata"]["name"] for o in informer.by_index(CONTROLLER_INDEX, value)
+                )
+
+            async def caught_up() -> bool:
+                return informer.get("default", "b") is None and names("default/u2") == ["a", "c"]
+
+            await eventually(caught_up, "the informer to see the writes")
+            assert names("default/u1") == []
+            assert names("default/") == sorted(
+                o["metadata"]["name"]
+                for o in informer.list("default")
+                if not o["metadata"].get("ownerReferences")
+            )
+            assert "d" in names("default/")
+            await informer.stop()

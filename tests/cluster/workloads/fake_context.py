@@ -16,6 +16,7 @@ from typing import Any
 from setpoint.api.clock import FakeClock
 from setpoint.api.times import format_time
 from setpoint.cluster.controllers.workload_context import WriteError
+from setpoint.cluster.controllers.workload_pods import ownership
 
 _KINDS = {
     "pods": ("v1", "Pod"),
@@ -55,6 +56,15 @@ class FakeContext:
             copy.deepcopy(obj)
             for (ns, _), obj in sorted(self.objects[resource].items())
             if namespace is None or ns == namespace
+        ]
+
+    def list_controlled(
+        self, resource: str, namespace: str, controller_uid: str | None
+    ) -> list[Mapping[str, Any]]:
+        return [
+            obj
+            for obj in self.list(resource, namespace)
+            if ownership.controller_uid(obj) == controller_uid
         ]
 
     def _stamp(self, obj: dict[str, Any]) -> None:

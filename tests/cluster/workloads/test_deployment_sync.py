@@ -203,9 +203,13 @@ async def test_replica_set_never_overshoots_when_the_cache_lags() -> None:
             },
         },
     )
-    real_list = cluster.ctx.list
+    # A cache that never sees the pods: reads of one pod and lists alike.
+    real_list, real_get = cluster.ctx.list, cluster.ctx.get
     cluster.ctx.list = lambda resource, namespace=None: (
         [] if resource == "pods" else real_list(resource, namespace)
+    )  # type: ignore[method-assign]
+    cluster.ctx.get = lambda resource, namespace, name: (
+        None if resource == "pods" else real_get(resource, namespace, name)
     )  # type: ignore[method-assign]
     for _ in range(5):
         await cluster.replica_sets.sync("default", rs["metadata"]["name"])

@@ -9,6 +9,7 @@ writes. Refused writes raise :class:`WriteError` with the Status code and reason
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.controllers.framework.event_recorder import EventRecorder
 from setpoint.cluster.controllers.framework.informer_set import InformerSet
 from setpoint.cluster.controllers.workload_context import WriteError
+from setpoint.cluster.controllers.workload_pods.ownership import CONTROLLER_INDEX, controller_index
 
 __all__ = ["ClusterAccess", "Identity", "WriteError"]
 
@@ -101,6 +103,15 @@ class ClusterAccess:
     def list(self, resource: str, namespace: str | None = None) -> list[Mapping[str, Any]]:
         """Every cached object of ``resource`` (in ``namespace`` when given)."""
         return list(self.informers.informer(resource).list(namespace))
+
+    def list_controlled(
+        self, resource: str, namespace: str, controller_uid: str | None
+    ) -> builtins.list[Mapping[str, Any]]:
+        """The cached objects of ``resource`` in ``namespace`` controlled by ``controller_uid``
+        (None: without a controller), from the informer's index by controller."""
+        informer = self.informers.informer(resource)
+        informer.add_index(CONTROLLER_INDEX, controller_index)
+        return list(informer.by_index(CONTROLLER_INDEX, f"{namespace}/{controller_uid or ''}"))
 
     def read_stored(self, served: ServedResource, namespace: str | None, name: str) -> Any:
         """The object as stored now (bypassing the cache), or None."""

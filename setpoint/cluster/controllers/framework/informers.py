@@ -22,7 +22,7 @@ import builtins
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -40,6 +40,8 @@ INFORMER_WATCH_BUFFER: Final = 200_000
 Object = dict[str, Any]
 #: Called with (new, old): (obj, None) on add, (obj, old) on update, (None, old) on delete.
 Handler = Callable[[Object | None, Object | None], None]
+#: The values an object is found under in an index (client-go's ``IndexFunc``).
+Indexer = Callable[[Object], Iterable[str]]
 
 
 class _ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True):
@@ -176,6 +178,9 @@ class Informer:
         self._objects: dict[ObjectKey, _Stored] = {}
         self._by_namespace: dict[str, dict[str, _Stored]] = {}
         self._handlers: list[Handler] = []
+        self._indexers: dict[str, Indexer] = {}
+        #: index name -> value -> the objects found under it
+        self._indexes: dict[str, dict[str, dict[ObjectKey, _Stored]]] = {}
         self._task: asyncio.Task[None] | None = None
 
     # -- reading ----------------------------------------------------------------------
@@ -193,6 +198,21 @@ class Informer:
 
     def __iter__(self) -> Iterator[Object]:
         return iter(self.list())
+
+    def add_index(self, name: str, indexer: Indexer) -> None:
+        """Keep the objects found by ``indexer``'s values (once per name; later calls no-ops),
+        so that :meth:`by_index` reads a few objects instead of filtering them all."""
+        if name in self._indexers:
+            return
+        self._indexers[name] = indexer
+        self._indexes[name] = {}
+        for key, stored in self._objects.items():
+            self._index(name, key, stored)
+
+    def by_index(self, name: str, value: str) -> builtins.list[Object]:
+        """The cached objects :meth:`add_index`'s indexer ``name`` puts under ``value``."""
+        found = self._indexes[name].get(value) or {}
+        return [_unpacked(stored) for stored in found.values()]
 
     def __len__(self) -> int:
         return len(self._objects)
@@ -265,6 +285,7 @@ class Informer:
         old_objects = self._objects
         self._objects = {}
         self._by_namespace = {}
+        self._indexes = {name: {} for name in self._indexers}
         for key, (obj, stored) in fresh.items():
             self._put(key, stored)
             kept = old_objects.get(key)
@@ -308,16 +329,42 @@ class Informer:
             self._notify(None, _unpacked(kept) if kept is not None else old)
 
     def _put(self, key: ObjectKey, stored: _Stored) -> None:
+        if self._indexers:
+            self._unindex(key)
         self._objects[key] = stored
         self._by_namespace.setdefault(key.namespace, {})[key.name] = stored
+        for name in self._indexers:
+            self._index(name, key, stored)
 
     def _remove(self, key: ObjectKey) -> None:
+        if self._indexers:
+            self._unindex(key)
         self._objects.pop(key, None)
         bucket = self._by_namespace.get(key.namespace)
         if bucket is not None:
             bucket.pop(key.name, None)
             if not bucket:
                 del self._by_namespace[key.namespace]
+
+    def _index(self, name: str, key: ObjectKey, stored: _Stored) -> None:
+        index = self._indexes[name]
+        for value in self._indexers[name](_unpacked(stored)):
+            index.setdefault(value, {})[key] = stored
+
+    def _unindex(self, key: ObjectKey) -> None:
+        """Drop the index entries of the object now kept at ``key``."""
+        stored = self._objects.get(key)
+        if stored is None:
+            return
+        obj = _unpacked(stored)
+        for name, indexer in self._indexers.items():
+            index = self._indexes[name]
+            for value in indexer(obj):
+                bucket = index.get(value)
+                if bucket is not None:
+                    bucket.pop(key, None)
+                    if not bucket:
+                        del index[value]
 
     def _decoded(self, value: bytes | None) -> Object | None:
         return self._decode(value) if value else None

@@ -23,7 +23,6 @@ from setpoint.cluster.controllers.job.job_accounting import (
 )
 from setpoint.cluster.controllers.replicaset.pending_writes import PendingWrites
 from setpoint.cluster.controllers.workload_context import WorkloadContext, WriteError
-from setpoint.cluster.controllers.workload_pods.ownership import controller_uid
 from setpoint.cluster.controllers.workload_pods.pod_from_template import pod_from_template
 
 __all__ = ["COMPONENT", "RESOURCE", "TTL_COMPONENT", "JobController"]
@@ -73,8 +72,7 @@ class JobController:
         clock = self._context.clock
         namespace = str(_meta(job).get("namespace"))
         uid = _meta(job).get("uid")
-        all_pods = self._context.list("pods", namespace)
-        pods = [p for p in all_pods if controller_uid(p) == uid]
+        pods = self._context.list_controlled("pods", namespace, str(uid) if uid else None)
         if finished_condition(job) is not None:
             for pod in pods:
                 await self._release(pod)
@@ -83,7 +81,12 @@ class JobController:
             for pod in pods:
                 await self._release(pod)
             return None
-        settled = self._pending.satisfied(key, clock.monotonic(), all_pods)
+        settled = self._pending.satisfied(
+            key,
+            clock.monotonic(),
+            lambda pod: self._context.get("pods", namespace, pod),
+            lambda: self._context.list("pods", namespace),
+        )
         plan = plan_job(job, pods, clock.now())
         if not settled:
             plan.create, plan.delete = 0, []

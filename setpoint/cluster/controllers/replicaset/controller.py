@@ -229,9 +229,20 @@ class ReplicaSetController:
         if rs is None:
             self._pending.forget(key)
             return None
-        all_pods = self._context.list("pods", namespace)
-        needs_sync = self._pending.satisfied(key, clock.monotonic(), all_pods)
-        claimed = await self._claim(rs, all_pods)
+        needs_sync = self._pending.satisfied(
+            key,
+            clock.monotonic(),
+            lambda pod: self._context.get("pods", namespace, pod),
+            lambda: self._context.list("pods", namespace),
+        )
+        # Its own pods and the orphans it may adopt, from the index by controller: the other
+        # controllers' pods (most of a namespace's) cannot be claimed.
+        uid = _meta(rs).get("uid")
+        candidates = [
+            *self._context.list_controlled("pods", namespace, str(uid) if uid else None),
+            *self._context.list_controlled("pods", namespace, None),
+        ]
+        claimed = await self._claim(rs, candidates)
         active = [p for p in claimed if is_pod_active(p)]
         replicas = int((rs.get("spec") or {}).get("replicas", 1))
         error: WriteError | None = None
@@ -241,6 +252,7 @@ class ReplicaSetController:
                 created, error = await self._create(rs, min(-diff, BURST_REPLICAS))
                 self._pending.expect(key, clock.monotonic(), created=created)
             else:
+                all_pods = self._context.list("pods", namespace)
                 victims = pods_to_delete(
                     active, min(diff, BURST_REPLICAS), clock.now(), self._related_pods(rs, all_pods)
                 )

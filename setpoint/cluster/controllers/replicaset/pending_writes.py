@@ -8,7 +8,7 @@ Expectations older than five minutes are dropped, as upstream's ``ExpectationsTi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,23 +55,30 @@ class PendingWrites:
         """Drop the expectations of ``key`` (its owner is gone)."""
         self._pending.pop(key, None)
 
-    def satisfied(self, key: str, now: float, pods: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether the cache (``pods`` of the namespace) reflects every expected write."""
+    def satisfied(
+        self,
+        key: str,
+        now: float,
+        cached: Callable[[str], Mapping[str, Any] | None],
+        every: Callable[[], Sequence[Mapping[str, Any]]],
+    ) -> bool:
+        """Whether the cache reflects every expected write: ``cached(name)`` reads one pod of
+        the owner's namespace, ``every()`` lists them all (needed only when a created pod is
+        not there: gone already, or not seen yet)."""
         entry = self._pending.get(key)
         if entry is None:
             return True
         if now - entry.since > EXPECTATIONS_TIMEOUT:
             self.forget(key)
             return True
-        by_name = {str(p["metadata"]["name"]): p for p in pods}
-        missing = [v for name, v in entry.created.items() if name not in by_name]
+        missing = [v for name, v in entry.created.items() if cached(name) is None]
         created_seen = not missing
         if missing:
             # Gone already? Then the cache must at least have seen a later write.
-            newest = max((_version(p) for p in pods), default=0)
+            newest = max((_version(p) for p in every()), default=0)
             created_seen = all(version and newest >= version for version in missing)
         deleted_seen = all(
-            name not in by_name or (by_name[name].get("metadata") or {}).get("deletionTimestamp")
+            (pod := cached(name)) is None or (pod.get("metadata") or {}).get("deletionTimestamp")
             for name in entry.deleted
         )
         if created_seen and deleted_seen:

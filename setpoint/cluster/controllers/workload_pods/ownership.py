@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["controller_uid"]
+__all__ = ["CONTROLLER_INDEX", "controller_index", "controller_uid"]
+
+#: The name of the informers' index of objects by their controller (:func:`controller_index`).
+CONTROLLER_INDEX = "controller"
+
+
+def controller_index(obj: Mapping[str, Any]) -> tuple[str]:
+    """The value an object is indexed under by its controller: ``namespace/uid``, or
+    ``namespace/`` for an object without one (an orphan a controller may adopt)."""
+    namespace = (obj.get("metadata") or {}).get("namespace") or ""
+    return (f"{namespace}/{controller_uid(obj) or ''}",)
 
 
 def controller_uid(obj: Mapping[str, Any]) -> str | None:
