@@ -56,9 +56,14 @@ async def _read(request: web.BaseRequest) -> bytes:
     if length is not None and length > MAX_REQUEST_BODY_BYTES:
         raise status_errors.request_entity_too_large(MAX_REQUEST_BODY_BYTES)
     if length is not None:
-        # The parser never delivers more than Content-Length: one read takes it all.
+        content = request.content
+        # The parser never delivers more than Content-Length: one read takes it all, and once
+        # it has ended the body, all of it is already here (what readexactly returns too,
+        # short or not, without its coroutines).
+        if content.is_eof():
+            return content.read_nowait()
         try:
-            return await request.content.readexactly(length)
+            return await content.readexactly(length)
         except asyncio.IncompleteReadError as short:
             return short.partial  # the client hung up early; decoding will say what is wrong
     chunks: list[bytes] = []
