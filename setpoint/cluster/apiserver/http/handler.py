@@ -214,52 +214,51 @@ class APIHandler:
                 watch.close()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
+        # One coroutine around the whole request (each level costs on every resumption).
         metrics = self.request_metrics
         tracked = metrics.begin(request)
         try:
-            response = await self._respond(request)
+            started = time.perf_counter()
+            if self.audit is not None:
+                self.audit.begin(request)
+            feed = self.audit_feed
+            captured = feed.begin(request) if feed is not None else None
+            try:
+                injected = await self.faults.intercept(request) if self.faults.rules else None
+                response = injected or await self._dispatch(request)
+            except asyncio.CancelledError:
+                if self.audit is not None:
+                    self.audit.abandoned(request)  # the client left (a watch it stopped reading)
+                if captured is not None:
+                    WRITE_CAPTURE.reset(captured)
+                raise
+            except APIError as error:
+                response = status_response(error)
+            except ValueTooLargeError as exc:
+                response = status_response(object_too_large(exc))
+            except Exception as exc:
+                log.exception(
+                    "internal error serving %s %s",
+                    request.method,
+                    self._redact.path(request.path_qs),
+                )
+                response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
+            if self.audit is not None:
+                self.audit.complete(request, response)
+            if captured is not None:
+                assert feed is not None
+                feed.complete(request, response, captured)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "%s %s %d %.1fms",
+                    request.method,
+                    self._redact.path(request.path_qs),
+                    response.status,
+                    (time.perf_counter() - started) * 1000,
+                )
             tracked.code = response.status
         finally:
             metrics.end(tracked)
-        return response
-
-    async def _respond(self, request: web.BaseRequest) -> web.StreamResponse:
-        started = time.perf_counter()
-        if self.audit is not None:
-            self.audit.begin(request)
-        feed = self.audit_feed
-        captured = feed.begin(request) if feed is not None else None
-        try:
-            injected = await self.faults.intercept(request) if self.faults.rules else None
-            response = injected or await self._dispatch(request)
-        except asyncio.CancelledError:
-            if self.audit is not None:
-                self.audit.abandoned(request)  # the client left (a watch it stopped reading)
-            if captured is not None:
-                WRITE_CAPTURE.reset(captured)
-            raise
-        except APIError as error:
-            response = status_response(error)
-        except ValueTooLargeError as exc:
-            response = status_response(object_too_large(exc))
-        except Exception as exc:
-            log.exception(
-                "internal error serving %s %s", request.method, self._redact.path(request.path_qs)
-            )
-            response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
-        if self.audit is not None:
-            self.audit.complete(request, response)
-        if captured is not None:
-            assert feed is not None
-            feed.complete(request, response, captured)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "%s %s %d %.1fms",
-                request.method,
-                self._redact.path(request.path_qs),
-                response.status,
-                (time.perf_counter() - started) * 1000,
-            )
         return response
 
     async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
@@ -270,7 +269,7 @@ class APIHandler:
             # take it, so only what every request goes through comes first.
             self._admit(request, None)
             if not self._wants_yaml(request):
-                return await self._resource(request, target)
+                return _deprecation_warned(await self._serve(request, target), target)
             return await _yaml_answer(self._resource(request, target))
         parts = _segments(path)
         head = parts[0] if parts else ""
@@ -367,12 +366,7 @@ class APIHandler:
     async def _resource(
         self, request: web.BaseRequest, target: ResourceTarget
     ) -> web.StreamResponse:
-        response = await self._serve(request, target)
-        warning = target.resource.deprecated_warning
-        if warning and not response.prepared and "Warning" not in response.headers:
-            # Deprecated versions warn on every request, reads included (writes already do).
-            response.headers.add("Warning", _warning_header(warning))
-        return response
+        return _deprecation_warned(await self._serve(request, target), target)
 
     async def _serve(self, request: web.BaseRequest, target: ResourceTarget) -> web.StreamResponse:
         method = request.method
@@ -665,6 +659,15 @@ class APIHandler:
         if "deletionTimestamp" in current["metadata"] and NAMESPACE_FINALIZER in finalizers:
             self._on_namespace_terminating(name)
         return _result(result)
+
+
+def _deprecation_warned(response: web.StreamResponse, target: ResourceTarget) -> web.StreamResponse:
+    """``response`` with the warning of a deprecated version, if it has none yet."""
+    warning = target.resource.deprecated_warning
+    if warning and not response.prepared and "Warning" not in response.headers:
+        # Deprecated versions warn on every request, reads included (writes already do).
+        response.headers.add("Warning", _warning_header(warning))
+    return response
 
 
 def _segments(path: str) -> list[str]:
