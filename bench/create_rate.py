@@ -1,6 +1,7 @@
 """Creates/s of the API server's configurations, interleaved, beside the bare HTTP ceiling.
 
-    python -m bench.create_rate [--rounds N] [--count N] [--targets a,b,...] [--json]
+    python -m bench.create_rate [--rounds N] [--count N] [--targets a,b,...] [--baseline DIR]
+                                [--json]
 
 ``bench.apiserver`` measures each target once, one after the other, so on a shared machine a
 neighbour's burst lands on one target and not on the next. Here every target is started at
@@ -13,6 +14,11 @@ of its process over the round, from psutil).
 Targets: ``ceiling`` (``bench.ceiling_server``), ``memory`` (``setpoint cluster serve
 --in-memory``, every built-in controller), ``memory-no-controllers`` (the same with
 ``--no-controllers``), ``sqlite`` (``--data-dir``, every controller).
+
+``--baseline DIR`` adds, for each target but the ceiling, ``TARGET@baseline``: the same server
+run from an export of older code in ``DIR`` (``git archive COMMIT setpoint | tar -x -C DIR``;
+started there, with ``PYTHONPATH=DIR``, so ``python -m setpoint`` imports that code), measured
+in the same rounds: before and after a change, interleaved.
 """
 
 from __future__ import annotations
@@ -61,10 +67,26 @@ def _argv(target: str, port: int, workdir: Path) -> tuple[list[str], Path | None
     return argv, kubeconfig
 
 
-async def _start(target: str, workdir: Path) -> ServerProcess:
+BASELINE_SUFFIX: Final = "@baseline"
+
+
+async def _start(target: str, workdir: Path, baseline: Path | None = None) -> ServerProcess:
     port = free_port()
-    argv, kubeconfig = _argv(target, port, workdir)
-    server = ServerProcess(target, argv, port, workdir / f"{target}.log")
+    configuration = target.removesuffix(BASELINE_SUFFIX)
+    argv, kubeconfig = _argv(configuration, port, workdir / target)
+    (workdir / target).mkdir()
+    if target.endswith(BASELINE_SUFFIX):
+        assert baseline is not None
+        server = ServerProcess(
+            target,
+            argv,
+            port,
+            workdir / f"{target}.log",
+            cwd=baseline,
+            extra_env={"PYTHONPATH": str(baseline)},
+        )
+    else:
+        server = ServerProcess(target, argv, port, workdir / f"{target}.log")
     await server.start(kubeconfig)
     return server
 
@@ -85,7 +107,9 @@ async def _round(server: ServerProcess, number: int, count: int) -> tuple[float,
     return run.per_second, cpu / max(run.created, 1) * 1e6
 
 
-async def measure(targets: list[str], rounds: int, count: int) -> dict[str, Any]:
+async def measure(
+    targets: list[str], rounds: int, count: int, baseline: Path | None = None
+) -> dict[str, Any]:
     """Start every target, then ``rounds`` rounds of each in turn; medians per target."""
     rates: dict[str, list[float]] = {target: [] for target in targets}
     shares: dict[str, list[float]] = {target: [] for target in targets}
@@ -94,7 +118,7 @@ async def measure(targets: list[str], rounds: int, count: int) -> dict[str, Any]
         servers: dict[str, ServerProcess] = {}
         try:
             for target in targets:
-                servers[target] = await _start(target, Path(tmp))
+                servers[target] = await _start(target, Path(tmp), baseline)
             await asyncio.sleep(2.0)  # let every server's start-up work settle
             for number in range(rounds):
                 for target in targets:
@@ -149,6 +173,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="an export of older code: each target but the ceiling also runs from there",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     options = parser.parse_args(argv)
     targets = [target for target in options.targets.split(",") if target]
@@ -156,8 +185,18 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         known = ", ".join(TARGETS)
         parser.error(f"--targets: unknown target {', '.join(unknown)} (known: {known})")
+    baseline = options.baseline
+    if baseline is not None:
+        baseline = baseline.resolve()
+        if not (baseline / "setpoint" / "__init__.py").is_file():
+            parser.error(f"--baseline: {baseline} holds no setpoint package")
+        targets = [
+            name
+            for target in targets
+            for name in ((target,) if target == "ceiling" else (target, target + BASELINE_SUFFIX))
+        ]
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
-    figures = asyncio.run(measure(targets, options.rounds, options.count))
+    figures = asyncio.run(measure(targets, options.rounds, options.count, baseline))
     print(json.dumps(figures) if options.json else render(figures))
 
 

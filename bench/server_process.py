@@ -60,8 +60,14 @@ class ServerProcess:
         port: int,
         log_path: Path,
         ready_timeout: float = READY_TIMEOUT_SECONDS,
+        *,
+        cwd: Path | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
+        #: Where the process runs and what it adds to the environment (a baseline's checkout).
+        self.cwd = cwd
+        self.extra_env = extra_env or {}
         #: How long :meth:`start` waits for ``/version`` (longer under valgrind).
         self.ready_timeout = ready_timeout
         self.argv = list(argv)
@@ -92,7 +98,8 @@ class ServerProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=log_file,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env},
+                cwd=self.cwd,
             )
 
     def _authorize_from(self, kubeconfig: Path | None) -> bool:
