@@ -4,7 +4,8 @@ A body already complete when the handler asks for it is taken from the buffer at
 still arriving is read as it comes. Random bodies, cut into random chunks, sometimes shorter
 than their ``Content-Length`` (the client hung up), read both ways, give the same bytes.
 Write options of a request without a query string are the defaults, as parsing a query string
-without write options gives.
+without write options gives. Media types remembered per Content-Type header are those the
+header gives.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict
 
-from setpoint.cluster.apiserver.http.request_body import REQUEST_BODY_KEY, read_body
+from setpoint.cluster.apiserver.http.request_body import (
+    REQUEST_BODY_KEY,
+    media_type,
+    media_type_of,
+    read_body,
+)
 from setpoint.cluster.apiserver.http.request_options import write_options
 
 
@@ -81,3 +87,17 @@ def test_write_options_without_a_query_are_those_of_a_query_without_options(
     queried = make_mocked_request(method, "/api/v1/namespaces/a/configmaps?pretty=1", headers)
 
     assert write_options(bare) == write_options(queried)
+
+
+_CONTENT_TYPES = st.sampled_from(
+    ["application/json", "Application/JSON; charset=utf-8", " application/yaml ", ""]
+) | st.text(alphabet=st.sampled_from("aJ/;= +x"), max_size=8)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(_CONTENT_TYPES, max_size=100))
+def test_remembered_media_types_are_those_of_each_header(content_types: list[str]) -> None:
+    for content_type in content_types:
+        headers = CIMultiDict({"Content-Type": content_type})
+        request = make_mocked_request("POST", "/api/v1/namespaces/a/configmaps", headers)
+        assert media_type(request) == media_type_of(content_type)

@@ -297,8 +297,7 @@ class APIHandler:
     def _admit(self, request: web.BaseRequest, parts: list[str] | None) -> None:
         """Authentication (401 unless the caller is known; then ``request_user(request)`` says
         who it is), impersonation and authorization (or 403), the unconfined-pods gate."""
-        self.authenticator.authenticate(request)
-        self._access.admit(request)
+        self._access.admit(request, self.authenticator.authenticate(request))
         gate = self._unconfined_pods()
         if gate is not None:
             segments = _segments(request.path) if parts is None else parts
