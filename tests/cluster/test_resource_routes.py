@@ -1,5 +1,8 @@
 """Resource paths remembered per path give what working each path out afresh gives.
 
+Served for real: a path asked again (remembered) still gets its deprecated version's warning
+and its YAML, and stops being served when its resource goes.
+
 Random runs of registry changes (resources served, replaced by a version with other rules,
 withdrawn) and requests to paths built from the segments that matter (heads, versions,
 ``watch``, ``namespaces``, names, subresources): whatever the memo returns for a path must be
@@ -8,6 +11,9 @@ the target the path addresses in the registry as it is at that moment.
 
 from __future__ import annotations
 
+import asyncio
+
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +26,10 @@ from setpoint.cluster.apiserver.http.resource_routes import (
 from setpoint.cluster.apiserver.registry.resource_registry import ResourceRegistry
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
+from tests.cluster.crd_manifests import widget, widget_crd
+from tests.cluster.raw_api import RawAPI
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 _RESOURCES = [
     ServedResource("", "v1", "configmaps", "ConfigMap", namespaced=True),
@@ -106,3 +116,39 @@ def test_the_memo_starts_over_when_full() -> None:
     for number in range(5000):
         memo.put(f"/api/v1/namespaces/n{number}/configmaps", target)
     assert len(memo._targets) <= 4096
+
+
+async def test_a_path_asked_again_is_answered_as_the_first_time(
+    api: RawAPI, namespace: str
+) -> None:
+    crd = widget_crd()
+    group = crd["spec"]["group"]
+    crd["spec"]["versions"][0]["deprecated"] = True
+    crd["spec"]["versions"][0]["deprecationWarning"] = "use v2 instead"
+    assert (await api.request("POST", CRDS, crd)).status == 201
+    widgets = f"/apis/{group}/v1/namespaces/{namespace}/widgets"
+    assert (await api.request("POST", widgets, widget("w", group))).status == 201
+    for _ in range(3):
+        listed = await api.request("GET", widgets)
+        assert listed.status == 200
+        assert listed.headers.getall("Warning") == ['299 - "use v2 instead"']
+    as_yaml = {"Accept": "application/yaml"}
+    config_maps = f"/api/v1/namespaces/{namespace}/configmaps"
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    assert (await api.request("POST", config_maps, config_map)).status == 201
+    for path in (f"{widgets}/w", f"{config_maps}/c"):  # deprecated, then not
+        for _ in range(3):
+            read = await api.request("GET", path, headers=as_yaml)
+            assert (read.status, read.headers["Content-Type"]) == (200, "application/yaml")
+            assert yaml.safe_load(read.raw)["metadata"]["name"] in ("w", "c")
+            missing = await api.request("GET", f"{path}-missing", headers=as_yaml)
+            assert (missing.status, yaml.safe_load(missing.raw)["reason"]) == (404, "NotFound")
+
+    assert (await api.request("DELETE", f"{CRDS}/{crd['metadata']['name']}")).status == 200
+    for _ in range(300):  # the resource is withdrawn once the CRD's objects are gone
+        reply = await api.request("GET", widgets)
+        if reply.status == 404:
+            break
+        await asyncio.sleep(0.1)
+    assert reply.status == 404
+    assert reply.body["message"] == "the server could not find the requested resource"

@@ -261,12 +261,24 @@ class APIHandler:
             metrics.end(tracked)
         return response
 
-    async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
+    def _dispatch(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:
+        """What answers ``request``. A resource path served before, the registry unchanged
+        since, can go to no other route: after what every request goes through, its
+        resource's own coroutine is returned to be awaited directly (a level less on every
+        resumption); any other path goes through :meth:`_route`."""
+        target = self._routes.get(request.path)
+        if target is None or target.resource.deprecated_warning:
+            return self._route(request)
+        self._admit(request, None)
+        if self._wants_yaml(request):
+            return _yaml_answer(self._serve(request, target))
+        return self._serve(request, target)
+
+    async def _route(self, request: web.BaseRequest) -> web.StreamResponse:
         path = request.path
         target = self._routes.get(path)
         if target is not None:
-            # A resource path served before, the registry unchanged since: no other route can
-            # take it, so only what every request goes through comes first.
+            # As in _dispatch, with the deprecated version's warning added.
             self._admit(request, None)
             if not self._wants_yaml(request):
                 return _deprecation_warned(await self._serve(request, target), target)

@@ -62,7 +62,14 @@ REQUEST_BODY_KEY: Final = web.RequestKey("setpoint.body", bytes)
 
 async def read_body(request: web.BaseRequest) -> bytes:
     """The whole body, or 413 when it is larger than :data:`MAX_REQUEST_BODY_BYTES`."""
-    body = await _read(request)
+    length = request.content_length
+    content = request.content
+    if length is not None and length <= MAX_REQUEST_BODY_BYTES and content.is_eof():
+        # The parser never delivers more than Content-Length, and once it has ended the body
+        # all of it is here: what readexactly returns too, short or not, without coroutines.
+        body = content.read_nowait()
+    else:
+        body = await _read(request)
     request[REQUEST_BODY_KEY] = body
     return body
 
@@ -72,14 +79,9 @@ async def _read(request: web.BaseRequest) -> bytes:
     if length is not None and length > MAX_REQUEST_BODY_BYTES:
         raise status_errors.request_entity_too_large(MAX_REQUEST_BODY_BYTES)
     if length is not None:
-        content = request.content
-        # The parser never delivers more than Content-Length: one read takes it all, and once
-        # it has ended the body, all of it is already here (what readexactly returns too,
-        # short or not, without its coroutines).
-        if content.is_eof():
-            return content.read_nowait()
+        # The parser never delivers more than Content-Length: one read takes it all.
         try:
-            return await content.readexactly(length)
+            return await request.content.readexactly(length)
         except asyncio.IncompleteReadError as short:
             return short.partial  # the client hung up early; decoding will say what is wrong
     chunks: list[bytes] = []
