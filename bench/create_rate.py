@@ -70,6 +70,15 @@ def _argv(target: str, port: int, workdir: Path) -> tuple[list[str], Path | None
 BASELINE_SUFFIX: Final = "@baseline"
 
 
+def with_baselines(targets: list[str]) -> list[str]:
+    """Each target followed by its run from the baseline (the ceiling has none)."""
+    return [
+        name
+        for target in targets
+        for name in ((target,) if target == "ceiling" else (target, target + BASELINE_SUFFIX))
+    ]
+
+
 async def _start(target: str, workdir: Path, baseline: Path | None = None) -> ServerProcess:
     port = free_port()
     configuration = target.removesuffix(BASELINE_SUFFIX)
@@ -190,11 +199,7 @@ def main(argv: list[str] | None = None) -> None:
         baseline = baseline.resolve()
         if not (baseline / "setpoint" / "__init__.py").is_file():
             parser.error(f"--baseline: {baseline} holds no setpoint package")
-        targets = [
-            name
-            for target in targets
-            for name in ((target,) if target == "ceiling" else (target, target + BASELINE_SUFFIX))
-        ]
+        targets = with_baselines(targets)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
     figures = asyncio.run(measure(targets, options.rounds, options.count, baseline))
     print(json.dumps(figures) if options.json else render(figures))
