@@ -167,7 +167,7 @@ def _documents(draw: st.DrawFn) -> tuple[bytes, int]:
     return text.encode(), strings
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_documents())
 def test_the_proof_agrees_with_the_full_parse(document: tuple[bytes, int]) -> None:
     body, strings = document
