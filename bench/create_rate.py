@@ -1,7 +1,7 @@
 """Creates/s of the API server's configurations, interleaved, beside the bare HTTP ceiling.
 
-    python -m bench.create_rate [--rounds N] [--count N] [--targets a,b,...]
-                                [--baseline SRC] [--json]
+    python -m bench.create_rate [--rounds N] [--count N] [--targets a,b,...] [--baseline DIR]
+                                [--json]
 
 ``bench.apiserver`` measures each target once, one after the other, so on a shared machine a
 neighbour's burst lands on one target and not on the next. Here every target is started at
@@ -13,9 +13,12 @@ of its process over the round, from psutil).
 
 Targets: ``ceiling`` (``bench.ceiling_server``), ``memory`` (``setpoint cluster serve
 --in-memory``, every built-in controller), ``memory-no-controllers`` (the same with
-``--no-controllers``), ``sqlite`` (``--data-dir``, every controller). With ``--baseline SRC``
-(a directory holding another ``setpoint`` package, e.g. ``git archive <commit> setpoint``
-extracted there) each setpoint target is also run from that source, as ``<target>@base``.
+``--no-controllers``), ``sqlite`` (``--data-dir``, every controller).
+
+``--baseline DIR`` adds, for each target but the ceiling, ``TARGET@baseline``: the same server
+run from an export of older code in ``DIR`` (``git archive COMMIT setpoint | tar -x -C DIR``;
+started there, with ``PYTHONPATH=DIR``, so ``python -m setpoint`` imports that code), measured
+in the same rounds: before and after a change, interleaved.
 """
 
 from __future__ import annotations
@@ -64,12 +67,28 @@ def _argv(target: str, port: int, workdir: Path) -> tuple[list[str], Path | None
     return argv, kubeconfig
 
 
-async def _start(target: str, workdir: Path, source: Path | None = None) -> ServerProcess:
+BASELINE_SUFFIX: Final = "@baseline"
+
+
+def with_baselines(targets: list[str]) -> list[str]:
+    """Each target followed by its run from the baseline (the ceiling has none)."""
+    return [
+        name
+        for target in targets
+        for name in ((target,) if target == "ceiling" else (target, target + BASELINE_SUFFIX))
+    ]
+
+
+async def _start(target: str, workdir: Path, baseline: Path | None = None) -> ServerProcess:
     port = free_port()
-    workdir = workdir if source is None else workdir / "base"
-    workdir.mkdir(exist_ok=True)
-    argv, kubeconfig = _argv(target, port, workdir)
-    server = ServerProcess(target, argv, port, workdir / f"{target}.log", source=source)
+    configuration = target.removesuffix(BASELINE_SUFFIX)
+    argv, kubeconfig = _argv(configuration, port, workdir / target)
+    (workdir / target).mkdir()
+    if target.endswith(BASELINE_SUFFIX):
+        assert baseline is not None
+        server = ServerProcess(target, argv, port, workdir / f"{target}.log", source=baseline)
+    else:
+        server = ServerProcess(target, argv, port, workdir / f"{target}.log")
     await server.start(kubeconfig)
     return server
 
@@ -94,31 +113,25 @@ async def measure(
     targets: list[str], rounds: int, count: int, baseline: Path | None = None
 ) -> dict[str, Any]:
     """Start every target, then ``rounds`` rounds of each in turn; medians per target."""
-    sources: dict[str, tuple[str, Path | None]] = {target: (target, None) for target in targets}
-    if baseline is not None:
-        for target in targets:
-            if target != "ceiling":
-                sources[f"{target}@base"] = (target, baseline)
-    names = list(sources)
-    rates: dict[str, list[float]] = {name: [] for name in names}
-    shares: dict[str, list[float]] = {name: [] for name in names}
-    cpu: dict[str, list[float]] = {name: [] for name in names}
+    rates: dict[str, list[float]] = {target: [] for target in targets}
+    shares: dict[str, list[float]] = {target: [] for target in targets}
+    cpu: dict[str, list[float]] = {target: [] for target in targets}
     with tempfile.TemporaryDirectory(prefix="bench-create-rate-") as tmp:
         servers: dict[str, ServerProcess] = {}
         try:
-            for name, (target, source) in sources.items():
-                servers[name] = await _start(target, Path(tmp), source)
+            for target in targets:
+                servers[target] = await _start(target, Path(tmp), baseline)
             await asyncio.sleep(2.0)  # let every server's start-up work settle
             for number in range(rounds):
-                for name in names:
-                    rate, micros = await _round(servers[name], number, count)
-                    rates[name].append(rate)
-                    cpu[name].append(micros)
-                    log.info("round %d %s: %.0f/s, %.0f µs CPU", number, name, rate, micros)
-                if "ceiling" in names:
+                for target in targets:
+                    rate, micros = await _round(servers[target], number, count)
+                    rates[target].append(rate)
+                    cpu[target].append(micros)
+                    log.info("round %d %s: %.0f/s, %.0f µs CPU", number, target, rate, micros)
+                if "ceiling" in targets:
                     ceiling = rates["ceiling"][-1]
-                    for name in names:
-                        shares[name].append(rates[name][-1] / ceiling)
+                    for target in targets:
+                        shares[target].append(rates[target][-1] / ceiling)
         finally:
             for server in servers.values():
                 server.stop()
@@ -128,12 +141,12 @@ async def measure(
         "load_average_1m": round(os.getloadavg()[0], 2),
         "targets": {},
     }
-    for name in names:
-        figures["targets"][name] = {
-            "creates_per_s": round(statistics.median(rates[name]), 1),
-            "of_ceiling": round(statistics.median(shares[name]), 3) if shares[name] else None,
-            "server_cpu_us_per_create": round(statistics.median(cpu[name]), 1),
-            "rates": [round(rate, 1) for rate in rates[name]],
+    for target in targets:
+        figures["targets"][target] = {
+            "creates_per_s": round(statistics.median(rates[target]), 1),
+            "of_ceiling": round(statistics.median(shares[target]), 3) if shares[target] else None,
+            "server_cpu_us_per_create": round(statistics.median(cpu[target]), 1),
+            "rates": [round(rate, 1) for rate in rates[target]],
         }
     return figures
 
@@ -162,7 +175,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--count", type=int, default=5000)
     parser.add_argument("--targets", default=",".join(TARGETS))
-    parser.add_argument("--baseline", type=Path, help="another setpoint source to run too")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="an export of older code: each target but the ceiling also runs from there",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     options = parser.parse_args(argv)
     targets = [target for target in options.targets.split(",") if target]
@@ -170,8 +187,14 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         known = ", ".join(TARGETS)
         parser.error(f"--targets: unknown target {', '.join(unknown)} (known: {known})")
+    baseline = options.baseline
+    if baseline is not None:
+        baseline = baseline.resolve()
+        if not (baseline / "setpoint" / "__init__.py").is_file():
+            parser.error(f"--baseline: {baseline} holds no setpoint package")
+        targets = with_baselines(targets)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
-    figures = asyncio.run(measure(targets, options.rounds, options.count, options.baseline))
+    figures = asyncio.run(measure(targets, options.rounds, options.count, baseline))
     print(json.dumps(figures) if options.json else render(figures))
 
 

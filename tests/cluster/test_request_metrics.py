@@ -5,7 +5,20 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from unittest import mock
 
+from aiohttp.test_utils import make_mocked_request
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from multidict import CIMultiDict
+
+from setpoint.cluster.apiserver.http import request_metrics
+from setpoint.cluster.apiserver.http.request_metrics import (
+    RequestKind,
+    RequestMetrics,
+    client_of,
+    request_kind,
+)
 from setpoint.testing.background_cluster import BackgroundCluster
 from tests.cluster.raw_api import RawAPI
 
@@ -106,3 +119,57 @@ async def test_metrics_need_credentials(local_cluster: BackgroundCluster) -> Non
         session.get(local_cluster.url + "/metrics") as response,
     ):
         assert response.status == 401
+
+
+# Few values per part, so that requests often agree on all parts but one.
+_REQUESTS = st.tuples(
+    st.sampled_from(["GET", "PATCH", "DELETE"]),
+    st.sampled_from(
+        [
+            "/api/v1/namespaces/default/configmaps/a",
+            "/api/v1/watch/namespaces/default/pods",
+            "/apis/apps/v1/namespaces/x/deployments/d/scale",
+            "//api//v1/nodes/",
+        ]
+    ),
+    st.sampled_from(["", "?watch=true", "?watch=false&limit=5"]),
+    st.sampled_from(["", "application/merge-patch+json", "application/apply-patch+yaml"]),
+    st.sampled_from(["kubectl/v1.32.0 (linux/amd64)", "", " "]) | st.from_regex(r"\Ac[0-4]/1\.0\Z"),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_REQUESTS, max_size=100))
+def test_remembered_kinds_are_those_of_each_request_classified_afresh(
+    requests: list[tuple[str, str, str, str, str]],
+) -> None:
+    """The memo of request kinds (small here, so it starts over) and the cap on clients (small
+    too) give every request the labels classifying it alone gives."""
+    clients: set[str] = set()
+
+    def client_label(user_agent: str) -> str:  # RequestMetrics' rule, followed afresh
+        client = client_of(user_agent)
+        if client in clients:
+            return client
+        if len(clients) >= 5:
+            return "other"
+        clients.add(client)
+        return client
+
+    with (
+        mock.patch.object(request_metrics, "KIND_MEMO_SIZE", 40),
+        mock.patch.object(request_metrics, "MAX_CLIENTS", 5),
+    ):
+        metrics = RequestMetrics()
+        for method, path, query, content_type, user_agent in requests:
+            headers = CIMultiDict({"User-Agent": user_agent})
+            if content_type:
+                headers["Content-Type"] = content_type
+            request = make_mocked_request(method, path + query, headers=headers)
+            watch = request.query.get("watch", "")
+            expected: RequestKind = request_kind(
+                method, request.path, watch, content_type, client_label(user_agent)
+            )
+            tracked = metrics.begin(request)
+            assert tracked.kind == expected
+            metrics.end(tracked)

@@ -6,9 +6,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from setpoint.cluster.apiserver.auth.authorization.impersonation import impersonate
+from setpoint.cluster.apiserver.auth.authorization.impersonation import (
+    impersonate,
+    wants_impersonation,
+)
 from setpoint.cluster.apiserver.auth.identity import UserInfo
 from setpoint.cluster.apiserver.server import APIServer
 from setpoint.cluster.apiserver.status_errors import APIError
@@ -146,3 +151,28 @@ async def test_defaults_are_created_once_and_edits_survive_restarts(tmp_path: Pa
         assert again["rules"]  # still aggregated
         # a deleted default comes back (upstream's bootstrap reconciles missing defaults)
         assert (await api.request("GET", binding)).status == 200
+
+
+_HEADER_NAMES = st.lists(
+    st.sampled_from(
+        [
+            "Impersonate-User",
+            "impersonate-group",
+            "IMPERSONATE-EXTRA-scopes",
+            "Impersonate",
+            "X-Impersonate-User",
+            "\u0130mpersonate-User",  # a dotted capital I lowers to two characters
+            "Authorization",
+            "User-Agent",
+        ]
+    )
+    | st.text(alphabet=st.sampled_from("imperson-ateIMPERSON\u03a3\u0130x"), max_size=14),
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HEADER_NAMES)
+def test_the_impersonation_test_agrees_with_looking_at_each_name(names: list[str]) -> None:
+    expected = any(name.lower().startswith("impersonate-") for name in names)
+    assert wants_impersonation(headers(*((name, "v") for name in names))) is expected

@@ -7,25 +7,25 @@ decoding error: duplicate field "data.a"``), ``Warn`` (the default) answers with
 ``Warning: duplicate field "data.a"`` header, ``Ignore`` says nothing. Paths are written as the
 unknown-field paths are (``spec.containers[0].name``).
 
-Detecting duplicates takes a second parse that keeps every key, so it runs only when the body
-can hold one: a JSON body whose ``fieldValidation`` is not ``Ignore``, for which counting keys
-(:func:`surely_without_duplicates`) proves nothing.
+Finding the paths takes a second parse that keeps every key, so it runs only when a body holds
+a duplicate: a JSON body whose ``fieldValidation`` is not ``Ignore`` is first compared, in C,
+with its decoded value encoded again (:func:`surely_without_duplicates`), which tells whether a
+key was dropped without walking the value in Python.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Final
 
+import msgspec
 from aiohttp import web
 
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.http.request_body import JSON, media_type
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
-#: The end of a key: a closing quote, optional JSON whitespace, a colon.
-_KEY_END: Final = re.compile(rb'"[ \t\r\n]*:')
+_ENCODE: Final = msgspec.json.Encoder().encode
 
 
 class _Object(dict[str, Any]):
@@ -69,27 +69,36 @@ def duplicate_paths(body: bytes) -> list[str]:
     return found
 
 
-def _key_count(value: Any) -> int:
-    """How many keys the decoded objects in ``value`` hold, all levels together."""
-    if isinstance(value, dict):
-        return len(value) + sum(_key_count(child) for child in value.values() if child)
-    if isinstance(value, list):
-        return sum(_key_count(item) for item in value if item)
-    return 0
+def strings_written(document: bytes) -> int:
+    """How many strings (keys and string values) the valid JSON ``document`` writes.
+
+    Every string is written between two quotes that are not escaped. Inside a string a
+    backslash starts an escape: ``\\\\`` (a backslash) or ``\\"`` (a quote) among them. Taking
+    away the escaped backslashes, pair by pair from the left as a JSON parser reads them,
+    leaves every other escape starting with its own backslash, so the escaped quotes are
+    exactly the ``\\"`` left. (Outside strings valid JSON has no backslash.)
+    """
+    if b"\\" not in document:
+        return document.count(b'"') // 2
+    rest = document.replace(b"\\\\", b"")
+    return (rest.count(b'"') - rest.count(b'\\"')) // 2
 
 
 def surely_without_duplicates(body: bytes, decoded: Any) -> bool:
-    """A cheap proof that no key repeats, from the body's bytes and its decoded value.
+    """Whether no key of the JSON ``body`` repeats, from its bytes and its decoded value.
 
-    Without a backslash in the body every ``"`` delimits a string, so each key's closing quote
-    followed by ``:`` is matched by :data:`_KEY_END` (as is, at worst, a string value starting
-    with ``:``): the matches are at least the keys written. Decoding keeps one of each repeated
-    key, so as many decoded keys as matches means none repeats. Otherwise: no proof, the full
-    parse decides.
+    Decoding keeps one of the keys a JSON object repeats and drops the others (each a string of
+    the body) with their values; nothing else is dropped. So ``decoded`` encoded again writes as
+    many strings as ``body`` if and only if no key repeats (:func:`strings_written`, in C), and
+    when the encoding is ``body`` itself, byte for byte, no key repeats either. ``decoded`` must
+    be the value decoded from ``body`` and not changed since. False also when it cannot be
+    encoded (then the full parse decides).
     """
-    if b"\\" in body:
+    try:
+        encoded = _ENCODE(decoded)
+    except (msgspec.EncodeError, TypeError, OverflowError):
         return False
-    return len(_KEY_END.findall(body)) == _key_count(decoded)
+    return encoded == body or strings_written(encoded) == strings_written(body)
 
 
 def check_duplicate_fields(
@@ -103,8 +112,6 @@ def check_duplicate_fields(
     validation = request.query.get("fieldValidation", "") or "Warn"
     if validation == "Ignore" or media_type(request) not in ("", JSON):
         return []
-    if body.count(b'":') < 2:
-        return []  # fewer than two keys: nothing can repeat
     if decoded is not None and surely_without_duplicates(body, decoded):
         return []
     paths = duplicate_paths(body)

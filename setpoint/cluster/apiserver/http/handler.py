@@ -13,8 +13,7 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import msgspec
@@ -60,6 +59,12 @@ from setpoint.cluster.apiserver.http.request_options import (
     delete_options,
     write_options,
 )
+from setpoint.cluster.apiserver.http.resource_routes import (
+    ResourceTarget,
+    RouteMemo,
+    group_version_path,
+    resource_target,
+)
 from setpoint.cluster.apiserver.http.table_responses import table_writer
 from setpoint.cluster.apiserver.http.version_info import version_document
 from setpoint.cluster.apiserver.http.watch_stream import serve_watch
@@ -102,7 +107,6 @@ HEALTH_PATHS: Final = frozenset({"healthz", "livez", "readyz"})
 AGGREGATED_DISCOVERY_AS: Final = "as=APIGroupDiscoveryList"
 #: apidiscovery.k8s.io versions served: v2, and v2beta1 for kubectl/client-go before 1.30.
 AGGREGATED_DISCOVERY_VERSIONS: Final = ("v2", "v2beta1")
-NAMESPACE_SUBRESOURCES: Final = frozenset({"status", "finalize"})
 #: Core resources with no storage of their own: computed on read, or written elsewhere.
 COMPUTED_CORE_RESOURCES: Final = frozenset({"componentstatuses", "bindings"})
 
@@ -151,17 +155,6 @@ def status_response(error: APIError) -> web.Response:
     return response
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceTarget:
-    """A parsed resource URL: what is addressed and how."""
-
-    resource: ServedResource
-    namespace: str | None
-    name: str | None
-    subresource: str
-    watch_path: bool
-
-
 class APIHandler:
     """Serves the Kubernetes API over one aiohttp low-level handler."""
 
@@ -207,6 +200,7 @@ class APIHandler:
         #: The recent mutating requests, served at /debug/setpoint/audit (None: off).
         self.audit_feed = audit_feed
         self._media_types = MediaTypeCache()
+        self._routes = RouteMemo(registry)
         self._openapi = OpenAPIDocuments(registry)
         self._watches: dict[Watch, str] = {}
         self._version_body = _ENCODER.encode(version_document())
@@ -220,66 +214,81 @@ class APIHandler:
                 watch.close()
 
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
+        # One coroutine around the whole request (each level costs on every resumption).
         metrics = self.request_metrics
         tracked = metrics.begin(request)
         try:
-            response = await self._respond(request)
+            started = time.perf_counter()
+            if self.audit is not None:
+                self.audit.begin(request)
+            feed = self.audit_feed
+            captured = feed.begin(request) if feed is not None else None
+            try:
+                injected = await self.faults.intercept(request) if self.faults.rules else None
+                response = injected or await self._dispatch(request)
+            except asyncio.CancelledError:
+                if self.audit is not None:
+                    self.audit.abandoned(request)  # the client left (a watch it stopped reading)
+                if captured is not None:
+                    WRITE_CAPTURE.reset(captured)
+                raise
+            except APIError as error:
+                response = status_response(error)
+            except ValueTooLargeError as exc:
+                response = status_response(object_too_large(exc))
+            except Exception as exc:
+                log.exception(
+                    "internal error serving %s %s",
+                    request.method,
+                    self._redact.path(request.path_qs),
+                )
+                response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
+            if self.audit is not None:
+                self.audit.complete(request, response)
+            if captured is not None:
+                assert feed is not None
+                feed.complete(request, response, captured)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "%s %s %d %.1fms",
+                    request.method,
+                    self._redact.path(request.path_qs),
+                    response.status,
+                    (time.perf_counter() - started) * 1000,
+                )
             tracked.code = response.status
         finally:
             metrics.end(tracked)
         return response
 
-    async def _respond(self, request: web.BaseRequest) -> web.StreamResponse:
-        started = time.perf_counter()
-        if self.audit is not None:
-            self.audit.begin(request)
-        feed = self.audit_feed
-        captured = feed.begin(request) if feed is not None else None
-        try:
-            injected = await self.faults.intercept(request) if self.faults.rules else None
-            response = injected or await self._dispatch(request)
-        except asyncio.CancelledError:
-            if self.audit is not None:
-                self.audit.abandoned(request)  # the client left (a watch it stopped reading)
-            if captured is not None:
-                WRITE_CAPTURE.reset(captured)
-            raise
-        except APIError as error:
-            response = status_response(error)
-        except ValueTooLargeError as exc:
-            response = status_response(object_too_large(exc))
-        except Exception as exc:
-            log.exception(
-                "internal error serving %s %s", request.method, self._redact.path(request.path_qs)
-            )
-            response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
-        if self.audit is not None:
-            self.audit.complete(request, response)
-        if captured is not None:
-            assert feed is not None
-            feed.complete(request, response, captured)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug(
-                "%s %s %d %.1fms",
-                request.method,
-                self._redact.path(request.path_qs),
-                response.status,
-                (time.perf_counter() - started) * 1000,
-            )
-        return response
+    def _dispatch(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:
+        """What answers ``request``. A resource path served before, the registry unchanged
+        since, can go to no other route: after what every request goes through, its
+        resource's own coroutine is returned to be awaited directly (a level less on every
+        resumption); any other path goes through :meth:`_route`."""
+        target = self._routes.get(request.path)
+        if target is None or target.resource.deprecated_warning:
+            return self._route(request)
+        self._admit(request, None)
+        if self._wants_yaml(request):
+            return _yaml_answer(self._serve(request, target))
+        return self._serve(request, target)
 
-    async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
-        parts = [part for part in request.path.split("/") if part]
+    async def _route(self, request: web.BaseRequest) -> web.StreamResponse:
+        path = request.path
+        target = self._routes.get(path)
+        if target is not None:
+            # As in _dispatch, with the deprecated version's warning added.
+            self._admit(request, None)
+            if not self._wants_yaml(request):
+                return _deprecation_warned(await self._serve(request, target), target)
+            return await _yaml_answer(self._resource(request, target))
+        parts = _segments(path)
         head = parts[0] if parts else ""
         if head in PUBLIC_PATHS:
             self.authenticator.authenticate_if_credentials(request)
             return self._public(request, parts)
-        # 401 unless the caller is known; then request_user(request) says who it is.
-        self.authenticator.authenticate(request)
-        self._access.admit(request)  # impersonation, then authorization (or 403)
-        gate = self._unconfined_pods()
-        if gate is not None:
-            gate.check(request.method, parts, request_user(request))
+        self._admit(request, parts)
         if head == "openapi":
             return serve_openapi(request, parts, self._openapi)
         if head == "metrics" and len(parts) == 1:
@@ -293,42 +302,48 @@ class APIHandler:
                 return web.Response(status=200, body=self._root_body, content_type=JSON_MEDIA_TYPE)
             raise status_errors.path_not_found()
         accept = request.headers.get("Accept")
-        media_type = self._media_types.negotiate(accept)
+        if not self._wants_yaml(request):
+            return await self._api(request, parts, accept)
+        return await _yaml_answer(self._api(request, parts, accept))
+
+    def _admit(self, request: web.BaseRequest, parts: list[str] | None) -> None:
+        """Authentication (401 unless the caller is known; then ``request_user(request)`` says
+        who it is), impersonation and authorization (or 403), the unconfined-pods gate."""
+        self._access.admit(request, self.authenticator.authenticate(request))
+        gate = self._unconfined_pods()
+        if gate is not None:
+            segments = _segments(request.path) if parts is None else parts
+            gate.check(request.method, segments, request_user(request))
+
+    def _wants_yaml(self, request: web.BaseRequest) -> bool:
+        """Whether the answer is YAML (by the ``Accept`` header); 406 if nothing acceptable."""
+        media_type = self._media_types.negotiate(request.headers.get("Accept"))
         if media_type is None:
             raise status_errors.not_acceptable(PRODUCIBLE_MEDIA_TYPES)
-        if media_type != YAML_MEDIA_TYPE:
-            return await self._api(request, parts, accept)
-        try:
-            response = await self._api(request, parts, accept)
-        except APIError as error:
-            response = status_response(error)
-        return _as_yaml(response)
+        return media_type == YAML_MEDIA_TYPE
 
     async def _api(
         self, request: web.BaseRequest, parts: list[str], accept: str | None
     ) -> web.StreamResponse:
-        head = parts[0]
-        if head == "api":
-            if len(parts) == 1:
-                aggregated = _aggregated_discovery_version(accept)
-                if aggregated:
-                    listed = self._registry.aggregated_discovery(core=True, version=aggregated)
-                    return _aggregated(request, listed, aggregated)
-                return self._discovery(request, self._registry.api_versions(self._server_address()))
-            return await self._group_version(request, "", parts[1], parts[2:])
-        if head == "apis":
-            if len(parts) == 1:
-                aggregated = _aggregated_discovery_version(accept)
-                if aggregated:
-                    listed = self._registry.aggregated_discovery(core=False, version=aggregated)
-                    return _aggregated(request, listed, aggregated)
-                return self._discovery(request, self._registry.api_group_list())
-            if len(parts) == 2:
-                body = self._registry.api_group(parts[1])
-                if body is None:
-                    raise status_errors.path_not_found()
-                return self._discovery(request, body)
-        return await self._group_version(request, parts[1], parts[2], parts[3:])
+        located = group_version_path(parts)
+        if located is not None:
+            return await self._group_version(request, *located)
+        if parts[0] == "api":
+            aggregated = _aggregated_discovery_version(accept)
+            if aggregated:
+                listed = self._registry.aggregated_discovery(core=True, version=aggregated)
+                return _aggregated(request, listed, aggregated)
+            return self._discovery(request, self._registry.api_versions(self._server_address()))
+        if len(parts) == 1:
+            aggregated = _aggregated_discovery_version(accept)
+            if aggregated:
+                listed = self._registry.aggregated_discovery(core=False, version=aggregated)
+                return _aggregated(request, listed, aggregated)
+            return self._discovery(request, self._registry.api_group_list())
+        body = self._registry.api_group(parts[1])
+        if body is None:
+            raise status_errors.path_not_found()
+        return self._discovery(request, body)
 
     def _public(self, request: web.BaseRequest, parts: list[str]) -> web.Response:
         if request.method not in ("GET", "HEAD"):
@@ -355,41 +370,14 @@ class APIHandler:
             if body is None:
                 raise status_errors.path_not_found()
             return self._discovery(request, body)
-        target = self._target(group, version, rest)
-        response = await self._serve(request, target)
-        warning = target.resource.deprecated_warning
-        if warning and not response.prepared and "Warning" not in response.headers:
-            # Deprecated versions warn on every request, reads included (writes already do).
-            response.headers.add("Warning", _warning_header(warning))
-        return response
+        target = resource_target(self._registry, group, version, rest)
+        self._routes.put(request.path, target)
+        return await self._resource(request, target)
 
-    def _target(self, group: str, version: str, rest: list[str]) -> ResourceTarget:
-        watch_path = False
-        if rest[0] == "watch":
-            watch_path = True
-            rest = rest[1:]
-        namespace: str | None = None
-        if (
-            len(rest) >= 3
-            and rest[0] == "namespaces"
-            and not (group == "" and len(rest) == 3 and rest[2] in NAMESPACE_SUBRESOURCES)
-        ):
-            namespace = rest[1]
-            rest = rest[2:]
-        if not rest or len(rest) > 3:
-            raise status_errors.path_not_found()
-        resource = self._registry.get(group, version, rest[0])
-        if resource is None:
-            raise status_errors.path_not_found()
-        name = rest[1] if len(rest) > 1 else None
-        subresource = rest[2] if len(rest) > 2 else ""
-        if namespace is not None and not resource.namespaced:
-            raise status_errors.path_not_found()
-        if resource.namespaced and namespace is None and name is not None:
-            raise status_errors.path_not_found()
-        if subresource and subresource not in resource.subresources:
-            raise status_errors.path_not_found()
-        return ResourceTarget(resource, namespace, name, subresource, watch_path)
+    async def _resource(
+        self, request: web.BaseRequest, target: ResourceTarget
+    ) -> web.StreamResponse:
+        return _deprecation_warned(await self._serve(request, target), target)
 
     async def _serve(self, request: web.BaseRequest, target: ResourceTarget) -> web.StreamResponse:
         method = request.method
@@ -682,6 +670,29 @@ class APIHandler:
         if "deletionTimestamp" in current["metadata"] and NAMESPACE_FINALIZER in finalizers:
             self._on_namespace_terminating(name)
         return _result(result)
+
+
+def _deprecation_warned(response: web.StreamResponse, target: ResourceTarget) -> web.StreamResponse:
+    """``response`` with the warning of a deprecated version, if it has none yet."""
+    warning = target.resource.deprecated_warning
+    if warning and not response.prepared and "Warning" not in response.headers:
+        # Deprecated versions warn on every request, reads included (writes already do).
+        response.headers.add("Warning", _warning_header(warning))
+    return response
+
+
+def _segments(path: str) -> list[str]:
+    """The non-empty segments of a path (``/x/`` is ``/x``, as upstream)."""
+    return [part for part in path.split("/") if part]
+
+
+async def _yaml_answer(answer: Awaitable[web.StreamResponse]) -> web.StreamResponse:
+    """``answer`` (a failure's Status too) re-encoded as YAML."""
+    try:
+        response = await answer
+    except APIError as error:
+        response = status_response(error)
+    return _as_yaml(response)
 
 
 def _aggregated_discovery_version(accept: str | None) -> str:

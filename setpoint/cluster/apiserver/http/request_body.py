@@ -34,10 +34,26 @@ BODY_MEDIA_TYPES: Final = (JSON, YAML, protobuf.PROTOBUF_MEDIA_TYPE)
 _DECODER = msgspec.json.Decoder()
 
 
+#: Content-Type headers remembered with their media types; starts over when full.
+_MEDIA_TYPE_MEMO_SIZE: Final = 64
+_media_types: dict[str, str] = {}
+
+
+def media_type_of(content_type: str) -> str:
+    """A Content-Type header's media type: without parameters, lower-cased."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
 def media_type(request: web.BaseRequest) -> str:
     """The request's Content-Type without parameters, lower-cased ('' when absent)."""
     raw = request.headers.get("Content-Type", "")
-    return raw.split(";", 1)[0].strip().lower()
+    known = _media_types.get(raw)
+    if known is None:
+        known = media_type_of(raw)
+        if len(_media_types) >= _MEDIA_TYPE_MEMO_SIZE:
+            _media_types.clear()
+        _media_types[raw] = known
+    return known
 
 
 #: The body :func:`read_body` read, kept on the request (the audit log's ``Request`` level).
@@ -46,7 +62,14 @@ REQUEST_BODY_KEY: Final = web.RequestKey("setpoint.body", bytes)
 
 async def read_body(request: web.BaseRequest) -> bytes:
     """The whole body, or 413 when it is larger than :data:`MAX_REQUEST_BODY_BYTES`."""
-    body = await _read(request)
+    length = request.content_length
+    content = request.content
+    if length is not None and length <= MAX_REQUEST_BODY_BYTES and content.is_eof():
+        # The parser never delivers more than Content-Length, and once it has ended the body
+        # all of it is here: what readexactly returns too, short or not, without coroutines.
+        body = content.read_nowait()
+    else:
+        body = await _read(request)
     request[REQUEST_BODY_KEY] = body
     return body
 

@@ -26,6 +26,9 @@ from aiohttp import web
 
 #: Distinct ``client`` label values kept; later newcomers count as ``other``.
 MAX_CLIENTS: Final = 64
+#: Requests classified and remembered by what classifies them (method, path, ``watch``, apply
+#: or not, User-Agent); the memo starts over when full (paths naming objects are many).
+KIND_MEMO_SIZE: Final = 4096
 #: The media type of the Prometheus text exposition format that ``/metrics`` answers with.
 METRICS_CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -92,7 +95,7 @@ def request_kind(
     return RequestKind(verb, group, version, resource, subresource, scope, client)
 
 
-@dataclass
+@dataclass(slots=True)
 class Tracked:
     """One request in flight; the handler sets ``code`` once it has a response."""
 
@@ -107,6 +110,7 @@ class RequestMetrics:
         self.totals: Counter[tuple[RequestKind, int]] = Counter()
         self.long_running: Counter[RequestKind] = Counter()
         self._clients: set[str] = set()
+        self._kinds: dict[tuple[str, str, str, bool, str], RequestKind] = {}
 
     def _client(self, user_agent: str) -> str:
         client = client_of(user_agent)
@@ -122,13 +126,23 @@ class RequestMetrics:
         a response). Two plain calls: every request pays for this, a context manager costs
         a generator."""
         headers = request.headers
-        kind = request_kind(
+        content_type = headers.get("Content-Type", "")
+        # Everything request_kind reads, with the content type cut to what it decides (apply
+        # or not); a User-Agent's client label never changes once given (see _client).
+        memo_key = (
             request.method,
             request.path,
             request.query.get("watch", "") if request.query_string else "",
-            headers.get("Content-Type", ""),
-            self._client(headers.get("User-Agent", "")),
+            content_type.startswith(_APPLY_PATCH),
+            headers.get("User-Agent", ""),
         )
+        kind = self._kinds.get(memo_key)
+        if kind is None:
+            method, path, query_watch, _, user_agent = memo_key
+            kind = request_kind(method, path, query_watch, content_type, self._client(user_agent))
+            if len(self._kinds) >= KIND_MEMO_SIZE:
+                self._kinds.clear()
+            self._kinds[memo_key] = kind
         if kind.verb == "WATCH":
             self.long_running[kind] += 1
         return Tracked(kind)

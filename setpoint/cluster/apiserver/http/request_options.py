@@ -26,6 +26,8 @@ FIELD_VALIDATION_DIRECTIVES: Final = ("Ignore", "Warn", "Strict")
 
 def write_options(request: web.BaseRequest) -> WriteOptions:
     """``dryRun``, ``fieldValidation`` and ``fieldManager`` of a create/update/patch."""
+    if not request.query_string:  # most writes: every option at its default
+        return WriteOptions(user_agent=request.headers.get("User-Agent", ""))
     query = request.query
     dry_run = query.getall("dryRun", [])
     errors = []

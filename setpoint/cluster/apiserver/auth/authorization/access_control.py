@@ -106,9 +106,13 @@ class AccessControl:
             await self._aggregation.stop()
         await self.index.stop()
 
-    def admit(self, request: web.BaseRequest) -> UserInfo:
-        """Impersonate if asked, then authorize ``request``; the user it acts as, or 403."""
-        user = request_user(request)
+    def admit(self, request: web.BaseRequest, user: UserInfo | None = None) -> UserInfo:
+        """Impersonate if asked, then authorize ``request``; the user it acts as, or 403.
+
+        ``user``: the one authentication just stored on ``request`` (read from it if None).
+        """
+        if user is None:
+            user = request_user(request)
         if wants_impersonation(request.headers):
             request[AUTHENTICATED_USER_KEY] = user
             user = impersonate(user, request.headers, self.authorizer)

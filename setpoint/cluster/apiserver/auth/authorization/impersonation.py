@@ -32,11 +32,16 @@ UNAUTHENTICATED_GROUP: Final = "system:unauthenticated"
 ANONYMOUS: Final = "system:anonymous"
 SERVICE_ACCOUNTS_GROUP: Final = "system:serviceaccounts"
 AUTHENTICATION_GROUP: Final = "authentication.k8s.io"
+_PREFIX: Final = "impersonate-"
 
 
 def wants_impersonation(headers: Mapping[str, str]) -> bool:
     """Whether a request carries any ``Impersonate-*`` header."""
-    return any(key.lower().startswith("impersonate-") for key in headers)
+    # Every request asks this and nearly none impersonates: one search (in C) of the names
+    # joined and lower-cased rules them all out; a hit is checked name by name.
+    if _PREFIX not in "\n".join(headers).lower():
+        return False
+    return any(key.lower().startswith(_PREFIX) for key in headers)
 
 
 def impersonate(real: UserInfo, headers: CIMultiDictProxy[str], authorizer: Authorizer) -> UserInfo:
