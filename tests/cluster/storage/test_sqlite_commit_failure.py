@@ -52,10 +52,13 @@ def faulty_connection(faults: Faults) -> type[sqlite3.Connection]:
                 if faults.failing_commits:
                     faults.failing_commits -= 1
                     raise sqlite3.OperationalError("disk I/O error")
+            return super().execute(sql, *args)
+
+        def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:
             if sql.startswith("INSERT INTO objects") and faults.failing_inserts:
                 faults.failing_inserts -= 1
                 raise sqlite3.OperationalError("database or disk is full")
-            return super().execute(sql, *args)
+            return super().executemany(sql, *args)
 
     return FaultyConnection
 

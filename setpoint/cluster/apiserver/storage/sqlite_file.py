@@ -7,20 +7,16 @@ second server on the same file would hand out the same revisions, so it is refus
 A batch is committed in two steps, so that the caller can run them on different threads:
 :meth:`SqliteFile.write` opens the transaction and applies the batch (SQLite's page cache
 only, no disk I/O for batches that fit in it), :meth:`SqliteFile.commit` writes the WAL and
-syncs it. Each step binds a batch's rows in a few multi-row statements, not one statement
-per row: every statement is a call into SQLite during which a thread releases the GIL and
-must take it back.
+syncs it.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from setpoint.cluster.apiserver.storage.base import (
@@ -67,44 +63,16 @@ CREATE TABLE meta (
 INSERT INTO meta (name, value) VALUES ('revision', 0);
 """
 
-# Rows bound per statement; a larger batch takes several. 64 rows of the widest statement bind
-# 384 parameters, far below SQLite's limit (32,766 since 3.32; 999 before).
-ROWS_PER_STATEMENT = 64
-# Each row count up to ROWS_PER_STATEMENT has its own statement text for each of the three
-# tables' statements; all of them stay prepared in the connection's statement cache.
-STATEMENT_CACHE_SIZE = 3 * ROWS_PER_STATEMENT + 16
+_UPSERT_OBJECT = (
+    "INSERT INTO objects (key, revision, value) VALUES (?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET revision = excluded.revision, value = excluded.value"
+)
+_DELETE_OBJECT = "DELETE FROM objects WHERE key = ?"
+_INSERT_EVENT = (
+    "INSERT INTO events (revision, type, key, value, prev_value, time) VALUES (?, ?, ?, ?, ?, ?)"
+)
 _TRIM_EVENTS = "DELETE FROM events WHERE revision <= ?"
 _SET_REVISION = "UPDATE meta SET value = ? WHERE name = 'revision'"
-
-
-@cache
-def _upsert_objects(rows: int) -> str:
-    values = ", ".join(["(?, ?, ?)"] * rows)
-    return (
-        f"INSERT INTO objects (key, revision, value) VALUES {values} "
-        "ON CONFLICT (key) DO UPDATE SET revision = excluded.revision, value = excluded.value"
-    )
-
-
-@cache
-def _delete_objects(rows: int) -> str:
-    return f"DELETE FROM objects WHERE key IN ({', '.join(['?'] * rows)})"
-
-
-@cache
-def _insert_events(rows: int) -> str:
-    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * rows)
-    return f"INSERT INTO events (revision, type, key, value, prev_value, time) VALUES {values}"
-
-
-def _statements(
-    sql_for: Callable[[int], str], rows: Sequence[tuple[object, ...]]
-) -> Iterator[tuple[str, list[object]]]:
-    """``rows`` as (statement, parameters) pairs of at most ROWS_PER_STATEMENT rows each."""
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        chunk = rows[start : start + ROWS_PER_STATEMENT]
-        yield sql_for(len(chunk)), list(itertools.chain.from_iterable(chunk))
-
 
 _EVENT_TYPES: dict[str, EventType] = {
     "ADDED": "ADDED",
@@ -137,7 +105,6 @@ class SqliteFile:
                 timeout=0,  # the lock is exclusive: waiting for another holder would not help
                 check_same_thread=False,  # opened here, then used by the writer thread only
                 factory=factory,
-                cached_statements=STATEMENT_CACHE_SIZE,
             )
         except (sqlite3.Error, OSError) as exc:
             raise StorageOpenError(f"{self.path}: cannot open the storage file: {exc}") from exc
@@ -189,12 +156,11 @@ class SqliteFile:
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for sql, parameters in _statements(_upsert_objects, upserts):
-                conn.execute(sql, parameters)
-            for sql, parameters in _statements(_delete_objects, deletes):
-                conn.execute(sql, parameters)
-            for sql, parameters in _statements(_insert_events, events):
-                conn.execute(sql, parameters)
+            if upserts:
+                conn.executemany(_UPSERT_OBJECT, upserts)
+            if deletes:
+                conn.executemany(_DELETE_OBJECT, deletes)
+            conn.executemany(_INSERT_EVENT, events)
             conn.execute(_TRIM_EVENTS, (compacted_revision,))
             conn.execute(_SET_REVISION, (changes[-1].record.revision,))
         except BaseException:
