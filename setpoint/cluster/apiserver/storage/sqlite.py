@@ -7,8 +7,7 @@ WAL write and its sync, where the time goes) to a dedicated writer thread; back 
 loop it records the events in the history, announces them to watchers and wakes every
 ``wait_durable`` caller up to the batch's revision. While one batch commits the next one fills
 up, so concurrent writers share each disk flush. The writer thread makes one call into SQLite
-per batch: a thread must take the GIL back after each call, and while the event loop is busy
-that wait, not the disk, was most of a commit's time.
+per batch (a thread takes the GIL back from the busy event loop after each call it makes).
 
 If a commit fails, that batch and everything queued after it (which may build on it) are
 undone in the in-memory view, newest first, and their ``wait_durable`` callers get
