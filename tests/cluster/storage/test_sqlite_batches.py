@@ -1,5 +1,4 @@
-"""Batches committed by ``SqliteFile.write`` then ``SqliteFile.commit`` leave the file exactly as
-the changes say.
+"""Batches committed by ``SqliteFile.commit`` leave the file exactly as the changes say.
 
 Whatever the batch — one change or hundreds, one key written several times, created and
 deleted in the same batch — reopening the file must give each key as its last change left it,
@@ -85,8 +84,7 @@ def test_reopened_file_holds_what_the_batches_wrote(
                 if not changes:
                     continue
                 compacted = max(compacted, keyspace.revision - compaction_lag)
-                storage_file.write(changes, compacted, float(number))
-                storage_file.commit()
+                storage_file.commit(changes, compacted, float(number))
                 events.extend((change.event, float(number)) for change in changes)
         finally:
             storage_file.close()
@@ -110,17 +108,15 @@ def test_a_failed_statement_leaves_nothing_of_its_batch(tmp_path: Path) -> None:
     storage_file = SqliteFile(path)
     try:
         kept = [keyspace.create(f"/core/configmaps/ns/k{i}", {"v": i}) for i in range(3)]
-        storage_file.write(kept, 0, 1.0)
-        storage_file.commit()
+        storage_file.commit(kept, 0, 1.0)
         batch = [keyspace.create(f"/core/configmaps/ns/n{i}", {"v": i}) for i in range(100)]
         # The same event revision twice: the events table's primary key refuses the second.
         broken = [*batch, batch[-1]]
         with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):
-            storage_file.write(broken, 0, 2.0)
+            storage_file.commit(broken, 0, 2.0)
         # The connection is usable again: the failed transaction was rolled back.
         again = [keyspace.create("/core/configmaps/ns/after", {"v": 0})]
-        storage_file.write(again, 0, 3.0)
-        storage_file.commit()
+        storage_file.commit(again, 0, 3.0)
     finally:
         storage_file.close()
 

@@ -1,13 +1,10 @@
 """The durable backend: an in-memory view of the objects plus a SQLite file, with group commit.
 
 A write updates the in-memory view at once (so the next write on the same key sees it) and
-queues a change. One flusher task takes everything queued so far as a batch, writes it into a
-transaction on the event loop (SQLite's page cache: CPU only) and hands only the COMMIT (the
-WAL write and its sync, where the time goes) to a dedicated writer thread; back on the event
-loop it records the events in the history, announces them to watchers and wakes every
-``wait_durable`` caller up to the batch's revision. While one batch commits the next one fills
-up, so concurrent writers share each disk flush. The writer thread makes one call into SQLite
-per batch (a thread takes the GIL back from the busy event loop after each call it makes).
+queues a change. One flusher task commits everything queued so far in a single transaction on
+a dedicated writer thread, then — back on the event loop — records the events in the history,
+announces them to watchers and wakes every ``wait_durable`` caller up to the batch's revision.
+While one batch commits the next one fills up, so concurrent writers share each disk flush.
 
 If a commit fails, that batch and everything queued after it (which may build on it) are
 undone in the in-memory view, newest first, and their ``wait_durable`` callers get
@@ -215,8 +212,13 @@ class SqliteStorage(KeyspaceStorage):
                 batch, self._pending = self._pending, []
                 now = self._clock()
                 try:
-                    self._file.write(batch, self._history.compacted_revision, now)
-                    await loop.run_in_executor(self._executor, self._file.commit)
+                    await loop.run_in_executor(
+                        self._executor,
+                        self._file.commit,
+                        batch,
+                        self._history.compacted_revision,
+                        now,
+                    )
                 except Exception as exc:
                     self._roll_back(batch, exc)
                 else:

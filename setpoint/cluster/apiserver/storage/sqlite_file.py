@@ -3,11 +3,6 @@
 One connection, used by one thread at a time. The file is opened in WAL mode with
 ``synchronous=FULL`` (every commit is on disk before it returns) and an exclusive lock (a
 second server on the same file would hand out the same revisions, so it is refused).
-
-A batch is committed in two steps, so that the caller can run them on different threads:
-:meth:`SqliteFile.write` opens the transaction and applies the batch (SQLite's page cache
-only, no disk I/O for batches that fit in it), :meth:`SqliteFile.commit` writes the WAL and
-syncs it.
 """
 
 from __future__ import annotations
@@ -137,13 +132,8 @@ class SqliteFile:
             raise StorageOpenError(self._describe(exc)) from exc
         return StoredState(records, int(revision), events)
 
-    def write(self, changes: Sequence[Change], compacted_revision: int, now: float) -> None:
-        """Open a transaction and apply ``changes`` (in revision order); :meth:`commit` ends it.
-
-        Objects end up as the last change of each key leaves them; every change is an event;
-        events at or below ``compacted_revision`` are dropped. On failure the transaction is
-        rolled back and the file is as before.
-        """
+    def commit(self, changes: Sequence[Change], compacted_revision: int, now: float) -> None:
+        """Write ``changes`` (in revision order) in one transaction; all or nothing."""
         final: dict[str, Record | None] = {}
         for change in changes:
             final[change.record.key] = None if change.event.type == "DELETED" else change.record
@@ -154,8 +144,7 @@ class SqliteFile:
             for e in (change.event for change in changes)
         ]
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate_transaction(conn):
             if upserts:
                 conn.executemany(_UPSERT_OBJECT, upserts)
             if deletes:
@@ -163,20 +152,6 @@ class SqliteFile:
             conn.executemany(_INSERT_EVENT, events)
             conn.execute(_TRIM_EVENTS, (compacted_revision,))
             conn.execute(_SET_REVISION, (changes[-1].record.revision,))
-        except BaseException:
-            _roll_back(conn)
-            raise
-
-    def commit(self) -> None:
-        """Commit the transaction :meth:`write` opened: on disk when this returns.
-
-        On failure it is rolled back: none of the batch is in the file.
-        """
-        try:
-            self._conn.execute("COMMIT")
-        except BaseException:
-            _roll_back(self._conn)
-            raise
 
     def close(self) -> None:
         """Checkpoint the WAL into the main file and close."""
@@ -253,14 +228,6 @@ def _event_type(kind: str) -> EventType:
         raise ValueError(f"unknown event type {kind!r} in the events table") from None
 
 
-def _roll_back(conn: sqlite3.Connection) -> None:
-    if conn.in_transaction:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass  # the original error is the one to report
-
-
 @contextmanager
 def _immediate_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """A write transaction taken at once: committed if the block ends, rolled back if it fails."""
@@ -269,5 +236,9 @@ def _immediate_transaction(conn: sqlite3.Connection) -> Iterator[None]:
         yield
         conn.execute("COMMIT")
     except BaseException:
-        _roll_back(conn)
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # the original error is the one to report
         raise
