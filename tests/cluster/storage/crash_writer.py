@@ -1,7 +1,9 @@
-"""A writer for the kill -9 test: creates objects forever, printing each acknowledged one.
+"""A writer for the kill -9 test: writes objects forever, printing each acknowledged write.
 
-Run as ``python -m tests.cluster.storage.crash_writer PATH``. A line ``KEY REVISION`` is
-printed (and flushed) only after ``wait_durable`` returned for that write.
+Run as ``python -m tests.cluster.storage.crash_writer PATH``. Each object is created, then
+updated, and every fourth one then deleted; a line ``KEY REVISION create``, ``KEY REVISION
+update`` or ``KEY REVISION delete`` is printed (and flushed) only after ``wait_durable``
+returned for that write.
 """
 
 from __future__ import annotations
@@ -19,8 +21,13 @@ CONCURRENT_WRITERS = 8
 async def write_forever(path: str) -> None:
     storage = SqliteStorage(path)
     print("READY", storage.revision, flush=True)
-    # Names continue after the objects a previous (killed) run left behind.
-    numbers = itertools.count(storage.count("/core/configmaps/crash/"))
+    # Names continue above every revision: a name a previous (killed) run created and
+    # committed is below the revision it was created at.
+    numbers = itertools.count(storage.revision)
+
+    def acknowledged(key: str, revision: int, what: str) -> None:
+        sys.stdout.write(f"{key} {revision} {what}\n")
+        sys.stdout.flush()
 
     async def writer() -> None:
         while True:
@@ -29,8 +36,15 @@ async def write_forever(path: str) -> None:
             obj = {"metadata": {"name": f"o{i:07d}"}, "data": {"pad": "x" * 200}}
             record = storage.create(key, obj)
             await storage.wait_durable(record.revision)
-            sys.stdout.write(f"{key} {record.revision}\n")
-            sys.stdout.flush()
+            acknowledged(key, record.revision, "create")
+            obj["data"] = {"pad": "y" * 300}
+            record = storage.update(key, obj, expected_revision=record.revision)
+            await storage.wait_durable(record.revision)
+            acknowledged(key, record.revision, "update")
+            if i % 4 == 0:
+                record = storage.delete(key, expected_revision=record.revision)
+                await storage.wait_durable(record.revision)
+                acknowledged(key, record.revision, "delete")
 
     await asyncio.gather(*(writer() for _ in range(CONCURRENT_WRITERS)))
 
