@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from setpoint.api import go_durations
 from setpoint.api.selector_error import SelectorError
 from setpoint.api.selectors import LabelSelector
 
@@ -68,17 +69,6 @@ _FIELDS = {
 }
 _FINALIZER_FIELDS = {"name", "role", "playbook", "vars"}
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_UNIT_SECONDS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
 _ENV_REFERENCE = re.compile(r"\$(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 
@@ -147,19 +137,10 @@ class Watch:
 
 def parse_go_duration(text: str) -> float:
     """Go's ``time.ParseDuration`` (``30s``, ``1m``, ``1h30m``, ``500ms``), in seconds."""
-    body = text[1:] if text[:1] in "+-" else text
-    if body == "0":
-        return 0.0
-    position, total = 0, 0.0
-    while position < len(body):
-        match = _DURATION_PART.match(body, position)
-        if match is None:
-            break
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        position = match.end()
-    if not body or position != len(body):
-        raise ValueError(f"{text!r} is not a duration (e.g. 30s, 1m, 1h30m)")
-    return -total if text.startswith("-") else total
+    try:
+        return go_durations.parse_go_duration(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a duration (e.g. 30s, 1m, 1h30m)") from None
 
 
 def _expand_environment(text: str) -> str:

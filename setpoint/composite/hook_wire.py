@@ -8,11 +8,11 @@ reports it as an Event and a condition on the parent and retries with backoff.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from setpoint.api import go_durations
 from setpoint.composite.object_maps import type_key
 
 __all__ = [
@@ -201,27 +201,13 @@ def _type(value: Any) -> str:
     return "an object"
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-
-
 def parse_duration(text: str, *, field_name: str) -> float:
-    """A Go ``time.Duration`` string (``10s``, ``1m30s``, ``500ms``) in seconds."""
-    position, total = 0, 0.0
-    if text in ("0", ""):
+    """A Go ``time.Duration`` string (``10s``, ``1m30s``, ``500ms``) in seconds; empty is 0."""
+    if text == "":
         return 0.0
-    while position < len(text):
-        match = _DURATION_PART.match(text, position)
-        if match is None:
-            raise ValueError(f"{field_name}: invalid duration {text!r} (e.g. 10s, 1m30s, 500ms)")
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        position = match.end()
-    return total
+    try:
+        return go_durations.parse_go_duration(text)
+    except ValueError:
+        raise ValueError(
+            f"{field_name}: invalid duration {text!r} (e.g. 10s, 1m30s, 500ms)"
+        ) from None

@@ -10,9 +10,10 @@ when one is ``*`` (or ``?``) both must match.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
+
+from setpoint.api.go_durations import parse_go_duration
 
 __all__ = ["CronSchedule", "CronSyntaxError", "EverySchedule", "parse_schedule"]
 
@@ -163,32 +164,14 @@ class CronSchedule:
         return None
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-
-
 def _go_duration(text: str) -> float:
     """Go's ``time.ParseDuration`` for ``@every`` (``1h30m``, ``90s``), in seconds."""
-    position, total = 0, 0.0
-    while position < len(text):
-        match = _DURATION_PART.match(text, position)
-        if match is None:
-            raise CronSyntaxError(
-                f'failed to parse duration @every {text}: time: invalid duration "{text}"'
-            )
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        position = match.end()
-    if not text:
-        raise CronSyntaxError('failed to parse duration @every : time: invalid duration ""')
-    return total
+    try:
+        return parse_go_duration(text)
+    except ValueError:
+        raise CronSyntaxError(
+            f'failed to parse duration @every {text}: time: invalid duration "{text}"'
+        ) from None
 
 
 @dataclass(frozen=True)
