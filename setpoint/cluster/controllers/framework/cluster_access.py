@@ -31,8 +31,14 @@ from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.controllers.framework.event_recorder import EventRecorder
 from setpoint.cluster.controllers.framework.informer_set import InformerSet
+from setpoint.cluster.controllers.framework.informers import ObjectKey, key_of
 from setpoint.cluster.controllers.workload_context import WriteError
-from setpoint.cluster.controllers.workload_pods.ownership import CONTROLLER_INDEX, controller_index
+from setpoint.cluster.controllers.workload_pods.ownership import (
+    CONTROLLER_INDEX,
+    NODE_INDEX,
+    controller_index,
+    node_index,
+)
 
 __all__ = ["ClusterAccess", "Identity", "WriteError"]
 
@@ -112,6 +118,14 @@ class ClusterAccess:
         informer = self.informers.informer(resource)
         informer.add_index(CONTROLLER_INDEX, controller_index)
         return list(informer.by_index(CONTROLLER_INDEX, f"{namespace}/{controller_uid or ''}"))
+
+    def keys_of_pods_on(self, node: Mapping[str, Any]) -> builtins.list[ObjectKey]:
+        """The keys of the cached pods bound to ``node`` (from the pod informer's index by
+        node): what a node's change means for the controllers that watch both."""
+        informer = self.informers.informer("pods")
+        informer.add_index(NODE_INDEX, node_index)
+        name = str((node.get("metadata") or {}).get("name") or "")
+        return [key_of(pod) for pod in informer.by_index(NODE_INDEX, name)]
 
     def read_stored(self, served: ServedResource, namespace: str | None, name: str) -> Any:
         """The object as stored now (bypassing the cache), or None."""

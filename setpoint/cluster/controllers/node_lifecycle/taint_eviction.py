@@ -72,12 +72,7 @@ class TaintEvictionController(Controller):
         return [Watch("pods", lambda pod: (key_of(pod),)), Watch("nodes", self._pods_on)]
 
     def _pods_on(self, node: Object) -> Iterable[ObjectKey]:
-        name = (node.get("metadata") or {}).get("name")
-        return [
-            key_of(pod)
-            for pod in self.access.list("pods")
-            if (pod.get("spec") or {}).get("nodeName") == name
-        ]
+        return self.access.keys_of_pods_on(node)
 
     async def reconcile(self, key: ObjectKey) -> float | None:
         pod = self.access.get("pods", key.namespace, key.name)

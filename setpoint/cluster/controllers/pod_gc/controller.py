@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Final
 
 from setpoint.cluster.controllers.framework.cluster_access import Identity
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
-from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
+from setpoint.cluster.controllers.framework.informers import Object, ObjectKey
 from setpoint.cluster.controllers.framework.timestamps import time_text
 from setpoint.cluster.controllers.workload_context import WriteError
 
@@ -68,8 +68,7 @@ class PodGarbageCollector(Controller):
         return [Watch("pods"), Watch("nodes", self._pods_on)]
 
     def _pods_on(self, node: Object) -> Iterable[ObjectKey]:
-        name = (node.get("metadata") or {}).get("name")
-        return [key_of(pod) for pod in self.access.list("pods") if _node_of(pod) == name]
+        return self.access.keys_of_pods_on(node)
 
     async def start(self) -> None:
         if self.options.terminated_pod_gc_threshold > 0:
