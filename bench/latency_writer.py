@@ -88,8 +88,8 @@ async def write(
     }
 
 
-def main() -> None:
-    """Command-line entry point."""
+def argument_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m bench.latency_writer``."""
     parser = argparse.ArgumentParser(prog="python -m bench.latency_writer")
     parser.add_argument("url")
     parser.add_argument("token")
@@ -97,7 +97,23 @@ def main() -> None:
     parser.add_argument("--objects", type=int, required=True)
     parser.add_argument("--rate", type=float, required=True)
     parser.add_argument("--seconds", type=float, required=True)
-    args = parser.parse_args()
+    return parser
+
+
+def command_arguments(
+    url: str, token: str, namespace: str, *, objects: int, rate: float, seconds: float
+) -> list[str]:
+    """The arguments of ``python -m bench.latency_writer``: the options, then ``--`` and the
+    positionals (a token may begin with ``-``, which argparse would take for an option)."""
+    return [
+        "--objects", str(objects), "--rate", str(rate), "--seconds", str(seconds),
+        "--", url, token, namespace,
+    ]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command-line entry point."""
+    args = argument_parser().parse_args(argv)
     result = asyncio.run(
         write(args.url, args.token, args.namespace, args.objects, args.rate, args.seconds)
     )

@@ -45,7 +45,7 @@ import msgspec
 
 from bench import http_load
 from bench.command_line import run_benchmark
-from bench.latency_writer import object_name
+from bench.latency_writer import command_arguments, object_name
 from bench.operator_scenarios import (
     FANOUT_KEYS,
     FRESHNESS_KEYS,
@@ -192,6 +192,17 @@ async def queue_figures(sizes: Sizes) -> dict[str, Any]:
 # -- (b) cache memory ---------------------------------------------------------------------------
 
 
+def _latency_arguments(url: str, token: str, namespace: str, sizes: Sizes) -> list[str]:
+    return command_arguments(
+        url,
+        token,
+        namespace,
+        objects=sizes.latency_objects,
+        rate=sizes.latency_rate,
+        seconds=sizes.latency_seconds,
+    )
+
+
 async def _run_module(*args: str) -> bytes:
     process = await asyncio.create_subprocess_exec(
         *python_module_argv(*args), stdout=asyncio.subprocess.PIPE
@@ -326,10 +337,9 @@ async def reconcile_latency(server: ServerProcess, sizes: Sizes) -> dict[str, An
         try:
             token = server.headers["Authorization"].removeprefix("Bearer ")
             out = await _run_module(
-                "bench.latency_writer", server.url, token, LATENCY_NAMESPACE,
-                "--objects", str(sizes.latency_objects), "--rate", str(sizes.latency_rate),
-                "--seconds", str(sizes.latency_seconds),
-            )  # fmt: skip
+                "bench.latency_writer",
+                *_latency_arguments(server.url, token, LATENCY_NAMESPACE, sizes),
+            )
             writer = json.loads(out)
             await asyncio.sleep(LATENCY_DRAIN_SECONDS)
         finally:
@@ -387,10 +397,8 @@ async def kopf_latency(server: ServerProcess, sizes: Sizes, kubeconfig: Path) ->
             raise RuntimeError(f"the Kopf peer did not start (said {ready[:200]!r})")
         token = server.headers["Authorization"].removeprefix("Bearer ")
         await _run_module(
-            "bench.latency_writer", server.url, token, KOPF_NAMESPACE,
-            "--objects", str(sizes.latency_objects), "--rate", str(sizes.latency_rate),
-            "--seconds", str(sizes.latency_seconds),
-        )  # fmt: skip
+            "bench.latency_writer", *_latency_arguments(server.url, token, KOPF_NAMESPACE, sizes)
+        )
         await asyncio.sleep(LATENCY_DRAIN_SECONDS)
         peer.stdin.write(b"stop\n")
         await peer.stdin.drain()
