@@ -30,7 +30,7 @@ from typing import Any, Final
 from bench import http_load
 from bench.command_line import run_benchmark
 from bench.results_table import render_table
-from bench.server_process import ServerProcess, free_port, python_module_argv
+from bench.server_process import ServerProcess, free_port, python_module_argv, setpoint_argv
 
 log = logging.getLogger("bench.apiserver_instructions")
 
@@ -45,21 +45,9 @@ NAMESPACE: Final = "bench-instructions"
 def _argv(name: str, port: int, workdir: Path) -> list[str]:
     if name == "ceiling":
         return python_module_argv("bench.ceiling_server", "--port", str(port))
-    storage = ["--data-dir", str(workdir / "sqlite-data")] if name == "sqlite" else ["--in-memory"]
-    extra = ["--no-controllers"] if name == "memory-no-controllers" else []
-    return python_module_argv(
-        "setpoint",
-        "cluster",
-        "serve",
-        "--port",
-        str(port),
-        *storage,
-        *extra,
-        "--kubeconfig",
-        str(workdir / f"{name}.kubeconfig"),
-        "--log-level",
-        "warning",
-    )
+    data_dir = workdir / "sqlite-data" if name == "sqlite" else None
+    flags = ["--no-controllers"] if name == "memory-no-controllers" else []
+    return setpoint_argv(port, workdir / f"{name}.kubeconfig", data_dir, *flags)
 
 
 def _callgrind_control(pid: int, *options: str) -> None:

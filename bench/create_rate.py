@@ -37,7 +37,7 @@ from typing import Any, Final
 import psutil
 
 from bench import http_load
-from bench.server_process import ServerProcess, free_port, python_module_argv
+from bench.server_process import ServerProcess, free_port, python_module_argv, setpoint_argv
 
 log = logging.getLogger("bench.create_rate")
 
@@ -49,21 +49,9 @@ def _argv(target: str, port: int, workdir: Path) -> tuple[list[str], Path | None
     if target == "ceiling":
         return python_module_argv("bench.ceiling_server", "--port", str(port)), None
     kubeconfig = workdir / f"{target}.kubeconfig"
-    storage = ["--data-dir", str(workdir / "data")] if target == "sqlite" else ["--in-memory"]
-    extra = ["--no-controllers"] if target == "memory-no-controllers" else []
-    argv = python_module_argv(
-        "setpoint",
-        "cluster",
-        "serve",
-        "--port",
-        str(port),
-        *storage,
-        *extra,
-        "--kubeconfig",
-        str(kubeconfig),
-        "--log-level",
-        "warning",
-    )
+    data_dir = workdir / "data" if target == "sqlite" else None
+    flags = ["--no-controllers"] if target == "memory-no-controllers" else []
+    argv = setpoint_argv(port, kubeconfig, data_dir, *flags)
     return argv, kubeconfig
 
 

@@ -158,7 +158,9 @@ def python_module_argv(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
 
 
-def _setpoint_argv(port: int, kubeconfig: Path, data_dir: Path | None) -> list[str]:
+def setpoint_argv(port: int, kubeconfig: Path, data_dir: Path | None, *flags: str) -> list[str]:
+    """``setpoint cluster serve`` on ``port`` (in memory, or SQLite in ``data_dir``), quiet,
+    with its kubeconfig at ``kubeconfig`` and ``flags`` (``--no-controllers``...)."""
     storage = ["--in-memory"] if data_dir is None else ["--data-dir", str(data_dir)]
     return python_module_argv(
         "setpoint",
@@ -167,6 +169,7 @@ def _setpoint_argv(port: int, kubeconfig: Path, data_dir: Path | None) -> list[s
         "--port",
         str(port),
         *storage,
+        *flags,
         "--kubeconfig",
         str(kubeconfig),
         "--log-level",
@@ -182,7 +185,7 @@ async def start_target(name: str, workdir: Path) -> ServerProcess:
     if name in ("memory", "sqlite"):
         kubeconfig = workdir / f"{name}.kubeconfig"
         data_dir = workdir / "sqlite-data" if name == "sqlite" else None
-        argv = _setpoint_argv(port, kubeconfig, data_dir)
+        argv = setpoint_argv(port, kubeconfig, data_dir)
     elif name == "kmock":
         argv = python_module_argv("bench.kmock_server", "--port", str(port))
     elif name == "ceiling":
