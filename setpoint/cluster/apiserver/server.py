@@ -81,6 +81,11 @@ from setpoint.cluster.apiserver.kinds.priority_classes import (
     ensure_system_priority_classes,
 )
 from setpoint.cluster.apiserver.kinds.services import ServiceBehaviour
+from setpoint.cluster.apiserver.quota.admission import (
+    QuotaAdmission,
+    QuotaIndex,
+    ResourceQuotaBehaviour,
+)
 from setpoint.cluster.apiserver.registry.builtin_resources import builtin_resources
 from setpoint.cluster.apiserver.registry.crd_serving import (
     CRD_STORAGE_ROOT,
@@ -183,10 +188,14 @@ class APIServer:
         # The LimitRanger admission plugin and the LimitRanges it reads.
         limit_ranges = LimitRangeIndex(storage)
         limit_ranger = LimitRanger(limit_ranges)
+        # The ResourceQuota admission plugin and the quotas it reads.
+        quotas = QuotaIndex(storage)
+        self.operations.charge_quota = QuotaAdmission(storage, quotas).charge_create
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
             "/core/pods/": LimitRangedPodBehaviour(limit_ranger, validator, storage),
             "/core/limitranges/": LimitRangeBehaviour(limit_ranges, validator),
+            "/core/resourcequotas/": ResourceQuotaBehaviour(quotas, validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),

@@ -14,6 +14,7 @@ from setpoint.cluster.controllers.namespace.controller import NamespaceControlle
 from setpoint.cluster.controllers.node_lifecycle.node_health import NodeLifecycleController
 from setpoint.cluster.controllers.node_lifecycle.taint_eviction import TaintEvictionController
 from setpoint.cluster.controllers.pod_gc.controller import PodGarbageCollector
+from setpoint.cluster.controllers.resource_quota.controller import ResourceQuotaController
 from setpoint.cluster.controllers.root_ca_publisher.controller import RootCAPublisher
 from setpoint.cluster.controllers.scheduler.scheduler import Scheduler
 from setpoint.cluster.controllers.service_accounts.controller import ServiceAccountController
@@ -25,7 +26,7 @@ from setpoint.cluster.controllers.volumes.protection import VolumeProtectionCont
 def core_controller_classes(options: ControllerOptions) -> list[type[Controller]]:
     """Namespace, garbage collectors, ServiceAccounts and their token Secrets, root CA, nodes,
     scheduler, kubelet, endpoints, the certificate signer, the volume binder and protection,
-    PodDisruptionBudgets, node lifecycle and taint eviction."""
+    PodDisruptionBudgets, resource quotas, node lifecycle and taint eviction."""
     return [
         NamespaceController,
         GarbageCollector,
@@ -41,6 +42,7 @@ def core_controller_classes(options: ControllerOptions) -> list[type[Controller]
         PersistentVolumeController,
         VolumeProtectionController,
         DisruptionController,
+        ResourceQuotaController,
         NodeLifecycleController,
         TaintEvictionController,
     ]

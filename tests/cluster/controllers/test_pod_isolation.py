@@ -9,7 +9,10 @@ token works as that ServiceAccount. Where isolation is unavailable only admins m
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -215,3 +218,37 @@ def test_pods_run_as_nobody_when_the_server_is_root() -> None:
         pytest.skip(ISOLATION.reason)
     expected = 65534 if os.geteuid() == 0 else None
     assert ISOLATION.uid == expected
+
+
+@needs_isolation
+async def test_a_sandbox_can_be_entered_as_soon_as_it_is_started() -> None:
+    """An exec (or probe, or hook) right after the start enters the finished sandbox: bwrap
+    reports its child before the child has entered the user namespace mapping ``nobody``, and
+    ``nsenter`` then failed with ``setgid failed: Invalid argument`` (seen as a first liveness
+    probe failing with that message on a loaded machine; here most starts of 20 hit it)."""
+    from setpoint.api.clock import SYSTEM_CLOCK
+    from setpoint.cluster.controllers.kubelet.process_pod import ProcessPod
+
+    # As the kubelet's pods directory: the sandbox's user must be able to reach its workdir.
+    root = Path(tempfile.mkdtemp(prefix="setpoint-pods-"))
+    os.chmod(root, 0o711)
+    spec = {"metadata": {"uid": "u", "name": "p", "namespace": "default"}, "spec": {}}
+    pod = ProcessPod(
+        spec, root / "p", "10.0.0.1", "10.0.0.1", SYSTEM_CLOCK, dict, lambda: None,
+        isolation=ISOLATION,
+    )  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin"}
+    failures: list[str] = []
+    for _ in range(20):
+        sandbox, init = await pod.spawn(["sleep", "30"], env, [])
+        try:
+            entered, _ = await pod.spawn(["true"], env, [], inside=init)
+            _, err = await entered.communicate()
+            if entered.returncode != 0:
+                failures.append(err.decode().strip())
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                sandbox.kill()
+            await sandbox.wait()
+    shutil.rmtree(root, ignore_errors=True)
+    assert failures == []

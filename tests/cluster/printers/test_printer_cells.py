@@ -12,12 +12,18 @@ from setpoint.cluster.apiserver.printers.apps import DAEMON_SETS, DEPLOYMENTS, R
 from setpoint.cluster.apiserver.printers.batch import CRON_JOBS, JOBS
 from setpoint.cluster.apiserver.printers.core import (
     CONFIG_MAPS,
+    ENDPOINT_SLICES,
     EVENTS,
     NAMESPACES,
     NODES,
     PODS,
+    RESOURCE_QUOTAS,
     SECRETS,
     SERVICES,
+)
+from setpoint.cluster.apiserver.printers.platform import (
+    VALIDATING_ADMISSION_POLICIES,
+    VALIDATING_ADMISSION_POLICY_BINDINGS,
 )
 from setpoint.cluster.apiserver.printers.rbac import RBAC_PRINTERS
 
@@ -429,3 +435,52 @@ def test_every_built_in_column_has_upstream_documentation() -> None:
         "podIP address allocated to the pod. Routable at least within the cluster. Empty if not "
         "yet allocated."
     )
+
+
+def test_resource_quota_cells() -> None:
+    quota = {
+        "metadata": {"name": "compute", "creationTimestamp": ago(seconds=42)},
+        "status": {
+            "hard": {
+                "pods": "4",
+                "requests.cpu": "2",
+                "limits.memory": "4096Mi",
+                "limits.cpu": "4",
+            },
+            "used": {"pods": "1", "requests.cpu": "500m", "limits.memory": "1Gi"},
+        },
+    }
+    assert RESOURCE_QUOTAS.cells(quota, NOW) == [
+        "compute",
+        "42s",
+        "pods: 1/4, requests.cpu: 500m/2",
+        "limits.cpu: 0/4, limits.memory: 1Gi/4Gi",
+    ]
+    assert [c.name for c in RESOURCE_QUOTAS.columns] == ["Name", "Age", "Request", "Limit"]
+
+
+def test_endpoint_slice_cells() -> None:
+    meta = {"name": "web-abc", "creationTimestamp": ago(seconds=5)}
+    addresses = [{"addresses": [f"10.0.0.{i}"]} for i in range(1, 6)]
+    ports = [{"port": 80}, {"name": "metrics"}, {}, {"port": 443}]
+    full = {"metadata": meta, "addressType": "IPv4", "ports": ports, "endpoints": addresses}
+    assert ENDPOINT_SLICES.cells(full, NOW) == [
+        "web-abc", "IPv4", "80,metrics,* + 1 more...", "10.0.0.1,10.0.0.2,10.0.0.3 + 2 more...",
+        "5s",
+    ]  # fmt: skip
+    empty = {"metadata": meta, "addressType": "IPv4", "ports": [], "endpoints": []}
+    assert ENDPOINT_SLICES.cells(empty, NOW) == ["web-abc", "IPv4", "<unset>", "<unset>", "5s"]
+
+
+def test_validating_admission_policy_cells() -> None:
+    meta = {"name": "p", "creationTimestamp": ago(seconds=5)}
+    policy = {"metadata": meta, "spec": {"validations": [{"expression": "true"}] * 2}}
+    assert VALIDATING_ADMISSION_POLICIES.cells(policy, NOW) == ["p", 2, "<unset>", "5s"]
+    policy["spec"]["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
+    assert VALIDATING_ADMISSION_POLICIES.cells(policy, NOW)[2] == "v1/ConfigMap"
+    binding: dict[str, Any] = {"metadata": meta, "spec": {"policyName": "p"}}
+    assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW) == ["p", "p", "<unset>", "5s"]
+    binding["spec"]["paramRef"] = {"name": "limits", "namespace": "ops"}
+    assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW)[2] == "ops/limits"
+    binding["spec"]["paramRef"] = {"name": "limits"}
+    assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW)[2] == "*/limits"

@@ -11,6 +11,7 @@ from setpoint.cluster.apiserver.printers.columns import (
     NAME_COLUMN,
     NONE,
     UNKNOWN,
+    UNSET,
     Column,
     Printer,
     field,
@@ -23,6 +24,7 @@ from setpoint.cluster.apiserver.printers.columns import (
     since,
     text,
 )
+from setpoint.cluster.apiserver.quota.quantities import Quantity
 
 #: The pod phases that are final (``IsPodPhaseTerminal``).
 _TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
@@ -332,6 +334,93 @@ def _count_cells(*keys: str) -> Any:
     return cells
 
 
+def _quota_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
+    name, age = name_and_age(obj, now)
+    hard = mapping(obj, "status", "hard")
+    used = mapping(obj, "status", "used")
+    requests: list[str] = []
+    limits: list[str] = []
+    for resource in sorted(hard):
+        parts = resource.split(".")
+        shown = limits if len(parts) > 1 and parts[0] == "limits" else requests
+        shown.append(f"{resource}: {_quantity(used.get(resource))}/{_quantity(hard[resource])}")
+    return [name, age, ", ".join(requests), ", ".join(limits)]
+
+
+def _quantity(value: object) -> str:
+    """A quantity as Go prints it (a missing one is 0)."""
+    parsed = Quantity.parse(value)
+    return str(parsed) if parsed is not None else "0"
+
+
+RESOURCE_QUOTAS: Final = Printer(
+    (
+        NAME_COLUMN,
+        AGE_COLUMN,
+        Column(
+            "Request",
+            description="Request represents a minimum amount of cpu/memory that a container "
+            "may consume.",
+        ),
+        Column(
+            "Limit",
+            description="Limits control the maximum amount of cpu/memory that a container may "
+            "use independent of contention on the node.",
+        ),
+    ),
+    _quota_cells,
+)
+
+
+def _slice_list(values: list[str], count: int) -> str:
+    """upstream's ``listWithMoreString`` with at most 3 shown."""
+    shown = ",".join(values[:3])
+    if count > 3:
+        return f"{shown} + {count - 3} more..."
+    return shown or UNSET
+
+
+def _slice_ports(obj: dict[str, Any]) -> str:
+    ports: list[str] = []
+    for port in items(obj, "ports"):
+        if not isinstance(port, dict):
+            continue
+        if isinstance(port.get("port"), int):
+            ports.append(str(port["port"]))
+        elif port.get("name") is not None:
+            ports.append(text(port.get("name")))
+        else:
+            ports.append("*")
+    return _slice_list(ports, len(ports))
+
+
+def _slice_endpoints(obj: dict[str, Any]) -> str:
+    addresses = [
+        text(address)
+        for endpoint in items(obj, "endpoints")
+        if isinstance(endpoint, dict)
+        for address in endpoint.get("addresses") or []
+    ]
+    return _slice_list(addresses, len(addresses))
+
+
+def _endpoint_slice_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
+    name, age = name_and_age(obj, now)
+    return [name, text(obj.get("addressType")), _slice_ports(obj), _slice_endpoints(obj), age]
+
+
+ENDPOINT_SLICES: Final = Printer(
+    (
+        NAME_COLUMN,
+        Column("AddressType", doc="discovery.v1.EndpointSlice/addressType"),
+        Column("Ports", doc="discovery.v1.EndpointSlice/ports"),
+        Column("Endpoints", doc="discovery.v1.EndpointSlice/endpoints"),
+        AGE_COLUMN,
+    ),
+    _endpoint_slice_cells,
+)
+
+
 CONFIG_MAPS: Final = Printer(
     (NAME_COLUMN, Column("Data", doc="core.v1.ConfigMap/data"), AGE_COLUMN),
     _count_cells("data", "binaryData"),
@@ -487,6 +576,7 @@ CORE_PRINTERS: Final = {
     "services": SERVICES,
     "endpoints": ENDPOINTS,
     "configmaps": CONFIG_MAPS,
+    "resourcequotas": RESOURCE_QUOTAS,
     "secrets": SECRETS,
     "namespaces": NAMESPACES,
     "serviceaccounts": SERVICE_ACCOUNTS,

@@ -224,6 +224,96 @@ SCALE: Final = Printer(
     _scale_cells,
 )
 
+
+def _policy_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
+    name, age = name_and_age(obj, now)
+    param_kind = mapping(obj, "spec", "paramKind")
+    shown = (
+        f"{text(param_kind.get('apiVersion'))}/{text(param_kind.get('kind'))}"
+        if field(obj, "spec", "paramKind") is not None
+        else "<unset>"
+    )
+    return [name, len(items(obj, "spec", "validations")), shown, age]
+
+
+VALIDATING_ADMISSION_POLICIES: Final = Printer(
+    (
+        NAME_COLUMN,
+        Column(
+            "Validations",
+            type="integer",
+            description="Validations indicates the number of validation rules defined in this "
+            "configuration",
+        ),
+        Column(
+            "ParamKind",
+            description="ParamKind specifies the kind of resources used to parameterize this "
+            "policy",
+        ),
+        AGE_COLUMN,
+    ),
+    _policy_cells,
+)
+
+
+def _param_ref(obj: dict[str, Any]) -> str:
+    ref = field(obj, "spec", "paramRef")
+    if not isinstance(ref, dict):
+        return "<unset>"
+    name = text(ref.get("name"))
+    if name:
+        namespace = text(ref.get("namespace"))
+        # Without a namespace the parameter may be cluster-scoped: upstream shows "*/".
+        return f"{namespace}/{name}" if namespace else f"*/{name}"
+    if ref.get("selector") is not None:
+        return _go_label_selector_string(ref.get("selector"))
+    return "<unset>"
+
+
+def _go_label_selector_string(selector: object) -> str:
+    """``metav1.LabelSelector``'s generated ``String()`` (what upstream prints for a binding
+    whose parameters are chosen by selector)."""
+    selector = selector if isinstance(selector, dict) else {}
+    labels = selector.get("matchLabels") or {}
+    shown_labels = "".join(f"{key}: {labels[key]}," for key in sorted(labels))
+    expressions = "".join(
+        "LabelSelectorRequirement{"
+        f"Key:{text(e.get('key'))},Operator:{text(e.get('operator'))},"
+        f"Values:[{' '.join(str(v) for v in e.get('values') or [])}],"
+        "},"
+        for e in selector.get("matchExpressions") or []
+        if isinstance(e, dict)
+    )
+    return (
+        "&LabelSelector{"
+        f"MatchLabels:map[string]string{{{shown_labels}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},"
+        "}"
+    )
+
+
+def _binding_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
+    name, age = name_and_age(obj, now)
+    return [name, text(field(obj, "spec", "policyName")), _param_ref(obj), age]
+
+
+VALIDATING_ADMISSION_POLICY_BINDINGS: Final = Printer(
+    (
+        NAME_COLUMN,
+        Column(
+            "PolicyName",
+            description="PolicyName indicates the policy definition which the policy binding "
+            "binded to",
+        ),
+        Column(
+            "ParamRef",
+            description="ParamRef indicates the param resource which sets the configration param",
+        ),
+        AGE_COLUMN,
+    ),
+    _binding_cells,
+)
+
 #: Printers of these groups, by (group, resource).
 PLATFORM_PRINTERS: Final = {
     ("coordination.k8s.io", "leases"): LEASES,
@@ -234,4 +324,10 @@ PLATFORM_PRINTERS: Final = {
     ("policy", "poddisruptionbudgets"): POD_DISRUPTION_BUDGETS,
     ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): WEBHOOK_CONFIGURATIONS,
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): WEBHOOK_CONFIGURATIONS,
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"): (
+        VALIDATING_ADMISSION_POLICIES
+    ),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): (
+        VALIDATING_ADMISSION_POLICY_BINDINGS
+    ),
 }

@@ -30,7 +30,7 @@ from setpoint.cluster.apiserver.printers.columns import (
     text,
 )
 from setpoint.cluster.apiserver.printers.control_plane import CONTROL_PLANE_PRINTERS
-from setpoint.cluster.apiserver.printers.core import CORE_PRINTERS
+from setpoint.cluster.apiserver.printers.core import CORE_PRINTERS, ENDPOINT_SLICES
 from setpoint.cluster.apiserver.printers.custom import custom_printer
 from setpoint.cluster.apiserver.printers.infrastructure import INFRASTRUCTURE_PRINTERS
 from setpoint.cluster.apiserver.printers.platform import PLATFORM_PRINTERS, SCALE
@@ -52,6 +52,7 @@ _PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     **CONTROL_PLANE_PRINTERS,
     **INFRASTRUCTURE_PRINTERS,
     ("events.k8s.io", "events"): CORE_PRINTERS["events"],
+    ("discovery.k8s.io", "endpointslices"): ENDPOINT_SLICES,
 }
 
 

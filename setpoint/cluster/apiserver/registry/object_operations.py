@@ -248,6 +248,11 @@ class ObjectOperations:
         self.merge_schemas = MergeSchemaSource(self._lookup_crd)
         #: Mutating and validating admission (webhooks); None: writes are only validated.
         self.admission: Admission | None = None
+        #: The ResourceQuota admission plugin: refuses (403) or charges a create right before
+        #: it is stored (see :mod:`setpoint.cluster.apiserver.quota.admission`).
+        self.charge_quota: Callable[[ServedResource, str | None, dict[str, Any]], None] | None = (
+            None
+        )
 
     def _admission_for(self, resource: ServedResource) -> Admission | None:
         admission = self.admission
@@ -645,6 +650,8 @@ class ObjectOperations:
         if options.dry_run:
             return Result(201, await self._round_trip(resource, behaviour, obj), warnings)
         stored = await self._to_storage(resource, behaviour, obj)
+        if self.charge_quota is not None:
+            self.charge_quota(resource, namespace, obj)
         try:
             record = self.storage.create(resource.storage_key(namespace, name), stored)
         except KeyExistsError:

@@ -449,6 +449,8 @@ class ProcessPod:
             pid = int(json.loads(reported)["child-pid"])
         except (ValueError, KeyError, TypeError):
             pid = process.pid  # bwrap failed before the command ran: its exit says why
+        else:
+            await _sandbox_set_up(pid)
         return process, pid
 
     def launcher(self, instance: Instance, env: dict[str, str]) -> Launcher:
@@ -891,3 +893,30 @@ async def _exited(process: asyncio.subprocess.Process, sandboxed: bool) -> int:
         if not waiter.done():
             waiter.cancel()
     return process.returncode
+
+
+#: How long a new sandbox may take to be set up (then entering it fails as it would have, with
+#: nsenter's own message).
+_SET_UP_PATIENCE_SECONDS: Final = 2.0
+
+
+async def _sandbox_set_up(pid: int) -> None:
+    """Wait until the sandbox whose init is host ``pid`` runs its command.
+
+    bwrap reports its child's PID as soon as the child exists, while the child is still setting
+    the sandbox up: it enters a second user namespace (the one mapping the sandbox's user)
+    only at the end. An exec, probe or hook entering it before then fails in ``nsenter``
+    (``setgid failed: Invalid argument``), as a loaded machine showed. The init starts the
+    command last, so its first child is the sign that the sandbox is complete.
+    """
+    deadline = time.monotonic() + _SET_UP_PATIENCE_SECONDS
+    # Polled: the kernel tells no one when a process forks (the wait is a millisecond or two).
+    for _ in range(int(_SET_UP_PATIENCE_SECONDS * 1000)):
+        if _running_or_gone(pid) or time.monotonic() > deadline:
+            return
+        await asyncio.sleep(0.001)
+
+
+def _running_or_gone(pid: int) -> bool:
+    """Whether the sandbox init ``pid`` has started its command, or has already ended."""
+    return sandboxed_command(pid) is not None or not os.path.exists(f"/proc/{pid}")

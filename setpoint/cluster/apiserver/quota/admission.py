@@ -1,0 +1,182 @@
+"""The ResourceQuota admission plugin: every create charged against the namespace's quotas.
+
+As upstream's (``plugin/pkg/admission/resourcequota``): a quota restricts only the resources
+its ``status.hard`` lists (so a quota the controller has not synced yet restricts nothing);
+a create that would take ``status.used`` past ``status.hard`` is refused with
+``exceeded quota: <name>, requested: ..., used: ..., limited: ...`` (403); a pod without a
+CPU or memory request or limit that a quota tracks with ``failed quota: <name>: must specify
+...``. A create that fits is charged before it is stored: the quota's ``status.used`` grows
+at once, in the same turn of the event loop as the check, so that concurrent creates cannot
+all pass. The resource quota controller recounts the usage from what is stored, which gives
+back what deleted objects, finished pods and failed creates held.
+
+Updates are not charged (upstream charges a Service changing type and a claim growing), nor
+are dry runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from setpoint.cluster.apiserver import status_errors
+from setpoint.cluster.apiserver.quota.quantities import Quantity, pretty
+from setpoint.cluster.apiserver.quota.usage import (
+    handles,
+    missing_requests,
+    scopes_select,
+    usage_of,
+)
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.registry.selection import decode
+from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.storage import Storage
+from setpoint.cluster.apiserver.storage.base import RevisionConflictError
+
+QUOTAS_ROOT: Final = "/core/resourcequotas/"
+_NONE: Final[frozenset[str]] = frozenset()
+
+
+def quantities(values: object) -> dict[str, Quantity]:
+    """A ResourceList (``{"pods": "4", "requests.cpu": "1"}``) as quantities; entries that do
+    not parse are left out."""
+    found: dict[str, Quantity] = {}
+    if isinstance(values, Mapping):
+        for name, text in values.items():
+            value = Quantity.parse(text)
+            if value is not None:
+                found[str(name)] = value
+    return found
+
+
+class QuotaIndex:
+    """The names of each namespace's ResourceQuotas: read from storage on first use, then kept
+    current by :class:`ResourceQuotaBehaviour`, so that a create in a namespace without quotas
+    costs one dictionary lookup."""
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+        self._names: dict[str, set[str]] | None = None
+
+    def _loaded(self) -> dict[str, set[str]]:
+        if self._names is None:
+            self._names = {}
+            for record in self._storage.list(QUOTAS_ROOT):
+                self._add(decode(record.value))
+        return self._names
+
+    def _add(self, obj: Mapping[str, Any]) -> None:
+        assert self._names is not None
+        meta = obj.get("metadata") or {}
+        self._names.setdefault(str(meta.get("namespace") or ""), set()).add(str(meta.get("name")))
+
+    def record(self, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None) -> None:
+        """Take a durable write of a ResourceQuota into account (``obj`` None: deleted)."""
+        if self._names is None:
+            return
+        if obj is not None:
+            self._add(obj)
+            return
+        meta = (old or {}).get("metadata") or {}
+        names = self._names.get(str(meta.get("namespace") or ""))
+        if names is not None:
+            names.discard(str(meta.get("name")))
+
+    def names(self, namespace: str) -> frozenset[str] | set[str]:
+        """The quotas of ``namespace`` (do not change the set: it is the index's own)."""
+        return self._loaded().get(namespace) or _NONE
+
+
+class ResourceQuotaBehaviour(KindBehaviour):
+    """ResourceQuotas: every durable write updates the :class:`QuotaIndex`."""
+
+    reacts_to_writes = True
+
+    def __init__(self, index: QuotaIndex, validator: BuiltinValidator | None = None) -> None:
+        super().__init__(validator)
+        self._index = index
+
+    async def after_write(
+        self,
+        resource: ServedResource,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+    ) -> None:
+        self._index.record(obj, old)
+
+
+class QuotaAdmission:
+    """Checks and charges creates (see the module docstring)."""
+
+    def __init__(self, storage: Storage, index: QuotaIndex) -> None:
+        self._storage = storage
+        self._index = index
+
+    def charge_create(
+        self, resource: ServedResource, namespace: str | None, obj: Mapping[str, Any]
+    ) -> None:
+        """Refuse (403) a create that does not fit a quota of its namespace, or charge it.
+
+        Synchronous on purpose: nothing else runs between the check and the charge.
+        """
+        if not namespace or not resource.namespaced:
+            return
+        names = self._index.names(namespace)
+        if not names:
+            return
+        group, plural = resource.group, resource.plural
+        usage = usage_of(group, plural, obj)
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        charges: list[tuple[str, int, dict[str, Any], dict[str, Quantity]]] = []
+        for quota_name in sorted(names):
+            key = f"{QUOTAS_ROOT}{namespace}/{quota_name}"
+            record = self._storage.get(key)
+            if record is None:
+                continue
+            quota = decode(record.value)
+            status = quota.get("status") or {}
+            hard = quantities(status.get("hard"))
+            restricted = sorted(n for n in hard if handles(group, plural, n))
+            if not restricted or not scopes_select(quota, group, plural, obj):
+                continue
+            if not group and plural == "pods":
+                missing = missing_requests(obj, restricted)
+                if missing is not None:
+                    raise status_errors.forbidden(
+                        group, plural, name, f"failed quota: {quota_name}: {missing}"
+                    )
+            used = quantities(status.get("used"))
+            if any(n not in used for n in restricted):
+                raise status_errors.forbidden(
+                    group,
+                    plural,
+                    name,
+                    f"status unknown for quota: {quota_name}, resources: {','.join(restricted)}",
+                )
+            requested = {n: usage[n] for n in restricted if n in usage}
+            new_used = {n: used[n] + value for n, value in requested.items()}
+            exceeded = sorted(n for n, value in new_used.items() if value.value > hard[n].value)
+            if exceeded:
+                raise status_errors.forbidden(
+                    group,
+                    plural,
+                    name,
+                    f"exceeded quota: {quota_name}, "
+                    f"requested: {pretty({n: requested[n] for n in exceeded})}, "
+                    f"used: {pretty({n: used[n] for n in exceeded})}, "
+                    f"limited: {pretty({n: hard[n] for n in exceeded})}",
+                )
+            if new_used:
+                charges.append((key, record.revision, quota, new_used))
+        for key, revision, quota, new_used in charges:
+            status = dict(quota.get("status") or {})
+            used_text = dict(status.get("used") or {})
+            used_text.update({n: str(value) for n, value in new_used.items()})
+            status["used"] = used_text
+            charged = {**quota, "status": status}
+            try:
+                self._storage.update(key, charged, expected_revision=revision)
+            except RevisionConflictError:  # nothing ran since the read: a bug if it happens
+                raise status_errors.conflict(
+                    group, plural, name, "the namespace's resource quota changed; try again"
+                ) from None

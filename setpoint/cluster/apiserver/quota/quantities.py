@@ -1,0 +1,103 @@
+"""``resource.Quantity`` values that keep their format, added and printed as Go prints them.
+
+Go's ``Quantity.String()`` writes the canonical form of a value in the format it was parsed
+in: binary (``Ki`` ... ``Ei``) values as the largest binary unit that divides them, decimal
+ones as an integer times a power of 1000 (``1k``, ``1500``, ``500m``), and a binary value that
+is not a whole multiple of 1024 as a decimal one. A sum keeps the format of its first term.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Final
+
+from setpoint.cluster.apiserver.schema.cel_quantity_url import parse_quantity
+
+DECIMAL_SI: Final = "DecimalSI"
+BINARY_SI: Final = "BinarySI"
+
+_BINARY_SUFFIXES: Final = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_SUFFIXES: Final = {
+    -9: "n",
+    -6: "u",
+    -3: "m",
+    0: "",
+    3: "k",
+    6: "M",
+    9: "G",
+    12: "T",
+    15: "P",
+    18: "E",
+}
+_NANO: Final = Decimal("1e-9")
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """An exact value and the format Go keeps with it."""
+
+    value: Decimal
+    format: str = DECIMAL_SI
+
+    @classmethod
+    def parse(cls, text: object) -> Quantity | None:
+        """A quantity from its string (or a JSON number); None when it is not one."""
+        if isinstance(text, bool):
+            return None
+        if isinstance(text, int | float):
+            return cls(Decimal(str(text)))
+        if not isinstance(text, str):
+            return None
+        value = parse_quantity(text.strip())
+        if value is None:
+            return None
+        binary = text.strip().endswith("i")
+        return cls(value, BINARY_SI if binary else DECIMAL_SI)
+
+    @classmethod
+    def count(cls, number: int) -> Quantity:
+        """An object count (``resource.NewQuantity(n, DecimalSI)``)."""
+        return cls(Decimal(number))
+
+    def __add__(self, other: Quantity) -> Quantity:
+        return Quantity(self.value + other.value, self.format)
+
+    def __str__(self) -> str:
+        return canonical(self.value, self.format)
+
+
+ZERO: Final = Quantity(Decimal(0))
+
+
+def canonical(value: Decimal, format: str = DECIMAL_SI) -> str:
+    """``value`` as Go's ``Quantity.String()`` writes it in ``format``."""
+    if value == 0:
+        return "0"
+    if format == BINARY_SI and abs(value) >= 1024 and value == value.to_integral_value():
+        number = int(value)
+        power = 0
+        while power < len(_BINARY_SUFFIXES) - 1 and number % 1024 == 0:
+            number //= 1024
+            power += 1
+        return f"{number}{_BINARY_SUFFIXES[power]}"
+    # Below a nano Go rounds up to a whole nano.
+    if value != value.quantize(_NANO, rounding="ROUND_CEILING"):
+        value = value.quantize(_NANO, rounding="ROUND_CEILING")
+    sign, digits, exponent = value.normalize().as_tuple()
+    assert isinstance(exponent, int)
+    mantissa = int("".join(map(str, digits)))
+    # Lower the exponent to a multiple of 3 (Go's AsCanonicalBytes).
+    shift = exponent % 3
+    mantissa *= 10**shift
+    exponent -= shift
+    while exponent > 18:
+        mantissa *= 1000
+        exponent -= 3
+    text = f"{'-' if sign else ''}{mantissa}"
+    return text + _DECIMAL_SUFFIXES[exponent]
+
+
+def pretty(values: dict[str, Quantity]) -> str:
+    """``a=1,b=500m``: sorted by name (upstream's ``prettyPrint`` of a ResourceList)."""
+    return ",".join(f"{name}={values[name]}" for name in sorted(values))

@@ -1,0 +1,129 @@
+"""Writes ResourceQuota status (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Final
+
+from setpoint.cluster.apiserver.quota.admission import quantities
+from setpoint.cluster.apiserver.quota.quantities import Quantity
+from setpoint.cluster.apiserver.quota.usage import (
+    claim_usage,
+    handles,
+    pod_usage,
+    scopes_select,
+    service_usage,
+    sum_usage,
+)
+from setpoint.cluster.controllers.framework.controller import Controller, Watch
+from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
+from setpoint.cluster.controllers.workload_context import WriteError
+
+QUOTAS: Final = "resourcequotas"
+#: Recount at least this often: the ``count/`` resources of kinds not watched change usage
+#: without waking the controller (upstream recounts every 5 minutes by default).
+RESYNC_SECONDS: Final = 30.0
+#: Resources whose changes wake the quotas of their namespace, and how the controller reads
+#: each object of theirs.
+_WATCHED: Final = (
+    ("pods", False),
+    ("services", False),
+    ("persistentvolumeclaims", False),
+    ("configmaps", True),
+    ("secrets", True),
+    ("replicationcontrollers", True),
+)
+_LEGACY_COUNTS: Final = {
+    "configmaps": "configmaps",
+    "secrets": "secrets",
+    "replicationcontrollers": "replicationcontrollers",
+    "resourcequotas": "resourcequotas",
+}
+
+
+class ResourceQuotaController(Controller):
+    """Writes ResourceQuota status (see the package docstring)."""
+
+    name: ClassVar[str] = "resourcequota"
+
+    def watches(self) -> list[Watch]:
+        return [Watch(QUOTAS)] + [
+            Watch(resource, self._quotas_of_namespace, metadata_only=metadata_only)
+            for resource, metadata_only in _WATCHED
+        ]
+
+    def _quotas_of_namespace(self, obj: Object) -> Iterable[ObjectKey]:
+        namespace = (obj.get("metadata") or {}).get("namespace") or ""
+        return [key_of(quota) for quota in self.access.list(QUOTAS, namespace)]
+
+    async def reconcile(self, key: ObjectKey) -> float | None:
+        quota = self.access.get(QUOTAS, key.namespace, key.name)
+        if quota is None or "deletionTimestamp" in (quota.get("metadata") or {}):
+            return None
+        hard = quantities((quota.get("spec") or {}).get("hard"))
+        used = self._usage(quota, key.namespace, list(hard))
+        status = {
+            "hard": {name: str(value) for name, value in hard.items()},
+            "used": {name: str(used[name]) for name in hard},
+        }
+        if (quota.get("status") or {}) != status:
+            try:
+                await self.access.update_status(QUOTAS, {**quota, "status": status})
+            except WriteError as exc:
+                if exc.code == 404:
+                    return None
+                raise  # a 409: an admission charged it meanwhile; count again
+        return RESYNC_SECONDS
+
+    def _usage(
+        self, quota: Mapping[str, Any], namespace: str, names: list[str]
+    ) -> dict[str, Quantity]:
+        """What the namespace's objects use of each of ``names``, as selected by the scopes."""
+        usages: list[dict[str, Quantity]] = []
+        if any(handles("", "pods", name) for name in names):
+            usages += [
+                pod_usage(pod)
+                for pod in self.access.list("pods", namespace)
+                if scopes_select(quota, "", "pods", pod)
+            ]
+        if any(handles("", "services", name) for name in names):
+            usages += [
+                service_usage(service)
+                for service in self.access.list("services", namespace)
+                if scopes_select(quota, "", "services", service)
+            ]
+        if any(handles("", "persistentvolumeclaims", name) for name in names):
+            usages += [
+                claim_usage(claim)
+                for claim in self.access.list("persistentvolumeclaims", namespace)
+                if scopes_select(quota, "", "persistentvolumeclaims", claim)
+            ]
+        totals = sum_usage(usages, names)
+        for name in names:
+            counted = self._stored_count(quota, namespace, name)
+            if counted is not None:
+                totals[name] = Quantity.count(counted)
+        return totals
+
+    def _stored_count(self, quota: Mapping[str, Any], namespace: str, name: str) -> int | None:
+        """How many objects ``count/<resource>[.<group>]`` (or a legacy count name such as
+        ``configmaps``) finds in the namespace; None for other names. The pods', Services'
+        and claims' counts come from their usage instead."""
+        if name in _LEGACY_COUNTS:
+            resource = _LEGACY_COUNTS[name]
+        elif name.startswith("count/"):
+            plural, _, group = name.removeprefix("count/").partition(".")
+            if not group and plural in ("pods", "services", "persistentvolumeclaims"):
+                return None
+            resource = f"{group}/{plural}" if group else plural
+        else:
+            return None
+        if not scopes_select(quota, "-", "-", {}):
+            return 0  # a scoped quota counts pods only
+        try:
+            served = self.access.resource(resource)
+        except KeyError:
+            return 0  # not served (yet): nothing of it is stored
+        if not served.namespaced:
+            return 0
+        return self.access.operations.storage.count(served.storage_prefix(namespace))
