@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from setpoint.cluster.apiserver.quota.quantities import Quantity, pretty
+from setpoint.cluster.apiserver.schema.quantities import Quantity, pretty
 
 
 @pytest.mark.parametrize(

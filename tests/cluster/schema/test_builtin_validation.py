@@ -33,7 +33,10 @@ POD: dict[str, Any] = {
                 "image": "nginx",
                 "ports": [{"containerPort": 80, "protocol": "TCP"}],
                 "env": [{"name": "A", "value": "1"}],
-                "resources": {"limits": {"cpu": "100m", "memory": "1Gi"}, "requests": {"cpu": 0.5}},
+                "resources": {
+                    "limits": {"cpu": "100m", "memory": "1Gi"},
+                    "requests": {"cpu": "500m"},
+                },
                 "livenessProbe": {"httpGet": {"port": "http", "path": "/"}},
                 "readinessProbe": {"tcpSocket": {"port": 8080}},
             }
@@ -330,3 +333,13 @@ def test_spec_still_requires_what_its_go_type_requires() -> None:
     assert [e.message for e in validate_builtin(replica_set).errors] == [
         "spec.selector: Required value"
     ]
+
+
+def test_quantities_are_rewritten_in_canonical_form() -> None:
+    pod = copy.deepcopy(POD)
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": 0.5, "memory": "1024Mi"}}
+    result = validate_builtin(pod)
+    assert result.ok
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"}
+    }

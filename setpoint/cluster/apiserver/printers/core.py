@@ -24,7 +24,7 @@ from setpoint.cluster.apiserver.printers.columns import (
     since,
     text,
 )
-from setpoint.cluster.apiserver.quota.quantities import Quantity
+from setpoint.cluster.apiserver.schema.quantities import Quantity
 
 #: The pod phases that are final (``IsPodPhaseTerminal``).
 _TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})

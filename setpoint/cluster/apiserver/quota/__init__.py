@@ -16,7 +16,7 @@ as upstream's:
   quota's ``status.hard`` and recounts ``status.used`` from what is stored, so that deletions
   and pods that finished give their share back.
 
-:mod:`~setpoint.cluster.apiserver.quota.quantities` adds and prints ``resource.Quantity``
+:mod:`~setpoint.cluster.apiserver.schema.quantities` adds and prints ``resource.Quantity``
 values as Go does (``500m``, ``1Gi``, ``1500``), so that ``status.used`` and the 403 messages
 read as upstream's.
 """

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from setpoint.cluster.apiserver import status_errors
-from setpoint.cluster.apiserver.quota.quantities import Quantity, pretty
 from setpoint.cluster.apiserver.quota.usage import (
     handles,
     missing_requests,
@@ -30,6 +29,7 @@ from setpoint.cluster.apiserver.quota.usage import (
 from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+from setpoint.cluster.apiserver.schema.quantities import Quantity, pretty
 from setpoint.cluster.apiserver.storage import Storage
 from setpoint.cluster.apiserver.storage.base import RevisionConflictError
 

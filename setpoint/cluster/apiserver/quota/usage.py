@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from setpoint.cluster.apiserver.quota.quantities import ZERO, Quantity
+from setpoint.cluster.apiserver.schema.quantities import ZERO, Quantity
 
 #: Compute resources a pod is charged for: (quota name, which of requests/limits, resource).
 _POD_COMPUTE: Final = (

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
 from setpoint.cluster.apiserver.schema.embedded import coerce_object_meta, embedded_resources
+from setpoint.cluster.apiserver.schema.quantities import QUANTITY_FORMAT, canonical_text
 
 _META_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})
 
@@ -63,8 +64,12 @@ def _prune(value: Any, node: SchemaNode | None, path: str, unknown: list[str]) -
                 continue
             child = properties.get(key)
             if child is not None:
+                if child.format == QUANTITY_FORMAT:
+                    value[key] = _stored_quantity(value[key])
                 _prune(value[key], child, _key(path, key), unknown)
             elif has_extra:
+                if extra is not None and extra.format == QUANTITY_FORMAT:
+                    value[key] = _stored_quantity(value[key])
                 _prune(value[key], extra, _key(path, key), unknown)
             else:
                 if key not in _META_FIELDS or path:
@@ -72,8 +77,18 @@ def _prune(value: Any, node: SchemaNode | None, path: str, unknown: list[str]) -
                 del value[key]
     elif isinstance(value, list):
         items = node.items if node is not None else None
+        if items is not None and items.format == QUANTITY_FORMAT:
+            value[:] = [_stored_quantity(item) for item in value]
         for index, item in enumerate(value):
             _prune(item, items, f"{path}[{index}]", unknown)
+
+
+def _stored_quantity(value: Any) -> Any:
+    """A built-in quantity field as kube-apiserver stores it: Go decodes it into a
+    ``resource.Quantity`` and encodes it back in canonical form (``1000m`` → ``"1"``, a number
+    → a string). A value that is not a quantity is left for validation to report."""
+    text = canonical_text(value)
+    return value if text is None else text
 
 
 def _skip_prune(value: Any, node: SchemaNode, path: str, unknown: list[str]) -> None:

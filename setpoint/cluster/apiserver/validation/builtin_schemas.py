@@ -35,6 +35,7 @@ from setpoint.api.field_errors import FieldError
 from setpoint.cluster.apiserver.schema.compiled import NO_DEFAULT, SchemaNode
 from setpoint.cluster.apiserver.schema.formats import format_checker
 from setpoint.cluster.apiserver.schema.pruning import prune
+from setpoint.cluster.apiserver.schema.quantities import QUANTITY_FORMAT
 from setpoint.cluster.apiserver.schema.value_validation import ValueValidator
 from setpoint.cluster.apiserver.upstream_schema_files import kubernetes_json_schema_root
 
@@ -115,7 +116,7 @@ def _must_be_present(child: SchemaNode | None) -> bool:
 
 def _quantity_node() -> SchemaNode:
     node = SchemaNode(types=("string", "number"), nullable=True)
-    node.format = "quantity"
+    node.format = QUANTITY_FORMAT
     node.format_check = lambda text: bool(_QUANTITY_RE.match(text))
     node.format_error = QUANTITY_MESSAGE
     return node

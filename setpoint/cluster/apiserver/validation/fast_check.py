@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from setpoint.cluster.apiserver.schema.compiled import SchemaNode
+from setpoint.cluster.apiserver.schema.quantities import QUANTITY_FORMAT, canonical_text
 from setpoint.cluster.apiserver.schema.value_validation import KIND_OF_VALUE_TYPE
 
 #: JSON kind of each exact Python type msgspec decodes into; null and subclasses are
@@ -50,7 +51,9 @@ class _Plan:
         self.node = node  # keeps the node alive, so its id() is never reused
         self.supported = _supported(node)
         self.kinds = frozenset(node.types)
-        self.format_check: Callable[[str], bool] | None = node.format_check
+        self.format_check: Callable[[str], bool] | None = (
+            _is_canonical_quantity if node.format == QUANTITY_FORMAT else node.format_check
+        )
         self.enum: frozenset[str] | None = frozenset(node.enum) if node.enum is not None else None
         self.minimum = node.minimum
         self.maximum = node.maximum
@@ -62,6 +65,11 @@ class _Plan:
         self.extra: _Plan | None = None
         #: ``additionalProperties: true``: any key is kept, but nested values would be pruned.
         self.extra_any = node.additional_properties is True
+
+
+def _is_canonical_quantity(text: str) -> bool:
+    """A quantity already in the form it is stored in (else the full pass rewrites it)."""
+    return canonical_text(text) == text
 
 
 def _supported(node: SchemaNode) -> bool:

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final
 
 from setpoint.cluster.apiserver.quota.admission import quantities
-from setpoint.cluster.apiserver.quota.quantities import Quantity
 from setpoint.cluster.apiserver.quota.usage import (
     claim_usage,
     handles,
@@ -15,6 +14,7 @@ from setpoint.cluster.apiserver.quota.usage import (
     service_usage,
     sum_usage,
 )
+from setpoint.cluster.apiserver.schema.quantities import Quantity
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
 from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
 from setpoint.cluster.controllers.workload_context import WriteError
