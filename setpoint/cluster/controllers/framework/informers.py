@@ -221,6 +221,10 @@ class Informer:
         """The namespaces that hold at least one cached object."""
         return [ns for ns, objects in self._by_namespace.items() if objects]
 
+    def holds_any_in(self, namespace: str) -> bool:
+        """Whether at least one cached object is in ``namespace`` (one dict lookup)."""
+        return bool(self._by_namespace.get(namespace))
+
     # -- handlers ---------------------------------------------------------------------
 
     def add_handler(self, handler: Handler) -> None:

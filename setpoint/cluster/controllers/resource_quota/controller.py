@@ -15,8 +15,10 @@ from setpoint.cluster.apiserver.quota.usage import (
     sum_usage,
 )
 from setpoint.cluster.apiserver.schema.quantities import Quantity
+from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess
 from setpoint.cluster.controllers.framework.controller import Controller, Watch
-from setpoint.cluster.controllers.framework.informers import Object, ObjectKey, key_of
+from setpoint.cluster.controllers.framework.informers import Informer, Object, ObjectKey, key_of
+from setpoint.cluster.controllers.framework.options import ControllerOptions
 from setpoint.cluster.controllers.workload_context import WriteError
 
 QUOTAS: Final = "resourcequotas"
@@ -46,6 +48,10 @@ class ResourceQuotaController(Controller):
 
     name: ClassVar[str] = "resourcequota"
 
+    def __init__(self, access: ClusterAccess, options: ControllerOptions) -> None:
+        super().__init__(access, options)
+        self._quota_informer: Informer | None = None
+
     def watches(self) -> list[Watch]:
         return [Watch(QUOTAS)] + [
             Watch(resource, self._quotas_of_namespace, metadata_only=metadata_only)
@@ -53,8 +59,14 @@ class ResourceQuotaController(Controller):
         ]
 
     def _quotas_of_namespace(self, obj: Object) -> Iterable[ObjectKey]:
+        # Called for every write of the watched kinds, ConfigMaps included: the quota
+        # informer is looked up once, and a namespace without quotas costs one dict lookup.
+        if self._quota_informer is None:
+            self._quota_informer = self.access.informers.informer(QUOTAS)
         namespace = (obj.get("metadata") or {}).get("namespace") or ""
-        return [key_of(quota) for quota in self.access.list(QUOTAS, namespace)]
+        if not self._quota_informer.holds_any_in(namespace):
+            return ()
+        return [key_of(quota) for quota in self._quota_informer.list(namespace)]
 
     async def reconcile(self, key: ObjectKey) -> float | None:
         quota = self.access.get(QUOTAS, key.namespace, key.name)
