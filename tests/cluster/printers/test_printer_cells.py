@@ -484,3 +484,17 @@ def test_validating_admission_policy_cells() -> None:
     assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW)[2] == "ops/limits"
     binding["spec"]["paramRef"] = {"name": "limits"}
     assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW)[2] == "*/limits"
+
+
+def test_csi_storage_capacity_cells_have_no_age() -> None:
+    from setpoint.cluster.apiserver.printers.infrastructure import CSI_STORAGE_CAPACITIES
+
+    meta = {"name": "c", "creationTimestamp": ago(seconds=5)}
+    capacity = {"metadata": meta, "storageClassName": "fast", "capacity": "1024Mi"}
+    assert CSI_STORAGE_CAPACITIES.cells(capacity, NOW) == ["c", "fast", "1Gi"]
+    assert CSI_STORAGE_CAPACITIES.cells({"metadata": meta, "storageClassName": "fast"}, NOW) == [
+        "c", "fast", "<unset>",
+    ]  # fmt: skip
+    assert [c.name for c in CSI_STORAGE_CAPACITIES.columns] == [
+        "Name", "StorageClassName", "Capacity",
+    ]  # fmt: skip

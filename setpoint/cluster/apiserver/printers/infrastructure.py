@@ -25,6 +25,7 @@ from setpoint.cluster.apiserver.printers.columns import (
     template_containers,
     text,
 )
+from setpoint.cluster.apiserver.schema.quantities import canonical_text
 
 
 def _pod_template_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
@@ -103,16 +104,17 @@ CSI_NODES: Final = Printer(
 
 
 def _storage_capacity_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
-    name, age = name_and_age(obj, now)
-    return [name, text(obj.get("storageClassName")), text(obj.get("capacity")), age]
+    name, _age = name_and_age(obj, now)
+    capacity = canonical_text(obj.get("capacity")) if obj.get("capacity") is not None else None
+    return [name, text(obj.get("storageClassName")), capacity or UNSET]
 
 
+#: Upstream's table has no AGE column for this kind.
 CSI_STORAGE_CAPACITIES: Final = Printer(
     (
         NAME_COLUMN,
         Column("StorageClassName", doc="storage.v1.CSIStorageCapacity/storageClassName"),
         Column("Capacity", doc="storage.v1.CSIStorageCapacity/capacity"),
-        AGE_COLUMN,
     ),
     _storage_capacity_cells,
 )
