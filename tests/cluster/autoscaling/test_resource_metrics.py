@@ -113,6 +113,11 @@ def test_kubectl_top(local_cluster: BackgroundCluster, namespace: str, tmp_path:
     assert top[1].split() == ["topped", "300m", "32Mi"]
     nodes = kubectl.run("top", "node").stdout
     assert "setpoint-node" in nodes
+    # kubectl get of the metrics kinds shows metrics-server's Table.
+    got = kubectl.run("get", "pods.metrics.k8s.io", "topped", "-n", namespace).stdout
+    header, row = got.splitlines()
+    assert header.split() == ["NAME", "CPU", "MEMORY", "WINDOW"]
+    assert row.split()[:3] == ["topped", "300m", "32Mi"]
 
 
 async def test_run_pods_report_their_processes_real_usage(tmp_path: Path) -> None:

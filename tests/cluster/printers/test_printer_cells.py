@@ -498,3 +498,27 @@ def test_csi_storage_capacity_cells_have_no_age() -> None:
     assert [c.name for c in CSI_STORAGE_CAPACITIES.columns] == [
         "Name", "StorageClassName", "Capacity",
     ]  # fmt: skip
+
+
+def test_resource_metrics_cells_as_metrics_server_prints_them() -> None:
+    from setpoint.cluster.apiserver.printers.resource_metrics import NODE_METRICS, POD_METRICS
+
+    node = {
+        "metadata": {"name": "n1"},
+        "window": "10.044s",
+        "usage": {"cpu": "250000000n", "memory": "65536Ki"},
+    }
+    assert NODE_METRICS.cells(node, NOW) == ["n1", "250m", "64Mi", "10.044s"]
+    pod = {
+        "metadata": {"name": "p1", "namespace": "default"},
+        "window": "15s",
+        "containers": [
+            {"name": "a", "usage": {"cpu": "1500000n", "memory": "1024Ki"}},
+            {"name": "b", "usage": {"cpu": "500000n", "memory": "1024Ki"}},
+        ],
+    }
+    assert POD_METRICS.cells(pod, NOW) == ["p1", "2m", "2Mi", "15s"]
+    definitions = [c.definition() for c in NODE_METRICS.columns]
+    assert [(d["name"], d["format"]) for d in definitions] == [
+        ("Name", "name"), ("cpu", "quantity"), ("memory", "quantity"), ("Window", "duration"),
+    ]  # fmt: skip

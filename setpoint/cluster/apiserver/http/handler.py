@@ -530,7 +530,13 @@ class APIHandler:
                 if nodes
                 else metrics.pods(target.namespace, selector, name)
             )
-        return json_response(200, encode_json(found))
+        encoded = encode_json(found)
+        tables = table_writer(request, target.resource)
+        if tables is not None:  # metrics-server's Tables (kubectl get nodes.metrics.k8s.io)
+            encoded = (
+                tables.list_body(encoded) if target.name is None else tables.object_body(encoded)
+            )
+        return json_response(200, encoded)
 
     async def _computed_core(
         self, request: web.BaseRequest, target: ResourceTarget

@@ -35,6 +35,7 @@ from setpoint.cluster.apiserver.printers.custom import custom_printer
 from setpoint.cluster.apiserver.printers.infrastructure import INFRASTRUCTURE_PRINTERS
 from setpoint.cluster.apiserver.printers.platform import PLATFORM_PRINTERS, SCALE
 from setpoint.cluster.apiserver.printers.rbac import RBAC_PRINTERS
+from setpoint.cluster.apiserver.printers.resource_metrics import RESOURCE_METRICS_PRINTERS
 from setpoint.cluster.apiserver.printers.storage import STORAGE_PRINTERS
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 
@@ -51,6 +52,7 @@ _PRINTERS: Final[dict[tuple[str, str], Printer]] = {
     **STORAGE_PRINTERS,
     **CONTROL_PLANE_PRINTERS,
     **INFRASTRUCTURE_PRINTERS,
+    **RESOURCE_METRICS_PRINTERS,
     ("events.k8s.io", "events"): CORE_PRINTERS["events"],
     ("discovery.k8s.io", "endpointslices"): ENDPOINT_SLICES,
 }
