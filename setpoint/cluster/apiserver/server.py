@@ -190,7 +190,9 @@ class APIServer:
         limit_ranger = LimitRanger(limit_ranges)
         # The ResourceQuota admission plugin and the quotas it reads.
         quotas = QuotaIndex(storage)
-        self.operations.charge_quota = QuotaAdmission(storage, quotas).charge_create
+        quota_admission = QuotaAdmission(storage, quotas)
+        self.operations.charge_quota = quota_admission.charge_create
+        self.operations.charge_quota_update = quota_admission.charge_update
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
             "/core/pods/": LimitRangedPodBehaviour(limit_ranger, validator, storage),

@@ -197,3 +197,33 @@ def test_kubectl_get_quota_shows_requests_and_limits(
     assert row.startswith("compute ")
     assert "pods: 1/4, requests.cpu: 500m/2" in row
     assert row.rstrip().endswith("limits.cpu: 1/4, limits.memory: 1Gi/4Gi")
+
+
+def test_an_update_is_charged_for_what_it_adds(core_v1: client.CoreV1Api, namespace: str) -> None:
+    _quota(core_v1, namespace, "ports", hard={"services.nodeports": "1", "requests.storage": "2Gi"})
+    ports = [{"name": "a", "port": 80}, {"name": "b", "port": 81}]
+    service = {"metadata": {"name": "web"}, "spec": {"ports": ports}}
+    core_v1.create_namespaced_service(namespace, service)
+    message = _forbidden(
+        lambda: core_v1.patch_namespaced_service("web", namespace, {"spec": {"type": "NodePort"}})
+    )
+    assert message == (
+        'services "web" is forbidden: exceeded quota: ports, requested: services.nodeports=2, '
+        "used: services.nodeports=0, limited: services.nodeports=1"
+    )
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    core_v1.create_namespaced_persistent_volume_claim(namespace, claim)
+    assert _used(core_v1, namespace, "ports")["requests.storage"] == "1Gi"
+    grow = {"spec": {"resources": {"requests": {"storage": "3Gi"}}}}
+    message = _forbidden(
+        lambda: core_v1.patch_namespaced_persistent_volume_claim("data", namespace, grow)
+    )
+    assert message == (
+        'persistentvolumeclaims "data" is forbidden: exceeded quota: ports, requested: '
+        "requests.storage=2Gi, used: requests.storage=1Gi, limited: requests.storage=2Gi"
+    )
+    # Updates that add nothing pass, quota or not.
+    core_v1.patch_namespaced_service("web", namespace, {"metadata": {"labels": {"a": "b"}}})

@@ -10,8 +10,9 @@ at once, in the same turn of the event loop as the check, so that concurrent cre
 all pass. The resource quota controller recounts the usage from what is stored, which gives
 back what deleted objects, finished pods and failed creates held.
 
-Updates are not charged (upstream charges a Service changing type and a claim growing), nor
-are dry runs.
+An update of a Service or a claim is charged for what it uses beyond the old object (a
+Service that becomes a NodePort or a LoadBalancer, a claim that asks for more storage), as
+upstream's; other updates use nothing more. Dry runs and subresource writes are not charged.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from setpoint.cluster.apiserver.storage import Storage
 from setpoint.cluster.apiserver.storage.base import RevisionConflictError
 
 QUOTAS_ROOT: Final = "/core/resourcequotas/"
+#: The kinds whose updates can use more (upstream's evaluators that handle updates).
+_CHARGED_ON_UPDATE: Final = frozenset({"services", "persistentvolumeclaims"})
 _NONE: Final[frozenset[str]] = frozenset()
 
 
@@ -119,13 +122,48 @@ class QuotaAdmission:
 
         Synchronous on purpose: nothing else runs between the check and the charge.
         """
-        if not namespace or not resource.namespaced:
+        if not namespace or not resource.namespaced or not self._index.names(namespace):
             return
-        names = self._index.names(namespace)
-        if not names:
+        self._charge(resource, namespace, obj, usage_of(resource.group, resource.plural, obj))
+
+    def charge_update(
+        self,
+        resource: ServedResource,
+        namespace: str | None,
+        obj: Mapping[str, Any],
+        old: Mapping[str, Any],
+    ) -> None:
+        """The same for an update of a Service or a claim: what it uses beyond the old object
+        (a Service becoming a NodePort or LoadBalancer, a claim asking for more storage) is
+        checked and charged, as upstream's evaluators do; other kinds' updates use nothing."""
+        if not namespace or resource.group or resource.plural not in _CHARGED_ON_UPDATE:
             return
+        if not self._index.names(namespace):
+            return
+        before = usage_of(resource.group, resource.plural, old)
+        grown = {
+            name: value
+            for name, value in usage_of(resource.group, resource.plural, obj).items()
+            if value.value > (before[name].value if name in before else 0)
+        }
+        delta = {
+            name: Quantity(
+                value.value - (before[name].value if name in before else 0), value.format
+            )
+            for name, value in grown.items()
+        }
+        if delta:
+            self._charge(resource, namespace, obj, delta)
+
+    def _charge(
+        self,
+        resource: ServedResource,
+        namespace: str,
+        obj: Mapping[str, Any],
+        usage: Mapping[str, Quantity],
+    ) -> None:
         group, plural = resource.group, resource.plural
-        usage = usage_of(group, plural, obj)
+        names = self._index.names(namespace)
         name = str((obj.get("metadata") or {}).get("name") or "")
         charges: list[tuple[str, int, dict[str, Any], dict[str, Quantity]]] = []
         for quota_name in sorted(names):

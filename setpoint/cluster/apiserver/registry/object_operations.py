@@ -253,6 +253,10 @@ class ObjectOperations:
         self.charge_quota: Callable[[ServedResource, str | None, dict[str, Any]], None] | None = (
             None
         )
+        #: The same for an update (new object, then the old one); subresource writes are not.
+        self.charge_quota_update: (
+            Callable[[ServedResource, str | None, dict[str, Any], dict[str, Any]], None] | None
+        ) = None
 
     def _admission_for(self, resource: ServedResource) -> Admission | None:
         admission = self.admission
@@ -932,6 +936,8 @@ class ObjectOperations:
                 written = self.storage.delete(record.key, expected_revision=record.revision)
                 await self._settle(resource, behaviour, written.revision, None, old)
                 return Result(200, await self.present(resource, written.value), warnings)
+            if self.charge_quota_update is not None and not subresource:
+                self.charge_quota_update(resource, old_meta.get("namespace"), new, old)
             written = self.storage.update(record.key, stored, expected_revision=record.revision)
         except (RevisionConflictError, KeyNotFoundError):
             raise status_errors.stale_resource_version(
