@@ -160,6 +160,25 @@ async def test_args_without_a_command_are_for_the_image_entrypoint_so_nothing_ru
     assert container["restartCount"] == 0
 
 
+async def test_args_naming_a_program_run_as_the_command_of_an_image_without_entrypoint(
+    clock_and_api: tuple[FakeClock, RawAPI],
+) -> None:
+    # busybox, alpine, ubuntu ... have no entrypoint: their args are the command (client test
+    # suites write pods this way, then exec into them).
+    _, api = clock_and_api
+    container = {"name": "main", "image": "busybox", "args": ["/bin/sh", "-c", "echo up; exit 3"]}
+    pod = {
+        "metadata": {"name": "shell"},
+        "spec": {"restartPolicy": "Never", "containers": [container]},
+    }
+    assert (await api.request("POST", PODS, pod)).status == 201
+    status = await status_when(api, "shell", lambda s: s.get("phase") == "Failed")
+    (state,) = status["containerStatuses"]
+    assert state["state"]["terminated"]["exitCode"] == 3
+    logs = await api.request("GET", f"{PODS}/shell/log")
+    assert logs.raw == b"up\n"
+
+
 async def test_a_container_failing_its_exec_liveness_probe_is_killed_and_restarted(
     clock_and_api: tuple[FakeClock, RawAPI],
 ) -> None:

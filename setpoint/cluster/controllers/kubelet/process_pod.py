@@ -133,13 +133,14 @@ class ProcessContainer:
 
     @property
     def argv(self) -> list[str]:
-        """``command`` + ``args``; empty without a ``command``: then the image's entrypoint
-        would run (``args`` replacing its CMD), and images are not run here."""
+        """``command`` + ``args``. Without a ``command`` the image's entrypoint would run with
+        ``args`` in place of its CMD, and images are not run here: ``args`` alone run when
+        their first word is a program (``args: [/bin/sh, -c, ...]`` on busybox, alpine,
+        ubuntu ..., whose images have no entrypoint), else nothing runs."""
+        args = [str(a) for a in (self.spec.get("args") or [])]
         if not self.spec.get("command"):
-            return []
-        return [str(a) for a in (self.spec.get("command") or [])] + [
-            str(a) for a in (self.spec.get("args") or [])
-        ]
+            return args if args and _is_program(args[0]) else []
+        return [str(a) for a in (self.spec.get("command") or [])] + args
 
     @property
     def current(self) -> Instance | None:
@@ -920,3 +921,10 @@ async def _sandbox_set_up(pid: int) -> None:
 def _running_or_gone(pid: int) -> bool:
     """Whether the sandbox init ``pid`` has started its command, or has already ended."""
     return sandboxed_command(pid) is not None or not os.path.exists(f"/proc/{pid}")
+
+
+def _is_program(word: str) -> bool:
+    """Whether ``word`` names an executable: an absolute path to one, or one on ``PATH``."""
+    if word.startswith("/"):
+        return os.path.isfile(word) and os.access(word, os.X_OK)
+    return "/" not in word and shutil.which(word) is not None
