@@ -216,7 +216,8 @@ class APIHandler:
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         # One coroutine around the whole request (each level costs on every resumption).
         metrics = self.request_metrics
-        tracked = metrics.begin(request)
+        counted = metrics.begin(request)
+        code = 0  # no response: the request ended before one was made
         try:
             started = time.perf_counter()
             if self.audit is not None:
@@ -256,9 +257,9 @@ class APIHandler:
                     response.status,
                     (time.perf_counter() - started) * 1000,
                 )
-            tracked.code = response.status
+            code = response.status
         finally:
-            metrics.end(tracked)
+            metrics.end(counted, code)
         return response
 
     def _dispatch(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:
