@@ -42,14 +42,17 @@ _decode = msgspec.json.Decoder().decode
 
 def _shape(value: dict[str, Any], out: list[Any]) -> bool:
     """Append ``value``'s shape to ``out``; False if it holds a non-empty list or is too big."""
+    append = out.append
     for key, child in value.items():
-        out.append(key)
-        if child and isinstance(child, dict):
-            out.append(_OPEN)
+        append(key)
+        if child.__class__ is str or not child:  # a leaf (strings first: most values are)
+            continue
+        if isinstance(child, dict):
+            append(_OPEN)
             if not _shape(child, out):
                 return False
-            out.append(_CLOSE)
-        elif child and isinstance(child, list):
+            append(_CLOSE)
+        elif isinstance(child, list):
             return False
     return len(out) <= MAX_SHAPE_ITEMS
 
