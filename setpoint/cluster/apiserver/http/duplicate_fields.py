@@ -109,8 +109,7 @@ def check_duplicate_fields(
     ``decoded``: the body as the request's decoder read it, before anything changed it (it
     lets most bodies skip the second parse).
     """
-    # Most writes have no query string: then the query is not parsed.
-    validation = (request.query_string and request.query.get("fieldValidation", "")) or "Warn"
+    validation = request.query.get("fieldValidation", "") or "Warn"
     if validation == "Ignore" or media_type(request) not in ("", JSON):
         return []
     if decoded is not None and surely_without_duplicates(body, decoded):
