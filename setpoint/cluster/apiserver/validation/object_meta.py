@@ -12,6 +12,7 @@ from typing import Any, Final
 from setpoint.api import field_errors as fe
 from setpoint.api.field_errors import FieldError
 from setpoint.api.names import (
+    is_dns1123_subdomain,
     validate_dns1123_label,
     validate_dns1123_subdomain,
     validate_label_value,
@@ -67,6 +68,8 @@ def name_problems(rule: NameRule, name: str) -> list[str]:
         return validate_dns1123_label(name)
     if rule == "path_segment":
         return validate_path_segment_name(name)
+    if is_dns1123_subdomain(name):  # most names: no messages to build
+        return []
     return validate_dns1123_subdomain(name)
 
 
