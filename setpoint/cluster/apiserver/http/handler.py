@@ -218,7 +218,8 @@ class APIHandler:
         counted = metrics.begin(request)
         code = 0  # no response: the request ended before one was made
         try:
-            started = time.perf_counter()
+            debug = log.isEnabledFor(logging.DEBUG)  # the request's log line: its duration
+            started = time.perf_counter() if debug else 0.0
             if self.audit is not None:
                 self.audit.begin(request)
             feed = self.audit_feed
@@ -248,7 +249,7 @@ class APIHandler:
             if recording is not None:
                 assert feed is not None
                 feed.complete(request, response, recording)
-            if log.isEnabledFor(logging.DEBUG):
+            if debug:
                 log.debug(
                     "%s %s %d %.1fms",
                     request.method,
