@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from setpoint.cluster.apiserver.registry.object_operations import ObjectOperations
+from setpoint.cluster.apiserver.registry.object_operations import ObjectOperations, new_uid
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.storage.memory import MemoryStorage
 
@@ -53,3 +54,13 @@ def test_server_owned_fields_are_dropped_and_the_rest_kept_in_order(
     assert all(prepared[key] == sent[key] for key in kept)
     assert not set(SERVER_OWNED) & set(prepared)
     assert prepared["namespace"] == "default" and prepared["uid"] and prepared["creationTimestamp"]
+
+
+def test_uids_are_distinct_version_4_uuids_across_batches() -> None:
+    """Several batches' worth: each a version 4, RFC 4122 UUID written as Python writes it."""
+    uids = [new_uid() for _ in range(1000)]
+    assert len(set(uids)) == len(uids)
+    for uid in uids:
+        parsed = uuid.UUID(uid)
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+        assert str(parsed) == uid

@@ -85,7 +85,7 @@ GENERATE_NAME_ATTEMPTS: Final = 8
 GENERATE_NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_SUFFIX_LENGTH: Final = 5
 GENERATE_NAME_MAX_PREFIX: Final = 58  # 63 - 5: the result stays a valid DNS label
-#: Random bytes fetched per os.urandom call for uids (128 uids' worth).
+#: Random bytes fetched per os.urandom call for uids (128 uids' worth, made at once).
 RANDOM_BLOCK_BYTES: Final = 16 * 128
 #: How long an exact-revision list waits for more history once the backlog is read.
 HISTORY_DRAIN_SECONDS: Final = 0.05
@@ -151,35 +151,29 @@ def now_timestamp() -> str:
     return _CLOCK.now()
 
 
-class _RandomHex:
-    """Hex digits from os.urandom, fetched in blocks.
+def _uid_batch() -> list[str]:
+    """Random (version 4) UUIDs as text, 128 of them from one ``os.urandom`` call.
 
     One system call per create would release the GIL each time, and with the SQLite writer
     thread busy, getting it back costs up to a thread switch interval. (The server never forks,
-    so no two processes hand out the same block.)
+    so no two processes hand out the same batch.)
     """
-
-    def __init__(self) -> None:
-        self._digits = ""
-        self._offset = 0
-
-    def take(self, count: int) -> str:
-        if self._offset + count > len(self._digits):
-            self._digits = os.urandom(RANDOM_BLOCK_BYTES).hex()
-            self._offset = 0
-        start = self._offset
-        self._offset = start + count
-        return self._digits[start : start + count]
+    digits = os.urandom(RANDOM_BLOCK_BYTES).hex()
+    return [
+        # RFC 4122: version 4, and the variant's two high bits 10 ("89ab"[x & 3]).
+        f"{d[:8]}-{d[8:12]}-4{d[13:16]}-{'89ab'[int(d[16], 16) & 3]}{d[17:20]}-{d[20:]}"
+        for d in [digits[start : start + 32] for start in range(0, len(digits), 32)]
+    ]
 
 
-_RANDOM: Final = _RandomHex()
+_UIDS_READY: Final[list[str]] = []
 
 
 def new_uid() -> str:
     """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` but without its overhead."""
-    digits = _RANDOM.take(32)
-    variant = "89ab"[int(digits[16], 16) & 3]  # RFC 4122 variant: 10xx
-    return f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{variant}{digits[17:20]}-{digits[20:]}"
+    if not _UIDS_READY:
+        _UIDS_READY.extend(_uid_batch())
+    return _UIDS_READY.pop()
 
 
 def _is_set_revision(value: Any) -> bool:
