@@ -197,7 +197,7 @@ class _CountedAsBefore:
         self.totals[(kind, code)] += 1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     st.lists(
         st.tuples(_REQUESTS, st.sampled_from([0, 200, 201, 404, 409, 500]), st.booleans()),

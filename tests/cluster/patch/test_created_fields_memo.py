@@ -77,7 +77,7 @@ _TOP_LEVEL = st.dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(_TOP_LEVEL | _POD_SHAPES, min_size=1, max_size=6),
     st.lists(st.tuples(st.integers(0, len(ROOTS) - 1), st.booleans()), min_size=1, max_size=3),
