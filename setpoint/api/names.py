@@ -19,6 +19,7 @@ __all__ = [
     "EMPTY_MESSAGE",
     "LABEL_VALUE_MAX_LENGTH",
     "QUALIFIED_NAME_MAX_LENGTH",
+    "is_dns1123_subdomain",
     "max_length_message",
     "regex_message",
     "validate_dns1035_label",
@@ -110,6 +111,15 @@ def validate_dns1123_subdomain(value: str) -> list[str]:
     if not _full_match(_DNS1123_SUBDOMAIN_FMT).match(value):
         errors.append(regex_message(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errors
+
+
+def is_dns1123_subdomain(value: str) -> bool:
+    """Whether :func:`validate_dns1123_subdomain` finds no problem, without building messages."""
+    # The pattern matches ASCII only: a match's length in characters is its length in bytes.
+    return (
+        len(value) <= DNS1123_SUBDOMAIN_MAX_LENGTH
+        and _full_match(_DNS1123_SUBDOMAIN_FMT).match(value) is not None
+    )
 
 
 def validate_dns1035_label(value: str) -> list[str]:

@@ -1,6 +1,8 @@
 """Name, label key and label value validators with upstream wording."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from setpoint.api import (
     validate_dns1035_label,
@@ -9,6 +11,7 @@ from setpoint.api import (
     validate_label_value,
     validate_qualified_name,
 )
+from setpoint.api.names import is_dns1123_subdomain
 
 SUBDOMAIN_MESSAGE = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.',"
@@ -92,3 +95,24 @@ def test_invalid_label_values(value: str) -> None:
 
 def test_label_value_length_counts_bytes() -> None:
     assert validate_label_value("x" * 64) == ["must be no more than 63 characters"]
+
+
+_NAME_CHARACTERS = st.sampled_from([*"ab0-.", "A", "_", "\n", "\u00e9", "\udc80"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(_NAME_CHARACTERS, max_size=12),
+        st.builds(
+            lambda n, tail: "a" * n + tail,
+            st.integers(240, 260),
+            st.text(_NAME_CHARACTERS, max_size=3),
+        ),
+    )
+)
+def test_the_subdomain_yes_or_no_agrees_with_the_messages(name: str) -> None:
+    """``is_dns1123_subdomain`` (the validators' fast yes) is true exactly when the full
+    check finds no problem: near the length limit, with non-ASCII characters (longer in bytes
+    than in characters), a lone surrogate, a trailing newline."""
+    assert is_dns1123_subdomain(name) == (validate_dns1123_subdomain(name) == [])

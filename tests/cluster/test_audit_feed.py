@@ -231,3 +231,46 @@ async def test_a_deletecollection_names_no_single_object() -> None:
     assert record["objectRef"]["name"] is None and record["objectRef"]["uid"] is None
     assert record["objectRef"]["kind"] == "ConfigMap"
     assert record["diff"] is None and record["resourceVersion"] is None
+
+
+def test_begin_then_complete_or_abandon_sets_the_capture_back() -> None:
+    """The capture a mutating request gets is the one its record keeps; completing or
+    abandoning the request puts back the capture that was there before (none, or an outer
+    one); reads are not captured; the audit log's ID is taken when there is an audit log."""
+    from aiohttp import web
+    from aiohttp.test_utils import make_mocked_request
+
+    from setpoint.cluster.apiserver.audit.audit_feed import AuditFeed
+    from setpoint.cluster.apiserver.registry.served_resources import ServedResource
+    from setpoint.cluster.apiserver.registry.write_capture import WRITE_CAPTURE, WriteCapture
+
+    config_maps = ServedResource(
+        group="", version="v1", plural="configmaps", kind="ConfigMap", namespaced=True
+    )
+    path = "/api/v1/namespaces/default/configmaps"
+    stored = b'{"metadata":{"name":"a","namespace":"default","uid":"u1"}}'
+    for audit_id in (None, lambda request: "id-1"):
+        feed = AuditFeed(10, audit_id=audit_id)
+        assert feed.begin(make_mocked_request("GET", path)) is None
+        outer = WriteCapture()
+        outer_token = WRITE_CAPTURE.set(outer)
+        try:
+            recording = feed.begin(make_mocked_request("POST", path))
+            assert recording is not None
+            capture = WRITE_CAPTURE.get()
+            assert capture is recording[0] and capture is not outer
+            capture.wrote(config_maps, None, stored, 7)
+            feed.complete(make_mocked_request("POST", path), web.Response(status=201), recording)
+            assert WRITE_CAPTURE.get() is outer
+            abandoned = feed.begin(make_mocked_request("DELETE", path + "/a"))
+            assert abandoned is not None and WRITE_CAPTURE.get() is abandoned[0]
+            AuditFeed.abandon(abandoned)
+            assert WRITE_CAPTURE.get() is outer
+        finally:
+            WRITE_CAPTURE.reset(outer_token)
+        ((seq, record),) = feed.ring.since(0)[0]
+        assert seq == 1 and record.capture is capture and record.status == 201
+        assert record.audit_id == (None if audit_id is None else "id-1")
+        document = record.document()
+        assert document is not None
+        assert document["objectRef"]["name"] == "a" and document["resourceVersion"] == "7"

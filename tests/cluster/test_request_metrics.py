@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from collections import Counter
+from typing import Any
 from unittest import mock
 
 from aiohttp.test_utils import make_mocked_request
@@ -170,6 +172,63 @@ def test_remembered_kinds_are_those_of_each_request_classified_afresh(
             expected: RequestKind = request_kind(
                 method, request.path, watch, content_type, client_label(user_agent)
             )
-            tracked = metrics.begin(request)
-            assert tracked.kind == expected
-            metrics.end(tracked)
+            counted = metrics.begin(request)
+            assert counted.kind == expected
+            metrics.end(counted, 200)
+
+
+class _CountedAsBefore:
+    """The counters as they were kept before :class:`KindCounts`: one ``Counter`` of
+    ``(kind, code)`` and one of open watches, their zero entries removed."""
+
+    def __init__(self) -> None:
+        self.totals: Counter[tuple[RequestKind, int]] = Counter()
+        self.long_running: Counter[RequestKind] = Counter()
+
+    def begin(self, kind: RequestKind) -> None:
+        if kind.verb == "WATCH":
+            self.long_running[kind] += 1
+
+    def end(self, kind: RequestKind, code: int) -> None:
+        if kind.verb == "WATCH":
+            self.long_running[kind] -= 1
+            if not self.long_running[kind]:
+                del self.long_running[kind]
+        self.totals[(kind, code)] += 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_REQUESTS, st.sampled_from([0, 200, 201, 404, 409, 500]), st.booleans()),
+        max_size=80,
+    )
+)
+def test_counts_by_kind_render_what_counters_of_label_tuples_render(
+    requests: list[tuple[tuple[str, str, str, str, str], int, bool]],
+) -> None:
+    """Requests begun, some ended at once and some left open (watches in the gauge), give the
+    same ``/metrics`` text and the same totals as the counters keyed by label tuples."""
+    with mock.patch.object(request_metrics, "KIND_MEMO_SIZE", 7):
+        metrics = RequestMetrics()
+        model = _CountedAsBefore()
+        still_open: list[tuple[Any, RequestKind, int]] = []
+        for (method, path, query, content_type, user_agent), code, end_now in requests:
+            headers = CIMultiDict({"User-Agent": user_agent})
+            if content_type:
+                headers["Content-Type"] = content_type
+            counted = metrics.begin(make_mocked_request(method, path + query, headers=headers))
+            model.begin(counted.kind)
+            if end_now:
+                metrics.end(counted, code)
+                model.end(counted.kind, code)
+            else:
+                still_open.append((counted, counted.kind, code))
+        assert metrics.totals == model.totals
+        assert metrics.long_running == model.long_running
+        assert metrics.render() == RequestMetrics.render(model)  # type: ignore[arg-type]
+        for counted, kind, code in still_open:
+            metrics.end(counted, code)
+            model.end(kind, code)
+        assert metrics.render() == RequestMetrics.render(model)  # type: ignore[arg-type]
+        assert not metrics.long_running

@@ -232,7 +232,7 @@ class APIServer:
         self.audit_feed = (
             AuditFeed(
                 audit_feed_size,
-                audit_id=self.audit.audit_id if self.audit is not None else lambda request: None,
+                audit_id=self.audit.audit_id if self.audit is not None else None,
             )
             if audit_feed_size
             else None

@@ -21,15 +21,21 @@ from setpoint.api.clock import SYSTEM_CLOCK, Clock
 __all__ = ["register", "server_time", "unregister"]
 
 _CLOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Clock] = weakref.WeakKeyDictionary()
+# Whether a clock other than the real one was ever registered in this process: until then the
+# mapping is not asked (its len() is a Python call, and every create stamps two times). Never
+# set back: a server on another thread may be registering meanwhile.
+_any_registered = False
 
 
 def register(clock: Clock) -> None:
     """Stamp times written on the running loop with ``clock`` (the real clock: no entry)."""
+    global _any_registered
     loop = asyncio.get_running_loop()
     if clock is SYSTEM_CLOCK:
         _CLOCKS.pop(loop, None)
     else:
         _CLOCKS[loop] = clock
+        _any_registered = True
 
 
 def unregister(clock: Clock) -> None:
@@ -44,7 +50,7 @@ def unregister(clock: Clock) -> None:
 
 def server_time() -> float:
     """Seconds since the epoch on the clock of the server serving on this loop."""
-    if _CLOCKS:
+    if _any_registered and _CLOCKS:
         try:
             clock = _CLOCKS.get(asyncio.get_running_loop())
         except RuntimeError:

@@ -19,9 +19,10 @@ record; diffs are made when a record is first read.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 from urllib.parse import parse_qsl
 
 import msgspec
@@ -40,9 +41,6 @@ from setpoint.cluster.apiserver.registry.write_capture import (
     WriteCapture,
     stored_identity,
 )
-
-if TYPE_CHECKING:
-    import contextvars
 
 __all__ = [
     "AUDIT_FEED_PATH",
@@ -64,8 +62,9 @@ _NOISE: Final = ("managedFields", "resourceVersion")
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
-_CAPTURE_KEY: Final = web.RequestKey("setpoint.audit_feed", WriteCapture)
-_TOKEN_KEY: Final = web.RequestKey("setpoint.audit_feed_token", object)
+#: What :meth:`AuditFeed.begin` hands to :meth:`AuditFeed.complete`: the request's capture and
+#: the token that sets it back.
+Recording = tuple[WriteCapture, contextvars.Token[WriteCapture | None]]
 
 
 class AuditRecord:
@@ -213,41 +212,44 @@ class AuditFeed:
         self,
         size: int = DEFAULT_AUDIT_FEED_SIZE,
         *,
-        audit_id: Callable[[web.BaseRequest], str | None] = lambda request: None,
+        audit_id: Callable[[web.BaseRequest], str | None] | None = None,
     ) -> None:
         self.ring: RecordRing[AuditRecord] = RecordRing(size)
         # Set when the server stops: open streams end.
         self._closing = False
-        #: The audit log's ID of a request (None without an audit log).
+        #: The audit log's ID of a request (None: no audit log, no IDs).
         self._audit_id = audit_id
 
     # -- recording ----------------------------------------------------------------------------
 
-    def begin(self, request: web.BaseRequest) -> contextvars.Token[WriteCapture | None] | None:
+    def begin(self, request: web.BaseRequest) -> Recording | None:
         """Start capturing the write of a mutating ``request``; pass the result to
-        :meth:`complete`."""
+        :meth:`complete` (or, when the request is abandoned, to :meth:`abandon`)."""
         if request.method not in MUTATING_METHODS:
             return None
         capture = WriteCapture()
-        request[_CAPTURE_KEY] = capture
-        return WRITE_CAPTURE.set(capture)
+        return capture, WRITE_CAPTURE.set(capture)
+
+    @staticmethod
+    def abandon(recording: Recording) -> None:
+        """Stop capturing without a record (the client left before an answer was made)."""
+        WRITE_CAPTURE.reset(recording[1])
 
     def complete(
-        self,
-        request: web.BaseRequest,
-        response: web.StreamResponse,
-        token: contextvars.Token[WriteCapture | None],
+        self, request: web.BaseRequest, response: web.StreamResponse, recording: Recording
     ) -> None:
         """Record ``request`` with its answer (what it was is worked out when it is read)."""
+        capture, token = recording
         WRITE_CAPTURE.reset(token)
-        capture = request.get(_CAPTURE_KEY)
+        written = capture.writes > 0
+        audit_id = self._audit_id
         record = AuditRecord(
             request,
             response.status,
-            capture if capture is not None and capture.writes else None,
-            self._audit_id(request),
+            capture if written else None,
+            audit_id(request) if audit_id is not None else None,
         )
-        if capture is not None and capture.writes and _is_secret(capture):
+        if written and _is_secret(capture):
             record.document()  # now: Secret values must not stay in memory
         self.ring.append(record)
 

@@ -94,7 +94,6 @@ from setpoint.cluster.apiserver.registry.selection import (
     decode,
 )
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
-from setpoint.cluster.apiserver.registry.write_capture import WRITE_CAPTURE
 from setpoint.cluster.apiserver.status_errors import APIError
 from setpoint.cluster.apiserver.storage import ValueTooLargeError, Watch
 from setpoint.cluster.apiserver.storage.codec import encode_json
@@ -216,21 +215,23 @@ class APIHandler:
     async def __call__(self, request: web.BaseRequest) -> web.StreamResponse:
         # One coroutine around the whole request (each level costs on every resumption).
         metrics = self.request_metrics
-        tracked = metrics.begin(request)
+        counted = metrics.begin(request)
+        code = 0  # no response: the request ended before one was made
         try:
-            started = time.perf_counter()
+            debug = log.isEnabledFor(logging.DEBUG)  # the request's log line: its duration
+            started = time.perf_counter() if debug else 0.0
             if self.audit is not None:
                 self.audit.begin(request)
             feed = self.audit_feed
-            captured = feed.begin(request) if feed is not None else None
+            recording = feed.begin(request) if feed is not None else None
             try:
                 injected = await self.faults.intercept(request) if self.faults.rules else None
                 response = injected or await self._dispatch(request)
             except asyncio.CancelledError:
                 if self.audit is not None:
                     self.audit.abandoned(request)  # the client left (a watch it stopped reading)
-                if captured is not None:
-                    WRITE_CAPTURE.reset(captured)
+                if recording is not None:
+                    AuditFeed.abandon(recording)
                 raise
             except APIError as error:
                 response = status_response(error)
@@ -245,10 +246,10 @@ class APIHandler:
                 response = status_response(status_errors.internal_error(str(exc) or repr(exc)))
             if self.audit is not None:
                 self.audit.complete(request, response)
-            if captured is not None:
+            if recording is not None:
                 assert feed is not None
-                feed.complete(request, response, captured)
-            if log.isEnabledFor(logging.DEBUG):
+                feed.complete(request, response, recording)
+            if debug:
                 log.debug(
                     "%s %s %d %.1fms",
                     request.method,
@@ -256,9 +257,9 @@ class APIHandler:
                     response.status,
                     (time.perf_counter() - started) * 1000,
                 )
-            tracked.code = response.status
+            code = response.status
         finally:
-            metrics.end(tracked)
+            metrics.end(counted, code)
         return response
 
     def _dispatch(self, request: web.BaseRequest) -> Awaitable[web.StreamResponse]:

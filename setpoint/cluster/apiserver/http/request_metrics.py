@@ -17,9 +17,6 @@ an empty resource. A watch counts in the total when it ends, and in the gauge wh
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from aiohttp import web
@@ -95,22 +92,52 @@ def request_kind(
     return RequestKind(verb, group, version, resource, subresource, scope, client)
 
 
-@dataclass(slots=True)
-class Tracked:
-    """One request in flight; the handler sets ``code`` once it has a response."""
+class KindCounts:
+    """The counts of one request kind: answers by code, and open watches.
 
-    kind: RequestKind
-    code: int = 0
+    Every request of a kind counts into the same object (the memo hands it out), so counting an
+    answer is one increment under an integer key: no tuple of labels is built or hashed per
+    request. ``/metrics`` turns the counts into labelled samples when it is read.
+    """
+
+    __slots__ = ("by_code", "kind", "open", "watch")
+
+    def __init__(self, kind: RequestKind) -> None:
+        self.kind = kind
+        #: Whether requests of this kind are watches (long-running: in the gauge while open).
+        self.watch = kind.verb == "WATCH"
+        #: Ended requests by response code (0: ended without a response).
+        self.by_code: dict[int, int] = {}
+        #: Requests of this kind open now (watches only).
+        self.open = 0
 
 
 class RequestMetrics:
     """The counters, and their ``/metrics`` text."""
 
     def __init__(self) -> None:
-        self.totals: Counter[tuple[RequestKind, int]] = Counter()
-        self.long_running: Counter[RequestKind] = Counter()
+        # One KindCounts per kind ever seen: the counts outlive the memo below.
+        self._counts: dict[RequestKind, KindCounts] = {}
         self._clients: set[str] = set()
-        self._kinds: dict[tuple[str, str, str, bool, str], RequestKind] = {}
+        self._kinds: dict[tuple[str, str, str, bool, str], KindCounts] = {}
+
+    @property
+    def totals(self) -> Counter[tuple[RequestKind, int]]:
+        """Ended requests by kind and response code."""
+        return Counter(
+            {
+                (counts.kind, code): number
+                for counts in self._counts.values()
+                for code, number in counts.by_code.items()
+            }
+        )
+
+    @property
+    def long_running(self) -> Counter[RequestKind]:
+        """Open long-running requests (watches) by kind."""
+        return Counter(
+            {counts.kind: counts.open for counts in self._counts.values() if counts.open}
+        )
 
     def _client(self, user_agent: str) -> str:
         client = client_of(user_agent)
@@ -121,10 +148,10 @@ class RequestMetrics:
         self._clients.add(client)
         return client
 
-    def begin(self, request: web.BaseRequest) -> Tracked:
-        """Start counting ``request``; :meth:`end` counts it (a code of 0 if it ended without
-        a response). Two plain calls: every request pays for this, a context manager costs
-        a generator."""
+    def begin(self, request: web.BaseRequest) -> KindCounts:
+        """Start counting ``request``; pass the result and the response code to :meth:`end`
+        (a code of 0 if it ended without a response). Two plain calls: every request pays for
+        this, a context manager costs a generator."""
         headers = request.headers
         content_type = headers.get("Content-Type", "")
         # Everything request_kind reads, with the content type cut to what it decides (apply
@@ -136,34 +163,26 @@ class RequestMetrics:
             content_type.startswith(_APPLY_PATCH),
             headers.get("User-Agent", ""),
         )
-        kind = self._kinds.get(memo_key)
-        if kind is None:
+        counts = self._kinds.get(memo_key)
+        if counts is None:
             method, path, query_watch, _, user_agent = memo_key
             kind = request_kind(method, path, query_watch, content_type, self._client(user_agent))
+            counts = self._counts.get(kind)
+            if counts is None:
+                counts = self._counts[kind] = KindCounts(kind)
             if len(self._kinds) >= KIND_MEMO_SIZE:
                 self._kinds.clear()
-            self._kinds[memo_key] = kind
-        if kind.verb == "WATCH":
-            self.long_running[kind] += 1
-        return Tracked(kind)
+            self._kinds[memo_key] = counts
+        if counts.watch:
+            counts.open += 1
+        return counts
 
-    def end(self, tracked: Tracked) -> None:
-        """Count a request started with :meth:`begin`."""
-        kind = tracked.kind
-        if kind.verb == "WATCH":
-            self.long_running[kind] -= 1
-            if not self.long_running[kind]:
-                del self.long_running[kind]
-        self.totals[(kind, tracked.code)] += 1
-
-    @contextmanager
-    def track(self, request: web.BaseRequest) -> Iterator[Tracked]:
-        """Count ``request`` when it ends (:meth:`begin` and :meth:`end` around the block)."""
-        tracked = self.begin(request)
-        try:
-            yield tracked
-        finally:
-            self.end(tracked)
+    def end(self, counts: KindCounts, code: int) -> None:
+        """Count a request started with :meth:`begin` that ended with ``code``."""
+        if counts.watch:
+            counts.open -= 1
+        by_code = counts.by_code
+        by_code[code] = by_code.get(code, 0) + 1
 
     def render(self) -> str:
         """The counters in the Prometheus text format."""

@@ -23,11 +23,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final, cast
 
 from setpoint.api.times import normalize_time
+from setpoint.cluster.apiserver.patch.created_fields_memo import remembered_created_fields
 from setpoint.cluster.apiserver.patch.field_paths import (
     FieldSet,
     RepeatedElementError,
     compare,
-    created_fields,
     decode_fields,
     encode_fields,
     strip_untracked,
@@ -370,7 +370,7 @@ def _created_entry(
     if subresource:
         return _GENERAL
     try:
-        trie = created_fields(root, new, value_structs=builtin, drop_status=has_status)
+        trie = remembered_created_fields(root, new, value_structs=builtin, drop_status=has_status)
     except RepeatedElementError:
         return _GENERAL
     if not trie:

@@ -85,7 +85,7 @@ GENERATE_NAME_ATTEMPTS: Final = 8
 GENERATE_NAME_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_SUFFIX_LENGTH: Final = 5
 GENERATE_NAME_MAX_PREFIX: Final = 58  # 63 - 5: the result stays a valid DNS label
-#: Random bytes fetched per os.urandom call for uids (128 uids' worth).
+#: Random bytes fetched per os.urandom call for uids (128 uids' worth, made at once).
 RANDOM_BLOCK_BYTES: Final = 16 * 128
 #: How long an exact-revision list waits for more history once the backlog is read.
 HISTORY_DRAIN_SECONDS: Final = 0.05
@@ -108,6 +108,16 @@ CONTINUE_EXPIRED_MESSAGE: Final = (
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
+#: Metadata the server sets itself: a create's request cannot set them.
+_SERVER_OWNED_ON_CREATE: Final = frozenset(
+    {
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "selfLink",
+        "managedFields",
+        "resourceVersion",
+    }
+)
 
 
 class _GeneratedNameTaken(Exception):
@@ -141,35 +151,29 @@ def now_timestamp() -> str:
     return _CLOCK.now()
 
 
-class _RandomHex:
-    """Hex digits from os.urandom, fetched in blocks.
+def _uid_batch() -> list[str]:
+    """Random (version 4) UUIDs as text, 128 of them from one ``os.urandom`` call.
 
     One system call per create would release the GIL each time, and with the SQLite writer
     thread busy, getting it back costs up to a thread switch interval. (The server never forks,
-    so no two processes hand out the same block.)
+    so no two processes hand out the same batch.)
     """
-
-    def __init__(self) -> None:
-        self._digits = ""
-        self._offset = 0
-
-    def take(self, count: int) -> str:
-        if self._offset + count > len(self._digits):
-            self._digits = os.urandom(RANDOM_BLOCK_BYTES).hex()
-            self._offset = 0
-        start = self._offset
-        self._offset = start + count
-        return self._digits[start : start + count]
+    digits = os.urandom(RANDOM_BLOCK_BYTES).hex()
+    return [
+        # RFC 4122: version 4, and the variant's two high bits 10 ("89ab"[x & 3]).
+        f"{d[:8]}-{d[8:12]}-4{d[13:16]}-{'89ab'[int(d[16], 16) & 3]}{d[17:20]}-{d[20:]}"
+        for d in [digits[start : start + 32] for start in range(0, len(digits), 32)]
+    ]
 
 
-_RANDOM: Final = _RandomHex()
+_UIDS_READY: Final[list[str]] = []
 
 
 def new_uid() -> str:
     """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` but without its overhead."""
-    digits = _RANDOM.take(32)
-    variant = "89ab"[int(digits[16], 16) & 3]  # RFC 4122 variant: 10xx
-    return f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{variant}{digits[17:20]}-{digits[20:]}"
+    if not _UIDS_READY:
+        _UIDS_READY.extend(_uid_batch())
+    return _UIDS_READY.pop()
 
 
 def _is_set_revision(value: Any) -> bool:
@@ -303,32 +307,33 @@ class ObjectOperations:
         else:
             metadata.pop("managedFields", None)
 
-    async def _settle(
+    def _settle(
         self,
         resource: ServedResource,
         behaviour: KindBehaviour,
         revision: int,
         value: bytes | None,
         old: dict[str, Any] | None,
-    ) -> None:
-        """Wait until a write is durable, then run the kind's reaction to it.
+    ) -> Awaitable[None]:
+        """Wait until a write is durable, then run the kind's reaction to it (await the result
+        at once).
 
         Shielded: a client that hangs up must not cancel the reaction (a CRD that is stored
-        but never served, a namespace that is never emptied).
+        but never served, a namespace that is never emptied). Not a coroutine itself: every
+        write awaits this, and a coroutine level costs on each of them.
         """
         capture = WRITE_CAPTURE.get()
         if capture is not None:
             capture.wrote(resource, old, value, revision)
 
         if not behaviour.reacts_to_writes:
-            await self.storage.wait_durable(revision)
-            return
+            return self.storage.wait_durable(revision)
 
         async def settle() -> None:
             await self.storage.wait_durable(revision)
             await behaviour.after_write(resource, decode(value) if value else None, old)
 
-        await asyncio.shield(settle())
+        return asyncio.shield(settle())
 
     async def _wait_durable_or_conflict(
         self, resource: ServedResource, record: Record, metadata: dict[str, Any]
@@ -422,7 +427,7 @@ class ObjectOperations:
     ) -> dict[str, Any]:
         """``obj`` (in the request's version) as it is stored: in the storage version."""
         converter = resource.converter
-        if converter is None or resource.version == resource.storage_version:
+        if converter is None or not _converted_to_store(resource):
             return behaviour.to_storage(resource, obj)
         return (await converter.convert([obj], resource.storage_version))[0]
 
@@ -577,14 +582,9 @@ class ObjectOperations:
             raise status_errors.bad_request(
                 "resourceVersion should not be set on objects to be created"
             )
-        for server_owned in (
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "selfLink",
-            "managedFields",
-            "resourceVersion",
-        ):
-            metadata.pop(server_owned, None)
+        if not _SERVER_OWNED_ON_CREATE.isdisjoint(metadata):  # rarely sent: one check in C
+            for server_owned in _SERVER_OWNED_ON_CREATE:
+                metadata.pop(server_owned, None)
         metadata["uid"] = new_uid()
         metadata["creationTimestamp"] = now_timestamp()
         if resource.tracks_generation or resource.is_custom:
@@ -653,7 +653,10 @@ class ObjectOperations:
             warnings = admitted + warnings + await self.admission.validate(request)
         if options.dry_run:
             return Result(201, await self._round_trip(resource, behaviour, obj), warnings)
-        stored = await self._to_storage(resource, behaviour, obj)
+        if _converted_to_store(resource):
+            stored = await self._to_storage(resource, behaviour, obj)
+        else:  # the common case, without a coroutine to await
+            stored = behaviour.to_storage(resource, obj)
         if self.charge_quota is not None:
             self.charge_quota(resource, namespace, obj)
         try:
@@ -663,7 +666,10 @@ class ObjectOperations:
                 raise _GeneratedNameTaken(name) from None
             raise status_errors.already_exists(resource.group, resource.plural, name) from None
         await self._settle(resource, behaviour, record.revision, record.value, None)
-        return Result(201, await self.present(resource, record.value), warnings)
+        value = record.value
+        return Result(
+            201, await self.present(resource, value) if converts(resource) else value, warnings
+        )
 
     async def _mutate_new(
         self,
@@ -1238,6 +1244,12 @@ def list_read_prefix(
     if options.continue_token is None and options.resource_version in ("", "0"):
         return resource.storage_prefix(namespace)
     return None
+
+
+def _converted_to_store(resource: ServedResource) -> bool:
+    """Whether a write through ``resource`` is converted to another version to be stored (a
+    custom resource whose storage version is another, converted by its CRD's converter)."""
+    return resource.converter is not None and resource.version != resource.storage_version
 
 
 def converts(resource: ServedResource) -> bool:

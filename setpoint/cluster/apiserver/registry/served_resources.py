@@ -113,22 +113,28 @@ class ServedResource:
     #: The versions a custom resource's objects may be stored in (``status.storedVersions``).
     stored_versions: tuple[str, ...] = ()
 
-    @property
-    def api_version(self) -> str:
-        """``v1`` or ``apps/v1``: the apiVersion of the objects."""
-        return f"{self.group}/{self.version}" if self.group else self.version
+    # Worked out once from the fields above (every request reads them; not arguments).
+    #: ``v1`` or ``apps/v1``: the apiVersion of the objects.
+    api_version: str = field(init=False, repr=False, compare=False)
+    #: ``/core/configmaps/``: the storage prefix of every object of this resource.
+    storage_root: str = field(init=False, repr=False, compare=False)
+    #: Whether the ``status`` subresource exists (main writes then keep the old status).
+    has_status: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        group = self.storage_group if self.storage_group is not None else self.group
+        derived = {
+            "api_version": f"{self.group}/{self.version}" if self.group else self.version,
+            "storage_root": f"/{group or 'core'}/{self.storage_resource or self.plural}/",
+            "has_status": "status" in self.subresources,
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
 
     @property
     def list_kind(self) -> str:
         """The kind of the list objects."""
         return f"{self.kind}List"
-
-    @property
-    def storage_root(self) -> str:
-        """``/core/configmaps/``: the storage prefix of every object of this resource."""
-        group = self.storage_group if self.storage_group is not None else self.group
-        resource = self.storage_resource or self.plural
-        return f"/{group or 'core'}/{resource}/"
 
     def storage_prefix(self, namespace: str | None) -> str:
         """The key prefix of a list or watch, in one namespace or across all."""
@@ -141,11 +147,6 @@ class ServedResource:
         if self.namespaced:
             return f"{self.storage_root}{namespace}/{name}"
         return f"{self.storage_root}{name}"
-
-    @property
-    def has_status(self) -> bool:
-        """Whether the ``status`` subresource exists (main writes then keep the old status)."""
-        return "status" in self.subresources
 
     @property
     def has_scale(self) -> bool:
