@@ -38,7 +38,6 @@ import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,7 @@ from setpoint.cluster.apiserver.storage.base import (
     StorageClosedError,
     StorageError,
 )
+from setpoint.cluster.apiserver.storage.file_thread import FileThread
 from setpoint.cluster.apiserver.storage.history import (
     HISTORY_MAX_AGE_SECONDS,
     HISTORY_MAX_EVENTS,
@@ -106,7 +106,7 @@ class SqliteStorage(KeyspaceStorage):
         self._durable_revision = state.revision
         self._clock = clock
         self._hub = WatchHub()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="setpoint-sqlite")
+        self._thread = FileThread("setpoint-sqlite")
         self._pending: ChangeBatch = []
         self._flusher: asyncio.Task[None] | None = None
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
@@ -201,14 +201,12 @@ class SqliteStorage(KeyspaceStorage):
             if not future.done():
                 future.set_exception(StorageClosedError("the storage was closed"))
         self._waiters.clear()
-        loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(
-                self._executor,
-                functools.partial(self._file.close, checkpoint=self._sync_failure is None),
+            await self._thread.run(
+                functools.partial(self._file.close, checkpoint=self._sync_failure is None)
             )
         finally:
-            self._executor.shutdown(wait=True)
+            self._thread.stop()
 
     def _writable(self) -> asyncio.AbstractEventLoop:
         self._check_open()
@@ -233,7 +231,6 @@ class SqliteStorage(KeyspaceStorage):
         return change.record
 
     async def _flush(self) -> None:
-        loop = asyncio.get_running_loop()
         storage_file = self._file
         try:
             while self._pending:
@@ -245,21 +242,21 @@ class SqliteStorage(KeyspaceStorage):
                     self._roll_back(batch, exc)
                     continue
                 try:
-                    await loop.run_in_executor(self._executor, storage_file.sync)
+                    await self._thread.run(storage_file.sync)
                 except Exception as exc:
                     self._sync_failure = exc
                     self._roll_back(batch, exc)
                     return
                 self._complete(batch, now)
                 if storage_file.needs_checkpoint:
-                    await self._checkpoint(loop)
+                    await self._checkpoint()
         finally:
             self._flusher = None
 
-    async def _checkpoint(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def _checkpoint(self) -> None:
         # On the thread, between batches: the loop writes nothing to the file meanwhile.
         try:
-            await loop.run_in_executor(self._executor, self._file.checkpoint)
+            await self._thread.run(self._file.checkpoint)
         except (sqlite3.Error, OSError):
             pass  # everything is in the synced WAL still; the next batch tries again
 
