@@ -13,9 +13,15 @@ import asyncio
 import os
 import random
 import shutil
+import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from setpoint.cluster.apiserver.storage import SqliteStorage
+from setpoint.cluster.apiserver.storage import sqlite as sqlite_module
+from setpoint.cluster.apiserver.storage.kernel_sync import KernelSync, open_kernel_sync
 from tests.cluster.storage.objects import configmap, key_of
 
 WRITERS = 8
@@ -32,6 +38,11 @@ class DiskAtEachSync:
         self._started = 0
 
     def fdatasync(self, fd: int) -> None:
+        number = self._snapshot()
+        os.fdatasync(fd)
+        self.finished = number
+
+    def _snapshot(self) -> int:
         self._started += 1
         number = self._started
         target = self.snapshots / str(number)
@@ -40,18 +51,46 @@ class DiskAtEachSync:
             source = self.database.with_name(self.database.name + suffix)
             if source.exists():
                 shutil.copyfile(source, target / (self.database.name + suffix))
-        os.fdatasync(fd)
-        self.finished = number
+        return number
+
+    def kernel(self, inner: KernelSync) -> KernelSync:
+        """The same around the storage's Linux AIO context (its default sync)."""
+        disk = self
+
+        class Snapshotting:
+            async def fdsync(self, fd: int) -> Any:
+                number = disk._snapshot()
+                result = await inner.fdsync(fd)
+                disk.finished = number
+                return result
+
+            def close(self) -> None:
+                inner.close()
+
+        return Snapshotting()
 
 
+@pytest.mark.parametrize("path", ["thread", "kernel"])
 async def test_every_acknowledged_write_is_in_the_last_sync_before_its_answer(
-    tmp_path: Path,
+    tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     database = tmp_path / "data.db"
     snapshots = tmp_path / "snapshots"
     snapshots.mkdir()
     disk = DiskAtEachSync(database, snapshots)
-    storage = SqliteStorage(database, fdatasync=disk.fdatasync)
+    if path == "thread":
+        storage = SqliteStorage(database, fdatasync=disk.fdatasync)
+    else:
+        if sys.platform != "linux":
+            pytest.skip("Linux AIO")
+
+        async def opener(directory: Path) -> KernelSync | None:
+            inner = await open_kernel_sync(directory)
+            assert inner is not None
+            return disk.kernel(inner)
+
+        monkeypatch.setattr(sqlite_module, "open_kernel_sync", opener)
+        storage = SqliteStorage(database)
     # Each acknowledgement: (key, revision, deleted, the last finished sync then).
     acknowledged: list[tuple[str, int, bool, int]] = []
     rng = random.Random(22)

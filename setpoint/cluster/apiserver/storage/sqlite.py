@@ -3,12 +3,13 @@
 A write updates the in-memory view at once (so the next write on the same key sees it) and
 queues a change. One flusher task commits everything queued so far in a single transaction,
 on the event loop (SQLite only writes the WAL into the page cache there: no sync), then makes
-it durable with one ``fdatasync`` of the WAL on a dedicated thread (see
+it durable with one ``fdatasync`` of the WAL, run by the kernel through Linux AIO where it can
+(:mod:`~setpoint.cluster.apiserver.storage.kernel_sync`), else on a dedicated thread (see
 :mod:`~setpoint.cluster.apiserver.storage.sqlite_file` for why that is as durable as SQLite's
 ``synchronous=FULL``), and only then — back on the event loop — records the events in the
 history, announces them to watchers and wakes every ``wait_durable`` caller up to the batch's
 revision. While one batch syncs the next one fills up, so concurrent writers share each disk
-flush, and the thread is handed one call per batch (no GIL hand-off per row).
+flush, with one sync per batch (no hand-off of the GIL per row).
 
 If a commit fails, that batch and everything queued after it (which may build on it) are
 undone in the in-memory view, newest first, and their ``wait_durable`` callers get
@@ -55,6 +56,7 @@ from setpoint.cluster.apiserver.storage.history import (
     Clock,
     EventHistory,
 )
+from setpoint.cluster.apiserver.storage.kernel_sync import KernelSync, open_kernel_sync
 from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace, check_issued
 from setpoint.cluster.apiserver.storage.keyspace_storage import KeyspaceStorage
 from setpoint.cluster.apiserver.storage.sqlite_file import SqliteFile
@@ -107,6 +109,10 @@ class SqliteStorage(KeyspaceStorage):
         self._clock = clock
         self._hub = WatchHub()
         self._thread = FileThread("setpoint-sqlite")
+        # The default sync goes through Linux AIO where it can (kernel_sync); an injected
+        # fdatasync (tests) runs on the thread.
+        self._kernel_sync: KernelSync | None = None
+        self._kernel_sync_tried = fdatasync is not os.fdatasync
         self._pending: ChangeBatch = []
         self._flusher: asyncio.Task[None] | None = None
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
@@ -201,6 +207,8 @@ class SqliteStorage(KeyspaceStorage):
             if not future.done():
                 future.set_exception(StorageClosedError("the storage was closed"))
         self._waiters.clear()
+        if self._kernel_sync is not None:
+            self._kernel_sync.close()
         try:
             await self._thread.run(
                 functools.partial(self._file.close, checkpoint=self._sync_failure is None)
@@ -242,7 +250,7 @@ class SqliteStorage(KeyspaceStorage):
                     self._roll_back(batch, exc)
                     continue
                 try:
-                    await self._thread.run(storage_file.sync)
+                    await self._sync()
                 except Exception as exc:
                     self._sync_failure = exc
                     self._roll_back(batch, exc)
@@ -252,6 +260,15 @@ class SqliteStorage(KeyspaceStorage):
                     await self._checkpoint()
         finally:
             self._flusher = None
+
+    async def _sync(self) -> None:
+        if not self._kernel_sync_tried:
+            self._kernel_sync_tried = True
+            self._kernel_sync = await open_kernel_sync(self._file.path.parent)
+        if self._kernel_sync is not None:
+            await self._kernel_sync.fdsync(self._file.wal_fd)
+        else:
+            await self._thread.run(self._file.sync)
 
     async def _checkpoint(self) -> None:
         # On the thread, between batches: the loop writes nothing to the file meanwhile.

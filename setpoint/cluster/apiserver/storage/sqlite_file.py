@@ -228,6 +228,12 @@ class SqliteFile:
         self._fdatasync(self._wal_fd)
 
     @property
+    def wal_fd(self) -> int:
+        """Our descriptor of the WAL, for a caller that syncs it another way than :meth:`sync`."""
+        assert self._wal_fd is not None, "the WAL is opened with the file"
+        return self._wal_fd
+
+    @property
     def needs_checkpoint(self) -> bool:
         """Whether the WAL has grown past :data:`CHECKPOINT_WAL_PAGES` since the last one."""
         return self._wal_pages >= CHECKPOINT_WAL_PAGES
