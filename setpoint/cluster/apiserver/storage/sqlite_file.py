@@ -6,27 +6,30 @@ same file would hand out the same revisions, so it is refused).
 **How a batch becomes durable.** The file is in WAL mode with ``synchronous=NORMAL`` and no
 automatic checkpoints. :meth:`SqliteFile.write` commits a batch: SQLite appends its pages to
 the ``-wal`` file, the last one marked as a commit, and returns without syncing (in WAL mode,
-NORMAL differs from FULL only in that FULL syncs the WAL at every commit). :meth:`SqliteFile.sync`
-then makes it durable with one ``fdatasync`` of the WAL, our own file descriptor of it: that
-is the sync FULL would have made, moved out of the ``COMMIT`` so that the caller can run it on
-another thread (the call releases the GIL for its whole length) while the statements and the
-``COMMIT`` stay on its own. A batch counts as durable only once a sync that started after its
-``COMMIT`` returned; one sync covers every batch committed before it started.
+NORMAL differs from FULL only in that FULL syncs the WAL at every commit). The batch is then
+made durable by one ``fdatasync`` of the WAL through our own descriptor of it (:meth:`sync`,
+or :attr:`wal_fd` for a caller that has the kernel run it through Linux AIO): the sync FULL
+would have made, taken out of the ``COMMIT`` so that it runs off the event loop while the
+statements and the ``COMMIT`` stay on it. A batch counts as durable only once a sync that
+started after its ``COMMIT`` returned; one sync covers every batch committed before it started.
 
 Why that is as safe as FULL: every WAL frame carries a checksum chained from the WAL header's
 salts, and recovery replays frames only up to the last valid commit frame. A crash before the
 sync can lose the batches not yet synced (never acknowledged), never leave half of one; after
 the sync the commit frame and everything before it are on disk (``fdatasync`` also writes the
 file's new size). The other syncs are SQLite's own and NORMAL keeps them: the WAL before a
-checkpoint copies it into the database, the database after, and the WAL header when the WAL
-is started again after a checkpoint (that one sync happens inside the next ``COMMIT``, once per
-checkpoint). Checkpoints run only from :meth:`SqliteFile.checkpoint`, which the storage calls
-on its thread once the WAL passes about :data:`CHECKPOINT_WAL_PAGES`, between batches (the
-header's sync then happens there too). The directory
-is synced once the WAL exists, so that the file's name is on disk too. A failed ``fdatasync``
-(EIO) leaves unknown what reached the disk (Linux may drop the unwritten pages and report the
-error once): the storage treats it as fatal and commits nothing more (see
-:class:`SqliteStorage`); the close that follows skips its checkpoint.
+checkpoint copies it into the database, the database after, and the WAL header when the WAL is
+started again after a checkpoint. Checkpoints run only from :meth:`SqliteFile.checkpoint`,
+which the storage calls on its thread between batches once about :data:`CHECKPOINT_WAL_PAGES`
+were written; it commits a small transaction right after, so that the header's sync happens
+there too, not inside a batch's ``COMMIT`` on the loop. The directory is synced once the WAL
+exists, so that the file's name is on disk too.
+
+A failed ``fdatasync`` (EIO) leaves unknown what reached the disk (Linux may drop the unwritten
+pages and report the error once): the storage treats it as fatal and commits nothing more (see
+:class:`SqliteStorage`), and the close that follows skips its checkpoint (on Python 3.12+ also
+SQLite's own at close; on 3.11 that one cannot be turned off, and starts with SQLite's own sync
+of the WAL, which reports the same error on Linux).
 """
 
 from __future__ import annotations
@@ -143,7 +146,7 @@ class SqliteFile:
                 self.path,
                 isolation_level=None,  # transactions are explicit: BEGIN ... COMMIT per batch
                 timeout=0,  # the lock is exclusive: waiting for another holder would not help
-                check_same_thread=False,  # opened here, then used by the writer thread only
+                check_same_thread=False,  # the event loop's thread and the file thread, in turn
                 factory=factory,
             )
         except (sqlite3.Error, OSError) as exc:
