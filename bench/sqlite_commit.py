@@ -2,8 +2,9 @@
 
     python -m bench.sqlite_commit [--json] [--quick]
 
-``SqliteFile.commit`` (the step the storage's writer thread runs per batch: one transaction,
-``synchronous=FULL``, so the WAL is synced before it returns) is called for batches of 1, 6 and
+``SqliteFile.commit`` (what the storage does per batch: ``write``, one transaction that
+SQLite does not sync, then ``sync``, one ``fdatasync`` of the WAL; the server runs the first on
+its event loop and the second on its file thread) is called for batches of 1, 6 and
 16 ConfigMap creates of about 1 KiB of JSON each, in a file in a fresh temporary directory (on
 the disk ``tempfile`` picks). Per batch size: the median wall time of a commit and the CPU
 time (user and system, of the whole process) per commit and per create. No server, no event

@@ -2,8 +2,8 @@
 
 The SQLite backend applies a write to its in-memory view before the group commit; a GET, a
 LIST or a watch's initial replay answered from that view could show a revision a crash then
-takes back (and hand out again). Here a commit is held, then made to fail: whatever a read
-answered must not contain it.
+takes back (and hand out again). Here the sync that would make a batch durable is held, then
+made to fail: whatever a read answered must not contain it.
 """
 
 from __future__ import annotations
@@ -26,19 +26,23 @@ def configmap(name: str) -> dict[str, object]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
 
 
-async def test_reads_taken_during_a_failing_commit_never_show_it(tmp_path: Path) -> None:
+async def test_reads_taken_during_a_failing_sync_never_show_it(tmp_path: Path) -> None:
     faults = Faults()
-    storage = SqliteStorage(tmp_path / "data.db", connection_factory=faulty_connection(faults))
+    storage = SqliteStorage(
+        tmp_path / "data.db",
+        connection_factory=faulty_connection(faults),
+        fdatasync=faults.fdatasync,
+    )
     try:
         async with served(storage) as (_, api):
             kept = await api.request("POST", CONFIGMAPS, configmap("kept"))
             assert kept.status == 201
             durable = int(kept.body["metadata"]["resourceVersion"])
 
-            faults.holding_commits = 1
-            faults.failing_commits = 1
+            faults.holding_syncs = 1
+            faults.failing_syncs = 1
             create = asyncio.create_task(api.request("POST", CONFIGMAPS, configmap("doomed")))
-            assert await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
+            assert await asyncio.to_thread(faults.sync_started.wait, HANDSHAKE_TIMEOUT)
             # Made while the write is applied in memory but not on disk.
             get = asyncio.create_task(api.request("GET", f"{CONFIGMAPS}/doomed"))
             listed = asyncio.create_task(api.request("GET", CONFIGMAPS))
@@ -78,18 +82,22 @@ async def test_a_list_never_reports_a_revision_lost_in_a_failed_commit(tmp_path:
 
 async def test_a_no_op_write_on_an_uncommitted_change_never_reports_it(tmp_path: Path) -> None:
     faults = Faults()
-    storage = SqliteStorage(tmp_path / "data.db", connection_factory=faulty_connection(faults))
+    storage = SqliteStorage(
+        tmp_path / "data.db",
+        connection_factory=faulty_connection(faults),
+        fdatasync=faults.fdatasync,
+    )
     try:
         async with served(storage) as (_, api):
             assert (await api.request("POST", CONFIGMAPS, configmap("x"))).status == 201
             change = {"data": {"k": "v"}}
             patch_type = "application/merge-patch+json"
-            faults.holding_commits = 1
-            faults.failing_commits = 1
+            faults.holding_syncs = 1
+            faults.failing_syncs = 1
             first = asyncio.create_task(
                 api.request("PATCH", f"{CONFIGMAPS}/x", change, content_type=patch_type)
             )
-            assert await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
+            assert await asyncio.to_thread(faults.sync_started.wait, HANDSHAKE_TIMEOUT)
             # The same change again: a no-op against the (uncommitted) state it sees.
             second = asyncio.create_task(
                 api.request("PATCH", f"{CONFIGMAPS}/x", change, content_type=patch_type)

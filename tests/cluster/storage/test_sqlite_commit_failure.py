@@ -1,9 +1,12 @@
 """Commits seen from outside: a failed one (disk full, I/O error) fails its writes and leaves
-no trace of them; a slow one keeps its events from watchers until it is on disk."""
+no trace of them; a slow sync keeps its events from watchers and its writers waiting until it
+returned; a failed sync fails its writes and every later one."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import sqlite3
 import tempfile
 import threading
@@ -30,13 +33,29 @@ HANDSHAKE_TIMEOUT = 10.0
 
 @dataclass
 class Faults:
-    """What the injected connection does wrong, shared with the writer thread."""
+    """What the injected connection and sync do wrong, shared with the sync thread."""
 
     failing_commits: int = 0
     failing_inserts: int = 0
-    holding_commits: int = 0
-    commit_started: threading.Event = field(default_factory=threading.Event)
+    failing_syncs: int = 0
+    holding_syncs: int = 0
+    sync_started: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
+    syncs_returned: int = 0
+    synced_inodes: set[int] = field(default_factory=set)
+
+    def fdatasync(self, fd: int) -> None:
+        """Stands in for ``os.fdatasync``: held or failing as told, else the real one."""
+        if self.holding_syncs:
+            self.sync_started.set()
+            self.release.wait(HANDSHAKE_TIMEOUT)
+            self.holding_syncs -= 1
+        if self.failing_syncs:
+            self.failing_syncs -= 1
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        self.synced_inodes.add(os.fstat(fd).st_ino)
+        os.fdatasync(fd)
+        self.syncs_returned += 1
 
 
 def faulty_connection(faults: Faults) -> type[sqlite3.Connection]:
@@ -44,14 +63,9 @@ def faulty_connection(faults: Faults) -> type[sqlite3.Connection]:
 
     class FaultyConnection(sqlite3.Connection):
         def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-            if sql == "COMMIT" and (faults.failing_commits or faults.holding_commits):
-                faults.commit_started.set()
-                if faults.holding_commits:
-                    faults.release.wait(HANDSHAKE_TIMEOUT)
-                    faults.holding_commits -= 1
-                if faults.failing_commits:
-                    faults.failing_commits -= 1
-                    raise sqlite3.OperationalError("disk I/O error")
+            if sql == "COMMIT" and faults.failing_commits:
+                faults.failing_commits -= 1
+                raise sqlite3.OperationalError("disk I/O error")
             return super().execute(sql, *args)
 
         def executemany(self, sql: str, *args: Any) -> sqlite3.Cursor:
@@ -70,7 +84,11 @@ def faults() -> Faults:
 
 @pytest.fixture
 async def storage(tmp_path: Path, faults: Faults) -> Any:
-    store = SqliteStorage(tmp_path / "data.db", connection_factory=faulty_connection(faults))
+    store = SqliteStorage(
+        tmp_path / "data.db",
+        connection_factory=faulty_connection(faults),
+        fdatasync=faults.fdatasync,
+    )
     yield store
     await store.close()
 
@@ -119,32 +137,78 @@ async def test_failed_insert_fails_the_batch(storage: SqliteStorage, faults: Fau
     assert decoded(storage.get(key_of("kept")).value)["data"] == {"v": "2"}  # type: ignore[union-attr]
 
 
-async def test_writes_queued_behind_a_failed_batch_fail_too(
-    storage: SqliteStorage, faults: Faults
+async def test_a_failed_sync_fails_its_batch_and_every_later_write(
+    storage: SqliteStorage, faults: Faults, tmp_path: Path
 ) -> None:
     base = storage.create(key_of("x"), configmap("x", v="0"))
     other = storage.create(key_of("y"), configmap("y"))
     await storage.wait_durable(other.revision)
+    watch = storage.watch("/", other.revision)
 
-    faults.failing_commits = 1
-    faults.holding_commits = 1
+    faults.failing_syncs = 1
+    faults.holding_syncs = 1
     first = storage.update(key_of("x"), configmap("x", v="1"), expected_revision=base.revision)
-    started = await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
+    started = await asyncio.to_thread(faults.sync_started.wait, HANDSHAKE_TIMEOUT)
     assert started
-    # Queued while the first batch is being committed, and built on it.
+    # Queued while the first batch is being synced, and built on it.
     second = storage.update(key_of("x"), configmap("x", v="2"), expected_revision=first.revision)
     gone = storage.delete(key_of("y"))
     faults.release.set()
 
     for record in (first, second, gone):
-        with pytest.raises(CommitError):
+        with pytest.raises(CommitError, match="Input/output error"):
             await storage.wait_durable(record.revision)
-    assert storage.get(key_of("x")) == base
+    assert storage.get(key_of("x")) == base, "the view is back to what is durable"
     assert storage.get(key_of("y")) == other
+    assert storage.revision == other.revision
+    with pytest.raises(CommitError, match="refuses writes since syncing it failed"):
+        storage.update(key_of("x"), configmap("x", v="3"), expected_revision=base.revision)
+    with pytest.raises(CommitError, match="refuses writes"):
+        storage.create(key_of("z"), configmap("z"))
+    watch.close()
+    assert await drain(watch) == [], "watchers never see the writes whose sync failed"
 
-    again = storage.update(key_of("x"), configmap("x", v="3"), expected_revision=base.revision)
-    await storage.wait_durable(again.revision)
-    assert again.revision > gone.revision
+    await storage.close()
+    reopened = SqliteStorage(tmp_path / "data.db")
+    try:
+        # Whether the batch whose sync failed reached the disk is unknown; the writes queued
+        # behind it were never written. The file opens with every acknowledged write.
+        assert reopened.get(key_of("y")) is not None
+        x = reopened.get(key_of("x"))
+        assert x is not None and decoded(x.value)["data"]["v"] in {"0", "1"}
+    finally:
+        await reopened.close()
+
+
+async def test_a_write_is_not_durable_before_the_sync_that_covers_it_returned(
+    storage: SqliteStorage, faults: Faults, tmp_path: Path
+) -> None:
+    faults.holding_syncs = 1
+    record = storage.create(key_of("a"), configmap("a"))
+    waiter = asyncio.ensure_future(storage.wait_durable(record.revision))
+    started = await asyncio.to_thread(faults.sync_started.wait, HANDSHAKE_TIMEOUT)
+    assert started
+    # Written and committed in SQLite, yet held: nobody may be told it is on disk.
+    behind = storage.create(key_of("b"), configmap("b"))
+    for _ in range(20):
+        await asyncio.sleep(0.005)
+        assert not waiter.done(), "acknowledged before its sync returned"
+    assert storage.read_ticket().revision == behind.revision
+    assert not await _settles_within(storage, record.revision, 0.05)
+    faults.release.set()
+    await waiter
+    assert faults.syncs_returned >= 1
+    await storage.wait_durable(behind.revision)
+    assert faults.syncs_returned >= 2, "the write queued during a sync waits for the next one"
+    assert faults.synced_inodes == {os.stat(tmp_path / "data.db-wal").st_ino}, "syncs the WAL"
+
+
+async def _settles_within(storage: SqliteStorage, revision: int, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(asyncio.shield(storage.wait_durable(revision)), seconds)
+    except TimeoutError:
+        return False
+    return True
 
 
 async def test_a_late_wait_on_a_failed_revision_still_fails(
@@ -166,12 +230,12 @@ async def test_events_reach_watchers_only_once_durable(
 ) -> None:
     peek = storage.watch("/", 0)
     watch = storage.watch("/", 0)
-    faults.holding_commits = 1
+    faults.holding_syncs = 1
     record = storage.create(key_of("a"), configmap("a"))
-    started = await asyncio.to_thread(faults.commit_started.wait, HANDSHAKE_TIMEOUT)
+    started = await asyncio.to_thread(faults.sync_started.wait, HANDSHAKE_TIMEOUT)
     assert started
     peek.close()
-    assert await drain(peek) == [], "nothing is announced while the commit is in progress"
+    assert await drain(peek) == [], "nothing is announced while the sync is in progress"
     faults.release.set()
     await storage.wait_durable(record.revision)
     (event,) = await take(watch, 1)
