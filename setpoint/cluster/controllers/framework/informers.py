@@ -119,17 +119,6 @@ def _view_dict(view: _MetadataView) -> Object:
     return {"apiVersion": view.api_version, "kind": view.kind, "metadata": metadata}
 
 
-def _read_whole(value: bytes) -> tuple[Object, _Stored]:
-    obj = decode_object(value)
-    return obj, obj
-
-
-def _read_metadata(value: bytes) -> tuple[Object, _Stored]:
-    """The metadata of a stored object: as a dict for handlers, and packed to be kept."""
-    view = _METADATA_DECODER.decode(value)
-    return _view_dict(view), _METADATA_ENCODER.encode(view)
-
-
 def _unpacked(stored: _Stored) -> Object:
     """A kept object as readers get it (a packed one decoded afresh)."""
     return decode_metadata(stored) if isinstance(stored, bytes) else stored
@@ -149,6 +138,20 @@ def key_of(obj: Mapping[str, Any]) -> ObjectKey:
     """The key of an object (its namespace interned: thousands of keys share a few)."""
     meta = obj.get("metadata") or {}
     return ObjectKey(sys.intern(meta.get("namespace") or ""), meta.get("name") or "")
+
+
+def _read_whole(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
+    obj = decode_object(value)
+    return obj, obj, key_of(obj)
+
+
+def _read_metadata(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
+    """The metadata of a stored object: as a dict for handlers, packed to be kept, and its
+    key (read from the decoded view, the same as :func:`key_of` of the dict)."""
+    view = _METADATA_DECODER.decode(value)
+    meta = view.metadata
+    key = ObjectKey(sys.intern(meta.namespace or ""), meta.name or "")
+    return _view_dict(view), _METADATA_ENCODER.encode(view), key
 
 
 def revision_of(obj: Object) -> int:
@@ -172,7 +175,7 @@ class Informer:
         self._decode: Callable[[bytes], Object] = (
             decode_metadata if metadata_only else decode_object
         )
-        self._read: Callable[[bytes], tuple[Object, _Stored]] = (
+        self._read: Callable[[bytes], tuple[Object, _Stored, ObjectKey]] = (
             _read_metadata if metadata_only else _read_whole
         )
         self._objects: dict[ObjectKey, _Stored] = {}
@@ -280,8 +283,8 @@ class Informer:
         revision = self.storage.revision
         fresh: dict[ObjectKey, tuple[Object, _Stored]] = {}
         for record in self.storage.list(self.resource.storage_root):
-            obj, stored = self._read(record.value)
-            fresh[key_of(obj)] = (obj, stored)
+            obj, stored, key = self._read(record.value)
+            fresh[key] = (obj, stored)
         old_objects = self._objects
         self._objects = {}
         self._by_namespace = {}
@@ -302,10 +305,14 @@ class Informer:
             watch = self.storage.watch(
                 self.resource.storage_root, revision, buffer=INFORMER_WATCH_BUFFER
             )
+            apply = self._apply
             try:
-                async for event in watch:
-                    revision = event.revision
-                    self._apply(event.type == "DELETED", event.value, event.prev_value)
+                async for first in watch:
+                    # One resumption of the iterator per burst: what is buffered behind the
+                    # first event is taken at once (the order and the overflow are the same).
+                    for event in (first, *watch.take_buffered()):
+                        revision = event.revision
+                        apply(event.type == "DELETED", event.value, event.prev_value)
             except WatchOverflowError:
                 log.warning("informer %s fell behind; listing again", self.resource.plural)
             finally:
@@ -314,13 +321,16 @@ class Informer:
 
     def _apply(self, deleted: bool, value: bytes, prev_value: bytes | None) -> None:
         if not deleted:
-            obj, stored = self._read(value)
-            key = key_of(obj)
+            obj, stored, key = self._read(value)
             kept = self._objects.get(key)
-            old = None if kept is None else _unpacked(kept)
-            if old is None or revision_of(old) <= revision_of(obj):
+            if kept is None:
                 self._put(key, stored)
-            self._notify(obj, old if old is not None else self._decoded(prev_value))
+                self._notify(obj, self._decoded(prev_value))
+                return
+            old = _unpacked(kept)
+            if revision_of(old) <= revision_of(obj):
+                self._put(key, stored)
+            self._notify(obj, old)
         else:
             old = self._decode(value)
             key = key_of(old)
@@ -331,10 +341,13 @@ class Informer:
     def _put(self, key: ObjectKey, stored: _Stored) -> None:
         if self._indexers:
             self._unindex(key)
+            for name in self._indexers:
+                self._index(name, key, stored)
         self._objects[key] = stored
-        self._by_namespace.setdefault(key.namespace, {})[key.name] = stored
-        for name in self._indexers:
-            self._index(name, key, stored)
+        bucket = self._by_namespace.get(key.namespace)
+        if bucket is None:
+            bucket = self._by_namespace[key.namespace] = {}
+        bucket[key.name] = stored
 
     def _remove(self, key: ObjectKey) -> None:
         if self._indexers:
