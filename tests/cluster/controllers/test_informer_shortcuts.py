@@ -1,21 +1,30 @@
-"""The informers' shortcuts give what the general paths give.
+"""The informers' and their handlers' shortcuts give what the general paths give.
 
 - A metadata-only read takes the key from the decoded view: the same as :func:`key_of` of the
   dict handed to handlers, and the packed form decodes to that dict.
+- The dependency graph skips the owner bookkeeping of objects owned by nothing; the garbage
+  collector's handler returns early for objects with no owners and no deletion: over random
+  sequences of events both end with the graph and work queue of the general path (a copy of
+  it, kept here as the reference).
+- The root CA publisher's ConfigMap key mapper equals the general mapper on ConfigMaps.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from types import SimpleNamespace
+from typing import Any, cast
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from setpoint.api.clock import SYSTEM_CLOCK
 from setpoint.cluster.apiserver.registry.object_operations import (
     FINALIZER_FOREGROUND,
     FINALIZER_ORPHAN,
 )
+from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess
 from setpoint.cluster.controllers.framework.informers import (
     _read_metadata,
     _read_whole,
@@ -23,8 +32,21 @@ from setpoint.cluster.controllers.framework.informers import (
     decode_object,
     key_of,
 )
+from setpoint.cluster.controllers.framework.options import ControllerOptions
+from setpoint.cluster.controllers.garbage_collector.collector import (
+    GarbageCollector,
+    _deleting,
+    _needs_attention,
+)
+from setpoint.cluster.controllers.garbage_collector.dependency_graph import (
+    DependencyGraph,
+    Item,
+    owner_uids,
+)
 from setpoint.cluster.controllers.root_ca_publisher.controller import (
     ROOT_CA_CONFIG_MAP,
+    _namespace_key,
+    _root_ca_config_map_key,
 )
 
 _names = st.sampled_from(["a", "b", "web-1", ROOT_CA_CONFIG_MAP, ""])
@@ -69,3 +91,113 @@ def test_a_read_keys_the_object_as_key_of_its_dict(obj: dict[str, Any]) -> None:
     whole, kept, whole_key = _read_whole(stored)
     assert whole == kept == decode_object(stored)
     assert whole_key == key_of(whole) == key
+
+
+class _ReferenceGraph(DependencyGraph):
+    """The dependency graph's ``observe`` as it was before the shortcut."""
+
+    def observe(self, item: Item, obj: dict[str, Any]) -> None:
+        uid = (obj.get("metadata") or {}).get("uid")
+        if uid:
+            self._by_uid[str(uid)] = item
+        new_owners = owner_uids(obj)
+        old_owners = self._owners.get(item, [])
+        if new_owners == old_owners:
+            return
+        for owner in old_owners:
+            bucket = self._dependents.get(owner)
+            if bucket is not None:
+                bucket.discard(item)
+                if not bucket:
+                    del self._dependents[owner]
+        for owner in new_owners:
+            self._dependents.setdefault(owner, set()).add(item)
+        if new_owners:
+            self._owners[item] = new_owners
+        else:
+            self._owners.pop(item, None)
+
+
+def _reference_handle(collector: GarbageCollector, root: str, new: Any, old: Any) -> None:
+    """The garbage collector's informer handler as it was before the early return."""
+    obj = new if new is not None else old
+    meta = obj.get("metadata") or {}
+    item = Item(root, meta.get("namespace") or "", meta.get("name") or "")
+    if new is None:
+        collector.graph.forget(item, obj)
+        for dependent in collector.graph.dependents(str(meta.get("uid", ""))):
+            collector.items.add(dependent)
+        for owner in collector.graph.items_of(owner_uids(obj)):
+            collector.items.add(owner)
+        return
+    collector.graph.observe(item, new)
+    if _needs_attention(new, old):
+        collector.items.add(item)
+        for owner in collector.graph.items_of(owner_uids(new)):
+            if old is not None and _deleting(new):
+                collector.items.add(owner)
+    if old is not None and _deleting(new) and not _deleting(old):
+        for owner in collector.graph.items_of(owner_uids(new)):
+            collector.items.add(owner)
+
+
+def _collector() -> GarbageCollector:
+    access = cast(ClusterAccess, SimpleNamespace(clock=SYSTEM_CLOCK))
+    return GarbageCollector(access, ControllerOptions())
+
+
+async def _state(collector: GarbageCollector) -> tuple[Any, ...]:
+    """The graph, and the items queued since the last call (taken off the queue)."""
+    graph = collector.graph
+    queued = []
+    while len(collector.items):
+        item = await collector.items.get()
+        collector.items.done(item)
+        queued.append(item)
+    return graph._by_uid, graph._owners, graph._dependents, queued
+
+
+# Events on a few objects: (name, state or None for a deletion); each event's "old" is the
+# object's previous state, as an informer hands it.
+_events = st.lists(
+    st.tuples(st.sampled_from(["x", "y", "z"]), st.one_of(st.none(), _metadata)), max_size=12
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(_events)
+def test_the_collector_s_handler_and_graph_match_the_general_path(events: list[Any]) -> None:
+    async def scenario() -> None:
+        fast, slow = _collector(), _collector()
+        slow.graph = _ReferenceGraph()
+        handle = fast._handler("/core/configmaps/")
+        states: dict[str, dict[str, Any]] = {}
+        for name, metadata in events:
+            old = states.get(name)
+            if metadata is None:
+                if old is None:
+                    continue
+                new = None
+                del states[name]
+            else:
+                new = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
+                metadata.update(name=name, namespace="default")
+                states[name] = new
+            handle(new, old)
+            _reference_handle(slow, "/core/configmaps/", new, old)
+            assert await _state(fast) == await _state(slow)
+
+    asyncio.run(scenario())
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(_metadata, _namespaces.filter(bool))
+def test_the_root_ca_config_map_mapper_is_the_general_one_on_config_maps(
+    metadata: dict[str, Any], namespace: str
+) -> None:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {**metadata, "namespace": namespace},
+    }
+    assert tuple(_root_ca_config_map_key(obj)) == tuple(_namespace_key(obj))

@@ -93,6 +93,8 @@ class GarbageCollector(Controller):
                     self.items.add(owner)
                 return
             self.graph.observe(item, new)
+            if "deletionTimestamp" not in meta and not meta.get("ownerReferences"):
+                return  # nothing to collect, nor an owner's deletion to follow
             if _needs_attention(new, old):
                 self.items.add(item)
                 for owner in self.graph.items_of(owner_uids(new)):
