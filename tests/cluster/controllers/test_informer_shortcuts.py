@@ -1,7 +1,8 @@
 """The informers' and their handlers' shortcuts give what the general paths give.
 
 - A metadata-only read takes the key from the decoded view: the same as :func:`key_of` of the
-  dict handed to handlers, and the packed form decodes to that dict.
+  dict handed to handlers; it keeps the stored value itself (the storage's own bytes object,
+  no copy), whose metadata decodes to that dict.
 - The dependency graph skips the owner bookkeeping of objects owned by nothing; the garbage
   collector's handler returns early for objects with no owners and no deletion: over random
   sequences of events both end with the graph and work queue of the general path (a copy of
@@ -25,7 +26,9 @@ from setpoint.cluster.apiserver.registry.object_operations import (
     FINALIZER_ORPHAN,
 )
 from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess
+from setpoint.cluster.controllers.framework.informer_set import InformerSet
 from setpoint.cluster.controllers.framework.informers import (
+    ObjectKey,
     _read_metadata,
     _read_whole,
     decode_metadata,
@@ -48,6 +51,9 @@ from setpoint.cluster.controllers.root_ca_publisher.controller import (
     _namespace_key,
     _root_ca_config_map_key,
 )
+from setpoint.cluster.local_cluster import LocalCluster
+from tests.cluster.controllers.waiting import eventually
+from tests.cluster.raw_api import raw_api
 
 _names = st.sampled_from(["a", "b", "web-1", ROOT_CA_CONFIG_MAP, ""])
 _namespaces = st.sampled_from(["default", "kube-system", "ns-1", ""])
@@ -84,13 +90,44 @@ _objects = st.builds(
 @given(_objects)
 def test_a_read_keys_the_object_as_key_of_its_dict(obj: dict[str, Any]) -> None:
     stored = msgspec.json.encode(obj)
-    handed, packed, key = _read_metadata(stored)
+    handed, kept, key = _read_metadata(stored)
     assert handed == decode_metadata(stored)
     assert key == key_of(handed)
-    assert isinstance(packed, bytes) and decode_metadata(packed) == handed
+    assert kept is stored and decode_metadata(kept) == handed
     whole, kept, whole_key = _read_whole(stored)
     assert whole == kept == decode_object(stored)
     assert whole_key == key_of(whole) == key
+
+
+async def test_a_metadata_only_informer_shares_the_storage_s_bytes() -> None:
+    async with LocalCluster(controllers=False) as cluster:
+        assert cluster.server is not None
+        storage = cluster.server.storage
+        informers = InformerSet(storage, cluster.server.registry)
+        informer = informers.informer("configmaps", metadata_only=True)
+        informer.start()
+        async with raw_api(cluster.url, cluster.token) as api:
+            path = "/api/v1/namespaces/default/configmaps"
+            await api.request("POST", path, {"metadata": {"name": "a"}, "data": {"k": "v"}})
+            await api.request(
+                "PATCH",
+                f"{path}/a",
+                {"data": {"k": "w"}},
+                content_type="application/merge-patch+json",
+            )
+            record = storage.get(informer.resource.storage_key("default", "a"))
+            assert record is not None
+
+            async def caught_up() -> bool:
+                cached = informer.get("default", "a")
+                rv = (cached or {}).get("metadata", {}).get("resourceVersion")
+                return bool(rv == str(record.revision))
+
+            await eventually(caught_up, "the informer to see the patch")
+            assert informer._objects[ObjectKey("default", "a")] is record.value
+            cached = informer.get("default", "a")
+            assert cached is not None and set(cached) == {"apiVersion", "kind", "metadata"}
+        await informer.stop()
 
 
 class _ReferenceGraph(DependencyGraph):

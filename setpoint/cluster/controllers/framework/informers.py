@@ -6,9 +6,11 @@ are decoded once and shared: readers must not mutate them. An informer whose eve
 only metadata (the garbage collector's of every resource, say) decodes ``apiVersion``, ``kind``
 and ``metadata`` alone: msgspec skips the rest of the stored JSON, so a ConfigMap's data costs
 neither the decoding nor the memory (upstream's metadata informers, for the same reason). Such
-an informer keeps each object as the compact JSON of that metadata (a bytes object, a quarter
-of the decoded dicts' size, that the cyclic collector never walks) and decodes it for whoever
-reads it: handlers, ``get`` and ``list`` get fresh dicts. It becomes a full informer, listing
+an informer keeps each object as the stored value the watch delivered (the very bytes object
+the storage holds, so it costs no memory of its own, and the cyclic collector never walks it;
+an object a controller just wrote is kept as the compact JSON of its metadata until its watch
+event comes) and decodes the metadata for whoever reads it: handlers, ``get`` and ``list`` get
+fresh dicts. It becomes a full informer, listing
 again, as soon as one user asks for whole objects. No informer keeps ``managedFields``: no
 built-in controller reads them, and in a pod they are about half the decoded object (a write
 without them keeps the stored ones, as upstream). A watch that falls too far behind is dropped
@@ -74,8 +76,9 @@ class _MetadataView(msgspec.Struct, rename="camel"):
 _METADATA_DECODER = msgspec.json.Decoder(_MetadataView)
 _METADATA_ENCODER = msgspec.json.Encoder()
 
-#: What an informer keeps of an object: the decoded object itself (a whole informer), or the
-#: compact JSON of its apiVersion, kind and metadata (a metadata-only one).
+#: What an informer keeps of an object: the decoded object itself (a whole informer), or JSON
+#: whose apiVersion, kind and metadata are decoded on reading (a metadata-only one): the stored
+#: value as the watch delivered it, or the compact JSON of an object a controller just wrote.
 _Stored = Object | bytes
 
 
@@ -146,12 +149,21 @@ def _read_whole(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
 
 
 def _read_metadata(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
-    """The metadata of a stored object: as a dict for handlers, packed to be kept, and its
-    key (read from the decoded view, the same as :func:`key_of` of the dict)."""
+    """The metadata of a stored object as a dict for handlers, what to keep of it, and its
+    key (read from the decoded view: the same as :func:`key_of` of the dict).
+
+    What is kept is the stored value itself: the storage holds the very same bytes object, so
+    keeping it costs no memory (a packed copy of the metadata would) and no encoding; readers
+    decode its metadata as they would a packed copy's.
+    """
     view = _METADATA_DECODER.decode(value)
     meta = view.metadata
-    key = ObjectKey(sys.intern(meta.namespace or ""), meta.name or "")
-    return _view_dict(view), _METADATA_ENCODER.encode(view), key
+    # tuple.__new__ is ObjectKey(...) without the Python-level __new__ of a NamedTuple.
+    key = _new_tuple(ObjectKey, (sys.intern(meta.namespace or ""), meta.name or ""))
+    return _view_dict(view), value, key
+
+
+_new_tuple = tuple.__new__
 
 
 def revision_of(obj: Object) -> int:
