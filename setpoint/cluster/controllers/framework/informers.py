@@ -25,7 +25,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypedDict
 
 import msgspec
 
@@ -46,31 +46,35 @@ Handler = Callable[[Object | None, Object | None], None]
 Indexer = Callable[[Object], Iterable[str]]
 
 
-class _ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True):
-    """Every ObjectMeta field but ``managedFields`` (which no built-in controller reads)."""
+class _ObjectMeta(TypedDict, total=False):
+    """Every ObjectMeta field but ``managedFields`` (which no built-in controller reads).
 
-    name: str | None = None
-    generate_name: str | None = None
-    namespace: str | None = None
-    self_link: str | None = None
-    uid: str | None = None
-    resource_version: str | None = None
-    generation: int | None = None
-    creation_timestamp: str | None = None
-    deletion_timestamp: str | None = None
-    deletion_grace_period_seconds: int | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: list[dict[str, Any]] | None = None
-    finalizers: list[str] | None = None
+    A TypedDict: msgspec decodes the metadata straight into the dict handlers get (in the
+    stored order), skipping every other field, with no struct to convert afterwards.
+    """
+
+    name: str | None
+    generateName: str | None
+    namespace: str | None
+    selfLink: str | None
+    uid: str | None
+    resourceVersion: str | None
+    generation: int | None
+    creationTimestamp: str | None
+    deletionTimestamp: str | None
+    deletionGracePeriodSeconds: int | None
+    labels: dict[str, str] | None
+    annotations: dict[str, str] | None
+    ownerReferences: list[dict[str, Any]] | None
+    finalizers: list[str] | None
 
 
 class _MetadataView(msgspec.Struct, rename="camel"):
-    """What a metadata-only informer keeps of an object (decoding skips everything else)."""
+    """What a metadata-only informer reads of an object (decoding skips everything else)."""
 
     api_version: str = ""
     kind: str = ""
-    metadata: _ObjectMeta = msgspec.field(default_factory=_ObjectMeta)
+    metadata: _ObjectMeta = msgspec.field(default_factory=lambda: _ObjectMeta())
 
 
 _METADATA_DECODER = msgspec.json.Decoder(_MetadataView)
@@ -118,7 +122,10 @@ def decode_metadata(value: bytes) -> Object:
 
 
 def _view_dict(view: _MetadataView) -> Object:
-    metadata: dict[str, Any] = msgspec.to_builtins(view.metadata)
+    metadata: dict[str, Any] = view.metadata  # type: ignore[assignment]
+    if None in metadata.values():
+        # A field stored as null is left out, as if absent (as readers have always had it).
+        metadata = {key: value for key, value in metadata.items() if value is not None}
     return {"apiVersion": view.api_version, "kind": view.kind, "metadata": metadata}
 
 
@@ -156,11 +163,11 @@ def _read_metadata(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
     keeping it costs no memory (a packed copy of the metadata would) and no encoding; readers
     decode its metadata as they would a packed copy's.
     """
-    view = _METADATA_DECODER.decode(value)
-    meta = view.metadata
+    obj = _view_dict(_METADATA_DECODER.decode(value))
+    meta = obj["metadata"]
     # tuple.__new__ is ObjectKey(...) without the Python-level __new__ of a NamedTuple.
-    key = _new_tuple(ObjectKey, (sys.intern(meta.namespace or ""), meta.name or ""))
-    return _view_dict(view), value, key
+    key = _new_tuple(ObjectKey, (sys.intern(meta.get("namespace") or ""), meta.get("name") or ""))
+    return obj, value, key
 
 
 _new_tuple = tuple.__new__
