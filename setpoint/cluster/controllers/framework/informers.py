@@ -10,10 +10,10 @@ an informer keeps each object as the stored value the watch delivered (the very 
 the storage holds, so it costs no memory of its own, and the cyclic collector never walks it;
 an object a controller just wrote is kept as the compact JSON of its metadata until its watch
 event comes) and decodes the metadata for whoever reads it: handlers, ``get`` and ``list`` get
-fresh dicts. It becomes a full informer, listing
-again, as soon as one user asks for whole objects. No informer keeps ``managedFields``: no
-built-in controller reads them, and in a pod they are about half the decoded object (a write
-without them keeps the stored ones, as upstream). A watch that falls too far behind is dropped
+fresh dicts. It becomes a full informer, listing again, as soon as one user asks for whole
+objects. No informer keeps ``managedFields``: no built-in controller reads them, and in a pod
+they are about half the decoded object (a write without them keeps the stored ones, as
+upstream). A watch that falls too far behind is dropped
 by the storage; the informer then lists again and reports the differences as events.
 """
 
@@ -150,6 +150,9 @@ def key_of(obj: Mapping[str, Any]) -> ObjectKey:
     return ObjectKey(sys.intern(meta.get("namespace") or ""), meta.get("name") or "")
 
 
+_new_tuple = tuple.__new__
+
+
 def _read_whole(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
     obj = decode_object(value)
     return obj, obj, key_of(obj)
@@ -157,7 +160,7 @@ def _read_whole(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
 
 def _read_metadata(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
     """The metadata of a stored object as a dict for handlers, what to keep of it, and its
-    key (read from the decoded view: the same as :func:`key_of` of the dict).
+    key (the same as :func:`key_of` of the dict).
 
     What is kept is the stored value itself: the storage holds the very same bytes object, so
     keeping it costs no memory (a packed copy of the metadata would) and no encoding; readers
@@ -168,9 +171,6 @@ def _read_metadata(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
     # tuple.__new__ is ObjectKey(...) without the Python-level __new__ of a NamedTuple.
     key = _new_tuple(ObjectKey, (sys.intern(meta.get("namespace") or ""), meta.get("name") or ""))
     return obj, value, key
-
-
-_new_tuple = tuple.__new__
 
 
 def revision_of(obj: Object) -> int:
