@@ -59,7 +59,8 @@ class EventHistory:
         for event in events:
             self._events.append(event)
             self._times.append(now)
-        self._trim()
+        # The clock just read serves the age cut too (a write per event reads it once).
+        self._trim(now if at is None else None)
 
     def events(self) -> list[tuple[WatchEvent, float]]:
         """The retained events with the time each was recorded, oldest first."""
@@ -83,13 +84,13 @@ class EventHistory:
         newer.reverse()
         return newer
 
-    def _trim(self) -> None:
+    def _trim(self, now: float | None = None) -> None:
         events, times = self._events, self._times
         while len(events) > self._max_events:
             times.popleft()
             self._compacted = events.popleft().revision
         if times:
-            cutoff = self._clock() - self._max_age
+            cutoff = (self._clock() if now is None else now) - self._max_age
             while times and times[0] < cutoff:
                 times.popleft()
                 self._compacted = events.popleft().revision

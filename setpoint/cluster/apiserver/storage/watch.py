@@ -20,6 +20,9 @@ from setpoint.cluster.apiserver.storage.base import (
 # How many undelivered live events a watcher may hold before it is dropped as too slow. The
 # server streams each event as soon as it is read, so a healthy watcher holds a handful.
 DEFAULT_WATCH_BUFFER = 1000
+# How many key directories the hub remembers the matching watchers of (a directory is a
+# resource's root, or a namespace under it); past this the memo starts afresh.
+ROUTE_MEMO_SIZE = 4096
 
 
 class StorageWatch(Watch):
@@ -42,7 +45,9 @@ class StorageWatch(Watch):
         # The replayed history is already in memory (shared with the history window), so only
         # live events count against the watcher's buffer.
         self._capacity = buffer + len(backlog)
-        self._wakeup = asyncio.Event()
+        # The consumer's wake-up: a bare future, set by the first event after it waits (an
+        # asyncio.Event would cost a deque, a second coroutine and a loop lookup per wait).
+        self._waiter: asyncio.Future[None] | None = None
         self._overflowed = False
         self._closed = False
         self._on_close = on_close
@@ -64,11 +69,19 @@ class StorageWatch(Watch):
             self._overflowed = True
             self._closed = True
             self._queue.clear()
-            self._wakeup.set()
+            self._wake()
             return False
         self._queue.append(event)
-        self._wakeup.set()
+        if self._waiter is not None:
+            self._wake()
         return True
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():  # a cancelled consumer's future is done already
+                waiter.set_result(None)
 
     async def __aiter__(self) -> AsyncIterator[WatchEvent]:
         """Iterate events; raises :class:`WatchOverflowError` when the buffer overflowed."""
@@ -84,8 +97,12 @@ class StorageWatch(Watch):
                 )
             if self._closed:
                 return
-            self._wakeup.clear()
-            await self._wakeup.wait()
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                self._waiter = None
 
     def take_buffered(self) -> list[WatchEvent]:
         """The events already buffered, taken without waiting (in order)."""
@@ -97,7 +114,7 @@ class StorageWatch(Watch):
         """Stop delivering events; the iterator ends after what is already buffered."""
         if not self._closed:
             self._closed = True
-            self._wakeup.set()
+            self._wake()
             self._on_close(self)
 
 
@@ -109,6 +126,10 @@ class WatchHub:
         # per path segment. Any other prefix is rare and checked one by one.
         self._by_dir: dict[str, set[StorageWatch]] = {}
         self._by_other: dict[str, set[StorageWatch]] = {}
+        # The watcher sets matching the keys of one directory (a key less its last segment):
+        # every key of a directory has the same ancestors, so the walk over a key's segments
+        # is done once per directory. Forgotten whenever a watcher comes or goes.
+        self._routes: dict[str, list[set[StorageWatch]]] = {}
 
     def __len__(self) -> int:
         return sum(len(s) for s in self._by_dir.values()) + sum(
@@ -119,6 +140,7 @@ class WatchHub:
         """Start routing events to ``watcher``."""
         table = self._by_dir if _is_dir(watcher.prefix) else self._by_other
         table.setdefault(watcher.prefix, set()).add(watcher)
+        self._routes.clear()
 
     def remove(self, watcher: StorageWatch) -> None:
         """Stop routing events to ``watcher`` (no error if it is not registered)."""
@@ -128,15 +150,27 @@ class WatchHub:
             watchers.discard(watcher)
             if not watchers:
                 del table[watcher.prefix]
+                self._routes.clear()
 
     def announce(self, events: Iterable[WatchEvent]) -> None:
         """Deliver committed ``events`` (in revision order) to every matching watcher."""
         if not self._by_dir and not self._by_other:
             return
         dropped: list[StorageWatch] = []
+        routes = self._routes
         for event in events:
             key = event.key
-            for watchers in self._matching(key):
+            directory = key[: key.rfind("/") + 1]
+            matching = routes.get(directory)
+            if matching is None:
+                matching = self._matching(key)
+                # A prefix that is not a directory may match some keys of a directory and
+                # not others: while one is watched, no route is remembered.
+                if not self._by_other:
+                    if len(routes) >= ROUTE_MEMO_SIZE:
+                        routes.clear()
+                    routes[directory] = matching
+            for watchers in matching:
                 for watcher in watchers:
                     if not watcher.deliver(event):
                         dropped.append(watcher)
@@ -152,6 +186,7 @@ class WatchHub:
             watcher.close()
         self._by_dir.clear()
         self._by_other.clear()
+        self._routes.clear()
 
     def _matching(self, key: str) -> list[set[StorageWatch]]:
         found: list[set[StorageWatch]] = []

@@ -6,12 +6,14 @@ are decoded once and shared: readers must not mutate them. An informer whose eve
 only metadata (the garbage collector's of every resource, say) decodes ``apiVersion``, ``kind``
 and ``metadata`` alone: msgspec skips the rest of the stored JSON, so a ConfigMap's data costs
 neither the decoding nor the memory (upstream's metadata informers, for the same reason). Such
-an informer keeps each object as the compact JSON of that metadata (a bytes object, a quarter
-of the decoded dicts' size, that the cyclic collector never walks) and decodes it for whoever
-reads it: handlers, ``get`` and ``list`` get fresh dicts. It becomes a full informer, listing
-again, as soon as one user asks for whole objects. No informer keeps ``managedFields``: no
-built-in controller reads them, and in a pod they are about half the decoded object (a write
-without them keeps the stored ones, as upstream). A watch that falls too far behind is dropped
+an informer keeps each object as the stored value the watch delivered (the very bytes object
+the storage holds, so it costs no memory of its own, and the cyclic collector never walks it;
+an object a controller just wrote is kept as the compact JSON of its metadata until its watch
+event comes) and decodes the metadata for whoever reads it: handlers, ``get`` and ``list`` get
+fresh dicts. It becomes a full informer, listing again, as soon as one user asks for whole
+objects. No informer keeps ``managedFields``: no built-in controller reads them, and in a pod
+they are about half the decoded object (a write without them keeps the stored ones, as
+upstream). A watch that falls too far behind is dropped
 by the storage; the informer then lists again and reports the differences as events.
 """
 
@@ -23,7 +25,7 @@ import contextlib
 import logging
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypedDict
 
 import msgspec
 
@@ -44,38 +46,43 @@ Handler = Callable[[Object | None, Object | None], None]
 Indexer = Callable[[Object], Iterable[str]]
 
 
-class _ObjectMeta(msgspec.Struct, rename="camel", omit_defaults=True):
-    """Every ObjectMeta field but ``managedFields`` (which no built-in controller reads)."""
+class _ObjectMeta(TypedDict, total=False):
+    """Every ObjectMeta field but ``managedFields`` (which no built-in controller reads).
 
-    name: str | None = None
-    generate_name: str | None = None
-    namespace: str | None = None
-    self_link: str | None = None
-    uid: str | None = None
-    resource_version: str | None = None
-    generation: int | None = None
-    creation_timestamp: str | None = None
-    deletion_timestamp: str | None = None
-    deletion_grace_period_seconds: int | None = None
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: list[dict[str, Any]] | None = None
-    finalizers: list[str] | None = None
+    A TypedDict: msgspec decodes the metadata straight into the dict handlers get (in the
+    stored order), skipping every other field, with no struct to convert afterwards.
+    """
+
+    name: str | None
+    generateName: str | None
+    namespace: str | None
+    selfLink: str | None
+    uid: str | None
+    resourceVersion: str | None
+    generation: int | None
+    creationTimestamp: str | None
+    deletionTimestamp: str | None
+    deletionGracePeriodSeconds: int | None
+    labels: dict[str, str] | None
+    annotations: dict[str, str] | None
+    ownerReferences: list[dict[str, Any]] | None
+    finalizers: list[str] | None
 
 
 class _MetadataView(msgspec.Struct, rename="camel"):
-    """What a metadata-only informer keeps of an object (decoding skips everything else)."""
+    """What a metadata-only informer reads of an object (decoding skips everything else)."""
 
     api_version: str = ""
     kind: str = ""
-    metadata: _ObjectMeta = msgspec.field(default_factory=_ObjectMeta)
+    metadata: _ObjectMeta = msgspec.field(default_factory=lambda: _ObjectMeta())
 
 
 _METADATA_DECODER = msgspec.json.Decoder(_MetadataView)
 _METADATA_ENCODER = msgspec.json.Encoder()
 
-#: What an informer keeps of an object: the decoded object itself (a whole informer), or the
-#: compact JSON of its apiVersion, kind and metadata (a metadata-only one).
+#: What an informer keeps of an object: the decoded object itself (a whole informer), or JSON
+#: whose apiVersion, kind and metadata are decoded on reading (a metadata-only one): the stored
+#: value as the watch delivered it, or the compact JSON of an object a controller just wrote.
 _Stored = Object | bytes
 
 
@@ -115,19 +122,11 @@ def decode_metadata(value: bytes) -> Object:
 
 
 def _view_dict(view: _MetadataView) -> Object:
-    metadata: dict[str, Any] = msgspec.to_builtins(view.metadata)
+    metadata: dict[str, Any] = view.metadata  # type: ignore[assignment]
+    if None in metadata.values():
+        # A field stored as null is left out, as if absent (as readers have always had it).
+        metadata = {key: value for key, value in metadata.items() if value is not None}
     return {"apiVersion": view.api_version, "kind": view.kind, "metadata": metadata}
-
-
-def _read_whole(value: bytes) -> tuple[Object, _Stored]:
-    obj = decode_object(value)
-    return obj, obj
-
-
-def _read_metadata(value: bytes) -> tuple[Object, _Stored]:
-    """The metadata of a stored object: as a dict for handlers, and packed to be kept."""
-    view = _METADATA_DECODER.decode(value)
-    return _view_dict(view), _METADATA_ENCODER.encode(view)
 
 
 def _unpacked(stored: _Stored) -> Object:
@@ -151,6 +150,29 @@ def key_of(obj: Mapping[str, Any]) -> ObjectKey:
     return ObjectKey(sys.intern(meta.get("namespace") or ""), meta.get("name") or "")
 
 
+_new_tuple = tuple.__new__
+
+
+def _read_whole(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
+    obj = decode_object(value)
+    return obj, obj, key_of(obj)
+
+
+def _read_metadata(value: bytes) -> tuple[Object, _Stored, ObjectKey]:
+    """The metadata of a stored object as a dict for handlers, what to keep of it, and its
+    key (the same as :func:`key_of` of the dict).
+
+    What is kept is the stored value itself: the storage holds the very same bytes object, so
+    keeping it costs no memory (a packed copy of the metadata would) and no encoding; readers
+    decode its metadata as they would a packed copy's.
+    """
+    obj = _view_dict(_METADATA_DECODER.decode(value))
+    meta = obj["metadata"]
+    # tuple.__new__ is ObjectKey(...) without the Python-level __new__ of a NamedTuple.
+    key = _new_tuple(ObjectKey, (sys.intern(meta.get("namespace") or ""), meta.get("name") or ""))
+    return obj, value, key
+
+
 def revision_of(obj: Object) -> int:
     """The object's resourceVersion as a number (0 when missing)."""
     try:
@@ -172,7 +194,7 @@ class Informer:
         self._decode: Callable[[bytes], Object] = (
             decode_metadata if metadata_only else decode_object
         )
-        self._read: Callable[[bytes], tuple[Object, _Stored]] = (
+        self._read: Callable[[bytes], tuple[Object, _Stored, ObjectKey]] = (
             _read_metadata if metadata_only else _read_whole
         )
         self._objects: dict[ObjectKey, _Stored] = {}
@@ -284,8 +306,8 @@ class Informer:
         revision = self.storage.revision
         fresh: dict[ObjectKey, tuple[Object, _Stored]] = {}
         for record in self.storage.list(self.resource.storage_root):
-            obj, stored = self._read(record.value)
-            fresh[key_of(obj)] = (obj, stored)
+            obj, stored, key = self._read(record.value)
+            fresh[key] = (obj, stored)
         old_objects = self._objects
         self._objects = {}
         self._by_namespace = {}
@@ -306,10 +328,14 @@ class Informer:
             watch = self.storage.watch(
                 self.resource.storage_root, revision, buffer=INFORMER_WATCH_BUFFER
             )
+            apply = self._apply
             try:
-                async for event in watch:
-                    revision = event.revision
-                    self._apply(event.type == "DELETED", event.value, event.prev_value)
+                async for first in watch:
+                    # One resumption of the iterator per burst: what is buffered behind the
+                    # first event is taken at once (the order and the overflow are the same).
+                    for event in (first, *watch.take_buffered()):
+                        revision = event.revision
+                        apply(event.type == "DELETED", event.value, event.prev_value)
             except WatchOverflowError:
                 log.warning("informer %s fell behind; listing again", self.resource.plural)
             finally:
@@ -318,13 +344,16 @@ class Informer:
 
     def _apply(self, deleted: bool, value: bytes, prev_value: bytes | None) -> None:
         if not deleted:
-            obj, stored = self._read(value)
-            key = key_of(obj)
+            obj, stored, key = self._read(value)
             kept = self._objects.get(key)
-            old = None if kept is None else _unpacked(kept)
-            if old is None or revision_of(old) <= revision_of(obj):
+            if kept is None:
                 self._put(key, stored)
-            self._notify(obj, old if old is not None else self._decoded(prev_value))
+                self._notify(obj, self._decoded(prev_value))
+                return
+            old = _unpacked(kept)
+            if revision_of(old) <= revision_of(obj):
+                self._put(key, stored)
+            self._notify(obj, old)
         else:
             old = self._decode(value)
             key = key_of(old)
@@ -335,10 +364,13 @@ class Informer:
     def _put(self, key: ObjectKey, stored: _Stored) -> None:
         if self._indexers:
             self._unindex(key)
+            for name in self._indexers:
+                self._index(name, key, stored)
         self._objects[key] = stored
-        self._by_namespace.setdefault(key.namespace, {})[key.name] = stored
-        for name in self._indexers:
-            self._index(name, key, stored)
+        bucket = self._by_namespace.get(key.namespace)
+        if bucket is None:
+            bucket = self._by_namespace[key.namespace] = {}
+        bucket[key.name] = stored
 
     def _remove(self, key: ObjectKey) -> None:
         if self._indexers:

@@ -28,6 +28,8 @@ from setpoint.cluster.controllers.workload_context import WriteError
 
 log = logging.getLogger(__name__)
 
+_new_tuple = tuple.__new__
+
 #: Upstream's GC ignores Events (``garbagecollector/config`` ignoredResources).
 IGNORED_ROOTS: Final = frozenset({"/core/events/"})
 #: After a CRD changes, look for newly served resources after these delays (seconds): the
@@ -82,8 +84,11 @@ class GarbageCollector(Controller):
             obj = new if new is not None else old
             assert obj is not None
             meta = obj.get("metadata") or {}
-            # The namespace interned: every object of the graph keeps its item.
-            item = Item(root, sys.intern(meta.get("namespace") or ""), meta.get("name") or "")
+            # The namespace interned: every object of the graph keeps its item. (tuple.__new__
+            # is Item(...) without the Python-level __new__ of a NamedTuple.)
+            item = _new_tuple(
+                Item, (root, sys.intern(meta.get("namespace") or ""), meta.get("name") or "")
+            )
             if new is None:
                 self.graph.forget(item, obj)
                 # Its dependents may now be dangling; owners waiting on it may finish.
@@ -93,6 +98,8 @@ class GarbageCollector(Controller):
                     self.items.add(owner)
                 return
             self.graph.observe(item, new)
+            if "deletionTimestamp" not in meta and not meta.get("ownerReferences"):
+                return  # nothing to collect, nor an owner's deletion to follow
             if _needs_attention(new, old):
                 self.items.add(item)
                 for owner in self.graph.items_of(owner_uids(new)):

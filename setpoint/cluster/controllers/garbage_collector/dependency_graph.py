@@ -30,9 +30,12 @@ class DependencyGraph:
 
     def observe(self, item: Item, obj: dict[str, Any]) -> None:
         """Record ``obj`` (added or updated) at ``item``."""
-        uid = (obj.get("metadata") or {}).get("uid")
+        meta = obj.get("metadata") or {}
+        uid = meta.get("uid")
         if uid:
             self._by_uid[str(uid)] = item
+        if not meta.get("ownerReferences") and item not in self._owners:
+            return  # owned by nothing, before or now (most objects)
         new_owners = owner_uids(obj)
         old_owners = self._owners.get(item, [])
         if new_owners == old_owners:

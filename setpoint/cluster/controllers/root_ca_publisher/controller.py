@@ -30,6 +30,15 @@ def _namespace_key(obj: Object) -> Iterable[ObjectKey]:
     return ()
 
 
+def _root_ca_config_map_key(obj: Object) -> Iterable[ObjectKey]:
+    """:func:`_namespace_key` of a ConfigMap: its namespace's key for ``kube-root-ca.crt``,
+    nothing for any other (every ConfigMap's event passes through here)."""
+    meta = obj.get("metadata") or {}
+    if meta.get("name") != ROOT_CA_CONFIG_MAP:
+        return ()
+    return (ObjectKey("", meta.get("namespace") or ""),)
+
+
 class RootCAPublisher(Controller):
     """Publishes the cluster's CA certificate as ConfigMap ``kube-root-ca.crt`` (idle when the
     cluster serves no HTTPS, hence has no CA)."""
@@ -54,7 +63,7 @@ class RootCAPublisher(Controller):
         # one ConfigMap reconciled is read from storage.
         return [
             Watch("namespaces", _namespace_key),
-            Watch("configmaps", _namespace_key, metadata_only=True),
+            Watch("configmaps", _root_ca_config_map_key, metadata_only=True),
         ]
 
     async def reconcile(self, key: ObjectKey) -> float | None:
