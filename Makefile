@@ -5,6 +5,11 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 PYTEST_ARGS ?=
+# `make test` runs pytest on this many workers (pytest-xdist; each has its own local cluster),
+# whole test files at a time so that a module's fixtures are set up once, in the order
+# tests/conftest.py gives (files with a slow test first) rather than xdist's largest-file-first.
+# TEST_WORKERS=0 runs the suite serially, in one process, as a bare `pytest` does.
+TEST_WORKERS ?= 2
 
 .PHONY: venv ansible-deps test lint format demo bench clean test-crash test-fuzz examples-config \
 	test-install system-packages console-screenshots
@@ -69,7 +74,7 @@ format: venv
 	$(BIN)/ruff format setpoint tests bench examples
 
 test: lint ansible-deps system-packages
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The README tour: a local cluster, the example operators and their samples, converging live.
 # `make demo ARGS=--once` exits 0 once everything converged (1 naming what did not).

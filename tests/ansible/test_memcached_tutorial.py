@@ -20,6 +20,9 @@ from setpoint.client import Client
 from setpoint.client.errors import NotFound
 from setpoint.testing import install_crds, run_operator, wait_for, wait_for_event
 
+#: The tutorial's whole walk through Ansible runs: tens of seconds.
+pytestmark = pytest.mark.slow
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memcached-ansible"
 CR_API = "cache.example.com/v1alpha1"
 # Ansible runs take a second or two each on a loaded machine.

@@ -264,6 +264,7 @@ def two_nodes() -> Iterator[BackgroundCluster]:
         cluster.stop()
 
 
+@pytest.mark.slow  # a two-node cluster, a rollout and a drain with the real kubectl
 def test_kubectl_drain_evicts_within_the_budget(
     two_nodes: BackgroundCluster, tmp_path: Path
 ) -> None:
