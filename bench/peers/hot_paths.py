@@ -291,6 +291,10 @@ async def run_path(path: str, count: int, *, work: bool = True) -> int | None:
 
 def count_instructions(path: str, count: int, workdir: Path) -> int:
     """Instructions of one unit of ``path`` (two runs under callgrind; see the module docs)."""
+    # Both runs must load the same bytecode: a module compiled by only one of them (no .pyc
+    # yet, as in a fresh checkout, or written meanwhile by another process) would count its
+    # compilation in that run and make the difference meaningless, even negative.
+    compile_sources()
     totals = []
     for work in (False, True):
         out = workdir / f"{path}-{int(work)}.callgrind"
@@ -336,7 +340,6 @@ def main(argv: list[str] | None = None) -> None:
     else:
         if shutil.which("valgrind") is None:
             sys.exit("valgrind is not installed: use --direct for a wall-clock measurement")
-        compile_sources()
         with tempfile.TemporaryDirectory(prefix="setpoint-hot-paths-") as tmp:
             for path in paths:
                 results[path] = count_instructions(path, args.count, Path(tmp))

@@ -42,3 +42,18 @@ def test_one_unit_is_counted_from_two_callgrind_runs(tmp_path: Path) -> None:
     per_event = hot_paths.count_instructions("event", 200, tmp_path)
     # Decoding, storing and dispatching one event: tens of thousands of instructions.
     assert 10_000 < per_event < 500_000
+
+
+def test_both_runs_load_compiled_bytecode(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # In a fresh checkout the first run compiled (and wrote) the modules' bytecode, the second
+    # loaded it: the difference came out negative (seen on CI under two workers).
+    calls: list[str] = []
+    monkeypatch.setattr(hot_paths, "compile_sources", lambda: calls.append("compile"))
+
+    def run(argv: list[str], **_: object) -> None:
+        calls.append("setup" if "--setup-only" in argv else "work")
+
+    monkeypatch.setattr(hot_paths.subprocess, "run", run)
+    monkeypatch.setattr(hot_paths, "instructions_in", lambda path: 0)
+    hot_paths.count_instructions("event", 10, tmp_path)
+    assert calls == ["compile", "setup", "work"]
