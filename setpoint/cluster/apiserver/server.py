@@ -63,7 +63,6 @@ from setpoint.cluster.apiserver.kinds.horizontal_pod_autoscalers import (
 )
 from setpoint.cluster.apiserver.kinds.leases import LeaseBehaviour
 from setpoint.cluster.apiserver.kinds.limit_ranges import (
-    LimitRangeBehaviour,
     LimitRangedPodBehaviour,
     LimitRangeIndex,
     LimitRanger,
@@ -83,8 +82,7 @@ from setpoint.cluster.apiserver.kinds.priority_classes import (
 from setpoint.cluster.apiserver.kinds.services import ServiceBehaviour
 from setpoint.cluster.apiserver.quota.admission import (
     QuotaAdmission,
-    QuotaIndex,
-    ResourceQuotaBehaviour,
+    quota_index,
 )
 from setpoint.cluster.apiserver.registry.builtin_resources import builtin_resources
 from setpoint.cluster.apiserver.registry.crd_serving import (
@@ -93,6 +91,7 @@ from setpoint.cluster.apiserver.registry.crd_serving import (
     CustomResourceBehaviour,
 )
 from setpoint.cluster.apiserver.registry.kind_behaviour import JobBehaviour, KindBehaviour
+from setpoint.cluster.apiserver.registry.namespaced_index import IndexedKindBehaviour
 from setpoint.cluster.apiserver.registry.object_operations import (
     DeleteOptions,
     ObjectOperations,
@@ -189,15 +188,15 @@ class APIServer:
         limit_ranges = LimitRangeIndex(storage)
         limit_ranger = LimitRanger(limit_ranges)
         # The ResourceQuota admission plugin and the quotas it reads.
-        quotas = QuotaIndex(storage)
+        quotas = quota_index(storage)
         quota_admission = QuotaAdmission(storage, quotas)
         self.operations.charge_quota = quota_admission.charge_create
         self.operations.charge_quota_update = quota_admission.charge_update
         self._behaviours: dict[str, KindBehaviour] = {
             "/core/namespaces/": NamespaceBehaviour(self._namespace_terminating),
             "/core/pods/": LimitRangedPodBehaviour(limit_ranger, validator, storage),
-            "/core/limitranges/": LimitRangeBehaviour(limit_ranges, validator),
-            "/core/resourcequotas/": ResourceQuotaBehaviour(quotas, validator),
+            "/core/limitranges/": IndexedKindBehaviour(limit_ranges, validator),
+            "/core/resourcequotas/": IndexedKindBehaviour(quotas, validator),
             "/core/events/": EventBehaviour(validator),
             "/coordination.k8s.io/leases/": LeaseBehaviour(validator),
             "/batch/jobs/": JobBehaviour(validator),

@@ -15,13 +15,14 @@ limits.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Final
 
 from setpoint.cluster.apiserver import status_errors
 from setpoint.cluster.apiserver.kinds.pods import PodBehaviour
-from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
-from setpoint.cluster.apiserver.registry.selection import decode
+from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator
+from setpoint.cluster.apiserver.registry.namespaced_index import NamespacedIndex
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.schema.cel_quantity_url import parse_quantity
 from setpoint.cluster.apiserver.storage import Storage
@@ -58,67 +59,24 @@ def default_requests_from_limits(pod: dict[str, Any]) -> None:
                         requests.setdefault(name, value)
 
 
-class LimitRangeIndex:
-    """The LimitRanges of each namespace, read from storage once and then kept current by
-    :class:`LimitRangeBehaviour` (upstream's plugin reads an informer's cache the same way), so
-    admitting a pod costs a dictionary lookup, not a storage scan."""
+def _limit_items(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [i for i in (obj.get("spec") or {}).get("limits") or [] if isinstance(i, dict)]
+
+
+class LimitRangeIndex(NamespacedIndex[list[dict[str, Any]]]):
+    """The items of each namespace's LimitRanges (kept current by an
+    :class:`IndexedKindBehaviour` of LimitRanges)."""
 
     def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-        #: namespace → LimitRange name → its items; None until first used.
-        self._by_namespace: dict[str, dict[str, list[dict[str, Any]]]] | None = None
-
-    def _loaded(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
-        if self._by_namespace is None:
-            self._by_namespace = {}
-            for record in self._storage.list(LIMIT_RANGES_ROOT):
-                self._put(decode(record.value))
-        return self._by_namespace
-
-    def _put(self, obj: dict[str, Any]) -> None:
-        assert self._by_namespace is not None
-        meta = obj.get("metadata") or {}
-        items = [i for i in (obj.get("spec") or {}).get("limits") or [] if isinstance(i, dict)]
-        namespace = self._by_namespace.setdefault(str(meta.get("namespace") or ""), {})
-        namespace[str(meta.get("name") or "")] = items
-
-    def record(self, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
-        """Take a durable write of a LimitRange into account (``obj`` None: deleted)."""
-        if self._by_namespace is None:
-            return  # read whole on first use
-        if obj is not None:
-            self._put(obj)
-            return
-        meta = (old or {}).get("metadata") or {}
-        self._by_namespace.get(str(meta.get("namespace") or ""), {}).pop(
-            str(meta.get("name") or ""), None
-        )
+        super().__init__(storage, LIMIT_RANGES_ROOT, _limit_items)
 
     def items(self, namespace: str) -> dict[str, list[dict[str, Any]]]:
         """The items of the namespace's LimitRanges, by type."""
         found: dict[str, list[dict[str, Any]]] = {}
-        for items in self._loaded().get(namespace, {}).values():
+        for items in self.in_namespace(namespace).values():
             for item in items:
                 found.setdefault(str(item.get("type")), []).append(item)
         return found
-
-
-class LimitRangeBehaviour(KindBehaviour):
-    """LimitRanges: every durable write updates the :class:`LimitRangeIndex`."""
-
-    reacts_to_writes = True
-
-    def __init__(self, index: LimitRangeIndex, validator: BuiltinValidator | None = None) -> None:
-        super().__init__(validator)
-        self._index = index
-
-    async def after_write(
-        self,
-        resource: ServedResource,
-        obj: dict[str, Any] | None,
-        old: dict[str, Any] | None,
-    ) -> None:
-        self._index.record(obj, old)
 
 
 def _min_error(kind: str, name: str, enforced: object, request: Any, limit: Any) -> str | None:

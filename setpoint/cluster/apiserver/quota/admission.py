@@ -27,7 +27,7 @@ from setpoint.cluster.apiserver.quota.usage import (
     scopes_select,
     usage_of,
 )
-from setpoint.cluster.apiserver.registry.kind_behaviour import BuiltinValidator, KindBehaviour
+from setpoint.cluster.apiserver.registry.namespaced_index import NamespacedIndex
 from setpoint.cluster.apiserver.registry.selection import decode
 from setpoint.cluster.apiserver.registry.served_resources import ServedResource
 from setpoint.cluster.apiserver.schema.quantities import Quantity, pretty
@@ -37,7 +37,6 @@ from setpoint.cluster.apiserver.storage.base import RevisionConflictError
 QUOTAS_ROOT: Final = "/core/resourcequotas/"
 #: The kinds whose updates can use more (upstream's evaluators that handle updates).
 _CHARGED_ON_UPDATE: Final = frozenset({"services", "persistentvolumeclaims"})
-_NONE: Final[frozenset[str]] = frozenset()
 
 
 def quantities(values: object) -> dict[str, Quantity]:
@@ -52,66 +51,17 @@ def quantities(values: object) -> dict[str, Quantity]:
     return found
 
 
-class QuotaIndex:
-    """The names of each namespace's ResourceQuotas: read from storage on first use, then kept
-    current by :class:`ResourceQuotaBehaviour`, so that a create in a namespace without quotas
-    costs one dictionary lookup."""
-
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-        self._names: dict[str, set[str]] | None = None
-
-    def _loaded(self) -> dict[str, set[str]]:
-        if self._names is None:
-            self._names = {}
-            for record in self._storage.list(QUOTAS_ROOT):
-                self._add(decode(record.value))
-        return self._names
-
-    def _add(self, obj: Mapping[str, Any]) -> None:
-        assert self._names is not None
-        meta = obj.get("metadata") or {}
-        self._names.setdefault(str(meta.get("namespace") or ""), set()).add(str(meta.get("name")))
-
-    def record(self, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None) -> None:
-        """Take a durable write of a ResourceQuota into account (``obj`` None: deleted)."""
-        if self._names is None:
-            return
-        if obj is not None:
-            self._add(obj)
-            return
-        meta = (old or {}).get("metadata") or {}
-        names = self._names.get(str(meta.get("namespace") or ""))
-        if names is not None:
-            names.discard(str(meta.get("name")))
-
-    def names(self, namespace: str) -> frozenset[str] | set[str]:
-        """The quotas of ``namespace`` (do not change the set: it is the index's own)."""
-        return self._loaded().get(namespace) or _NONE
-
-
-class ResourceQuotaBehaviour(KindBehaviour):
-    """ResourceQuotas: every durable write updates the :class:`QuotaIndex`."""
-
-    reacts_to_writes = True
-
-    def __init__(self, index: QuotaIndex, validator: BuiltinValidator | None = None) -> None:
-        super().__init__(validator)
-        self._index = index
-
-    async def after_write(
-        self,
-        resource: ServedResource,
-        obj: dict[str, Any] | None,
-        old: dict[str, Any] | None,
-    ) -> None:
-        self._index.record(obj, old)
+def quota_index(storage: Storage) -> NamespacedIndex[None]:
+    """The names of each namespace's ResourceQuotas (kept current by an
+    :class:`~setpoint.cluster.apiserver.registry.namespaced_index.IndexedKindBehaviour`), so
+    that a create in a namespace without quotas costs one dictionary lookup."""
+    return NamespacedIndex(storage, QUOTAS_ROOT, lambda obj: None)
 
 
 class QuotaAdmission:
     """Checks and charges creates (see the module docstring)."""
 
-    def __init__(self, storage: Storage, index: QuotaIndex) -> None:
+    def __init__(self, storage: Storage, index: NamespacedIndex[None]) -> None:
         self._storage = storage
         self._index = index
 
@@ -122,7 +72,7 @@ class QuotaAdmission:
 
         Synchronous on purpose: nothing else runs between the check and the charge.
         """
-        if not namespace or not resource.namespaced or not self._index.names(namespace):
+        if not namespace or not resource.namespaced or not self._index.in_namespace(namespace):
             return
         self._charge(resource, namespace, obj, usage_of(resource.group, resource.plural, obj))
 
@@ -138,7 +88,7 @@ class QuotaAdmission:
         checked and charged, as upstream's evaluators do; other kinds' updates use nothing."""
         if not namespace or resource.group or resource.plural not in _CHARGED_ON_UPDATE:
             return
-        if not self._index.names(namespace):
+        if not self._index.in_namespace(namespace):
             return
         before = usage_of(resource.group, resource.plural, old)
         grown = {
@@ -163,7 +113,7 @@ class QuotaAdmission:
         usage: Mapping[str, Quantity],
     ) -> None:
         group, plural = resource.group, resource.plural
-        names = self._index.names(namespace)
+        names = self._index.in_namespace(namespace)
         name = str((obj.get("metadata") or {}).get("name") or "")
         charges: list[tuple[str, int, dict[str, Any], dict[str, Quantity]]] = []
         for quota_name in sorted(names):
