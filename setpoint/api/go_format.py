@@ -11,14 +11,15 @@ with their rendering given.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "GoValue",
     "go_float",
     "go_json",
+    "go_label_selector",
     "go_quote",
     "go_string_slice",
     "go_value",
@@ -220,3 +221,24 @@ def _go_json_string(text: str) -> str:
             out.append(char)
     out.append('"')
     return "".join(out)
+
+
+def go_label_selector(selector: Mapping[str, Any] | None) -> str:
+    """A ``*metav1.LabelSelector`` as its generated ``String()`` (and so Go's ``%v``/``%+v``)
+    prints it: ``&LabelSelector{MatchLabels:map[string]string{a: b,},MatchExpressions:[]...}``;
+    ``nil`` for None."""
+    if selector is None:
+        return "nil"
+    labels = selector.get("matchLabels") or {}
+    label_text = "".join(f"{key}: {labels[key]}," for key in sorted(labels))
+    expressions = "".join(
+        "LabelSelectorRequirement{"
+        f"Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
+        f"Values:[{' '.join(str(v) for v in e.get('values') or [])}],}},"
+        for e in selector.get("matchExpressions") or []
+        if isinstance(e, Mapping)
+    )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{label_text}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
+    )

@@ -484,6 +484,11 @@ def test_validating_admission_policy_cells() -> None:
     assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW)[2] == "ops/limits"
     binding["spec"]["paramRef"] = {"name": "limits"}
     assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW)[2] == "*/limits"
+    binding["spec"]["paramRef"] = {"selector": {"matchLabels": {"b": "2", "a": "1"}}}
+    assert VALIDATING_ADMISSION_POLICY_BINDINGS.cells(binding, NOW)[2] == (
+        "&LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},"
+        "MatchExpressions:[]LabelSelectorRequirement{},}"
+    )
 
 
 def test_csi_storage_capacity_cells_have_no_age() -> None:

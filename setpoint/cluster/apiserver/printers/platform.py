@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Final
 
+from setpoint.api.go_format import go_label_selector
 from setpoint.cluster.apiserver.printers.columns import (
     AGE_COLUMN,
     NAME_COLUMN,
@@ -266,30 +267,8 @@ def _param_ref(obj: dict[str, Any]) -> str:
         # Without a namespace the parameter may be cluster-scoped: upstream shows "*/".
         return f"{namespace}/{name}" if namespace else f"*/{name}"
     if ref.get("selector") is not None:
-        return _go_label_selector_string(ref.get("selector"))
+        return go_label_selector(ref.get("selector"))
     return "<unset>"
-
-
-def _go_label_selector_string(selector: object) -> str:
-    """``metav1.LabelSelector``'s generated ``String()`` (what upstream prints for a binding
-    whose parameters are chosen by selector)."""
-    selector = selector if isinstance(selector, dict) else {}
-    labels = selector.get("matchLabels") or {}
-    shown_labels = "".join(f"{key}: {labels[key]}," for key in sorted(labels))
-    expressions = "".join(
-        "LabelSelectorRequirement{"
-        f"Key:{text(e.get('key'))},Operator:{text(e.get('operator'))},"
-        f"Values:[{' '.join(str(v) for v in e.get('values') or [])}],"
-        "},"
-        for e in selector.get("matchExpressions") or []
-        if isinstance(e, dict)
-    )
-    return (
-        "&LabelSelector{"
-        f"MatchLabels:map[string]string{{{shown_labels}}},"
-        f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},"
-        "}"
-    )
 
 
 def _binding_cells(obj: dict[str, Any], now: datetime) -> list[Any]:

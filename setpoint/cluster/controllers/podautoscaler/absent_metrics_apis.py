@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from setpoint.api.go_format import go_label_selector
+
 NO_CUSTOM_METRICS_API: Final = (
     "unable to fetch metrics from custom metrics API: no custom metrics API "
     "(custom.metrics.k8s.io) registered"
@@ -31,24 +33,6 @@ class MetricFailure:
     detail: str
     #: The error ``invalid metrics (...), first error is: <error>`` quotes.
     error: str
-
-
-def label_selector_text(selector: Mapping[str, Any] | None) -> str:
-    """A ``*metav1.LabelSelector`` as Go's ``%+v`` prints it (its generated ``String()``)."""
-    if selector is None:
-        return "nil"
-    labels = selector.get("matchLabels") or {}
-    label_text = "".join(f"{key}: {labels[key]}," for key in sorted(labels))
-    expressions = "".join(
-        "LabelSelectorRequirement{"
-        f"Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
-        f"Values:[{' '.join(str(v) for v in e.get('values') or [])}],}},"
-        for e in selector.get("matchExpressions") or []
-    )
-    return (
-        f"&LabelSelector{{MatchLabels:map[string]string{{{label_text}}},"
-        f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
-    )
 
 
 def pods_metric_failure(metric: Mapping[str, Any]) -> MetricFailure:
@@ -99,7 +83,7 @@ def external_metric_failure(metric: Mapping[str, Any], namespace: str) -> Metric
         return MetricFailure("FailedGetExternalMetric", detail, detail)
     detail = (
         f"unable to get external metric {namespace}/{name}/"
-        f"{label_selector_text(source.get('selector'))}: unable to fetch metrics from external "
+        f"{go_label_selector(source.get('selector'))}: unable to fetch metrics from external "
         "metrics API: the server could not find the requested resource "
         f"(get {name}.external.metrics.k8s.io)"
     )
