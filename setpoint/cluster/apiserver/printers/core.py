@@ -24,7 +24,7 @@ from setpoint.cluster.apiserver.printers.columns import (
     since,
     text,
 )
-from setpoint.cluster.apiserver.schema.quantities import Quantity
+from setpoint.cluster.apiserver.schema.quantities import canonical_text
 
 #: The pod phases that are final (``IsPodPhaseTerminal``).
 _TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
@@ -349,8 +349,7 @@ def _quota_cells(obj: dict[str, Any], now: datetime) -> list[Any]:
 
 def _quantity(value: object) -> str:
     """A quantity as Go prints it (a missing one is 0)."""
-    parsed = Quantity.parse(value)
-    return str(parsed) if parsed is not None else "0"
+    return canonical_text(value) or "0"
 
 
 RESOURCE_QUOTAS: Final = Printer(

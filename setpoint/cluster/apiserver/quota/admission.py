@@ -91,17 +91,11 @@ class QuotaAdmission:
         if not self._index.in_namespace(namespace):
             return
         before = usage_of(resource.group, resource.plural, old)
-        grown = {
-            name: value
-            for name, value in usage_of(resource.group, resource.plural, obj).items()
-            if value.value > (before[name].value if name in before else 0)
-        }
-        delta = {
-            name: Quantity(
-                value.value - (before[name].value if name in before else 0), value.format
-            )
-            for name, value in grown.items()
-        }
+        delta: dict[str, Quantity] = {}
+        for name, value in usage_of(resource.group, resource.plural, obj).items():
+            added = value.value - (before[name].value if name in before else 0)
+            if added > 0:
+                delta[name] = Quantity(added, value.format)
         if delta:
             self._charge(resource, namespace, obj, delta)
 

@@ -31,13 +31,13 @@ _POD_COMPUTE: Final = (
 _MUST_SPECIFY: Final = frozenset(
     {"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
 )
-#: The legacy object-count names (``count/<resource>`` is the general form).
-_LEGACY_COUNTS: Final = {
-    ("", "configmaps"): "configmaps",
-    ("", "secrets"): "secrets",
-    ("", "replicationcontrollers"): "replicationcontrollers",
-    ("", "resourcequotas"): "resourcequotas",
-}
+#: The legacy object-count names of core kinds (each the kind's plural; ``count/<resource>``
+#: is the general form).
+LEGACY_COUNT_NAMES: Final = frozenset(
+    {"configmaps", "secrets", "replicationcontrollers", "resourcequotas"}
+)
+#: The kinds whose objects use more than their count (their evaluators' usage).
+EVALUATED_PLURALS: Final = ("pods", "services", "persistentvolumeclaims")
 _STORAGE_CLASS_SUFFIX: Final = ".storageclass.storage.k8s.io/"
 
 
@@ -169,7 +169,9 @@ def handles(group: str, plural: str, name: str) -> bool:
             return True
         _, separator, what = name.partition(_STORAGE_CLASS_SUFFIX)
         return bool(separator) and what in ("requests.storage", "persistentvolumeclaims")
-    return name == count_name(group, plural) or name == _LEGACY_COUNTS.get((group, plural))
+    return name == count_name(group, plural) or (
+        not group and plural in LEGACY_COUNT_NAMES and name == plural
+    )
 
 
 def usage_of(group: str, plural: str, obj: Mapping[str, Any]) -> dict[str, Quantity]:
@@ -181,9 +183,8 @@ def usage_of(group: str, plural: str, obj: Mapping[str, Any]) -> dict[str, Quant
     if not group and plural == "persistentvolumeclaims":
         return claim_usage(obj)
     usage = {count_name(group, plural): Quantity.count(1)}
-    legacy = _LEGACY_COUNTS.get((group, plural))
-    if legacy is not None:
-        usage[legacy] = Quantity.count(1)
+    if not group and plural in LEGACY_COUNT_NAMES:
+        usage[plural] = Quantity.count(1)
     return usage
 
 
@@ -250,11 +251,8 @@ def _uses_cross_namespace_affinity(pod: Mapping[str, Any]) -> bool:
     return False
 
 
-def scopes_select(
-    quota: Mapping[str, Any], group: str, plural: str, obj: Mapping[str, Any]
-) -> bool:
-    """Whether ``quota``'s scopes (and scope selector) select ``obj``. Only pods have scopes
-    to match: a scoped quota counts nothing else."""
+def _scopes(quota: Mapping[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The quota's scopes and scope-selector expressions as (scope, operator, values)."""
     spec = quota.get("spec") or {}
     scopes: list[tuple[str, str, tuple[str, ...]]] = [
         (str(scope), "Exists", ()) for scope in spec.get("scopes") or []
@@ -267,6 +265,20 @@ def scopes_select(
                 tuple(str(v) for v in expression.get("values") or []),
             )
         )
+    return scopes
+
+
+def is_scoped(quota: Mapping[str, Any]) -> bool:
+    """Whether ``quota`` has scopes (then it counts pods only)."""
+    return bool(_scopes(quota))
+
+
+def scopes_select(
+    quota: Mapping[str, Any], group: str, plural: str, obj: Mapping[str, Any]
+) -> bool:
+    """Whether ``quota``'s scopes (and scope selector) select ``obj``. Only pods have scopes
+    to match: a scoped quota counts nothing else."""
+    scopes = _scopes(quota)
     if not scopes:
         return True
     if group or plural != "pods":

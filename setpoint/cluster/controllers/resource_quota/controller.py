@@ -7,12 +7,13 @@ from typing import Any, ClassVar, Final
 
 from setpoint.cluster.apiserver.quota.admission import quantities
 from setpoint.cluster.apiserver.quota.usage import (
-    claim_usage,
+    EVALUATED_PLURALS,
+    LEGACY_COUNT_NAMES,
     handles,
-    pod_usage,
+    is_scoped,
     scopes_select,
-    service_usage,
     sum_usage,
+    usage_of,
 )
 from setpoint.cluster.apiserver.schema.quantities import Quantity
 from setpoint.cluster.controllers.framework.cluster_access import ClusterAccess
@@ -35,12 +36,6 @@ _WATCHED: Final = (
     ("secrets", True),
     ("replicationcontrollers", True),
 )
-_LEGACY_COUNTS: Final = {
-    "configmaps": "configmaps",
-    "secrets": "secrets",
-    "replicationcontrollers": "replicationcontrollers",
-    "resourcequotas": "resourcequotas",
-}
 
 
 class ResourceQuotaController(Controller):
@@ -92,24 +87,13 @@ class ResourceQuotaController(Controller):
     ) -> dict[str, Quantity]:
         """What the namespace's objects use of each of ``names``, as selected by the scopes."""
         usages: list[dict[str, Quantity]] = []
-        if any(handles("", "pods", name) for name in names):
-            usages += [
-                pod_usage(pod)
-                for pod in self.access.list("pods", namespace)
-                if scopes_select(quota, "", "pods", pod)
-            ]
-        if any(handles("", "services", name) for name in names):
-            usages += [
-                service_usage(service)
-                for service in self.access.list("services", namespace)
-                if scopes_select(quota, "", "services", service)
-            ]
-        if any(handles("", "persistentvolumeclaims", name) for name in names):
-            usages += [
-                claim_usage(claim)
-                for claim in self.access.list("persistentvolumeclaims", namespace)
-                if scopes_select(quota, "", "persistentvolumeclaims", claim)
-            ]
+        for plural in EVALUATED_PLURALS:
+            if any(handles("", plural, name) for name in names):
+                usages += [
+                    usage_of("", plural, obj)
+                    for obj in self.access.list(plural, namespace)
+                    if scopes_select(quota, "", plural, obj)
+                ]
         totals = sum_usage(usages, names)
         for name in names:
             counted = self._stored_count(quota, namespace, name)
@@ -121,16 +105,16 @@ class ResourceQuotaController(Controller):
         """How many objects ``count/<resource>[.<group>]`` (or a legacy count name such as
         ``configmaps``) finds in the namespace; None for other names. The pods', Services'
         and claims' counts come from their usage instead."""
-        if name in _LEGACY_COUNTS:
-            resource = _LEGACY_COUNTS[name]
+        if name in LEGACY_COUNT_NAMES:
+            resource = name
         elif name.startswith("count/"):
             plural, _, group = name.removeprefix("count/").partition(".")
-            if not group and plural in ("pods", "services", "persistentvolumeclaims"):
+            if not group and plural in EVALUATED_PLURALS:
                 return None
             resource = f"{group}/{plural}" if group else plural
         else:
             return None
-        if not scopes_select(quota, "-", "-", {}):
+        if is_scoped(quota):
             return 0  # a scoped quota counts pods only
         try:
             served = self.access.resource(resource)
