@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from setpoint.cluster.apiserver.storage.base import KeyExistsError, KeyNotFoundError, Record
 from setpoint.cluster.apiserver.storage.keyspace import Change, Keyspace
-from setpoint.cluster.apiserver.storage.sqlite_file import SqliteFile
+from setpoint.cluster.apiserver.storage.sqlite_file import SqliteFile, StoredState
 
 # Few keys, so that a batch often writes one key several times.
 KEYS = [f"/core/configmaps/ns/o{i}" for i in range(72)]
@@ -89,17 +89,22 @@ def test_reopened_file_holds_what_the_batches_wrote(
         finally:
             storage_file.close()
 
-        reopened = SqliteFile(path)
-        try:
-            state = reopened.load()
-        finally:
-            reopened.close()
+        state = _reopened_state(path)
 
     expected_records = keyspace.list("/")
     assert state.records == expected_records
     assert all(isinstance(r, Record) for r in state.records)
     assert state.revision == keyspace.revision
     assert state.events == [(event, at) for event, at in events if event.revision > compacted]
+
+
+def _reopened_state(path: Path) -> StoredState:
+    """What a fresh open of the file at ``path`` loads."""
+    reopened = SqliteFile(path)
+    try:
+        return reopened.load()
+    finally:
+        reopened.close()
 
 
 def test_a_failed_statement_leaves_nothing_of_its_batch(tmp_path: Path) -> None:
@@ -120,11 +125,7 @@ def test_a_failed_statement_leaves_nothing_of_its_batch(tmp_path: Path) -> None:
     finally:
         storage_file.close()
 
-    reopened = SqliteFile(path)
-    try:
-        state = reopened.load()
-    finally:
-        reopened.close()
+    state = _reopened_state(path)
     assert [r.key for r in state.records] == sorted(
         [c.record.key for c in kept] + ["/core/configmaps/ns/after"]
     )
